@@ -1,0 +1,375 @@
+//! Configuration owned by the core: machine, memory cgroup, swap, block layer, CPU costs
+//! and run limits.
+//!
+//! Parse, then validate, then build: deserialising checks only the shape; `validate()`
+//! checks ranges and cross-field rules and returns a [`ValidatedConfig`], the only form the
+//! engine accepts. Every field's doc states its default and unit.
+
+use crate::error::ConfigError;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// A size in bytes that accepts `"256MiB"`-style strings or plain integers in TOML.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    /// `n` mebibytes.
+    pub const fn mib(n: u64) -> ByteSize {
+        ByteSize(n << 20)
+    }
+    /// `n` gibibytes.
+    pub const fn gib(n: u64) -> ByteSize {
+        ByteSize(n << 30)
+    }
+    /// Whole 4 KiB pages, rounding down.
+    pub fn pages(self) -> u64 {
+        self.0 / crate::PAGE_SIZE
+    }
+
+    /// Parses `"1.5GiB"`, `"256MiB"`, `"4096"`, `"64k"`, `"2G"` (binary units throughout).
+    pub fn parse(text: &str) -> Result<ByteSize, String> {
+        let t = text.trim();
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        if num.is_empty() {
+            return Err(format!("\"{text}\" is not a size (expected e.g. \"256MiB\")"));
+        }
+        let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" | "kib" => 1 << 10,
+            "m" | "mb" | "mib" => 1 << 20,
+            "g" | "gb" | "gib" => 1 << 30,
+            "t" | "tb" | "tib" => 1 << 40,
+            other => {
+                return Err(format!("\"{text}\": unknown size unit \"{other}\" (use KiB, MiB, GiB or TiB)"))
+            }
+        };
+        let value: f64 = num.parse().map_err(|_| format!("\"{text}\" is not a size number"))?;
+        let bytes = value * mult as f64;
+        if !bytes.is_finite() || bytes < 0.0 || bytes > 2f64.powi(60) {
+            return Err(format!("\"{text}\" is out of range (at most 1 EiB)"));
+        }
+        Ok(ByteSize(bytes.round() as u64))
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+            if b >= 1 << shift && b % (1 << shift) == 0 {
+                return write!(f, "{}{}", b >> shift, unit);
+            }
+        }
+        write!(f, "{b}")
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ByteSize, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ByteSize;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a size such as \"256MiB\" or a number of bytes")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ByteSize, E> {
+                Ok(ByteSize(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ByteSize, E> {
+                u64::try_from(v).map(ByteSize).map_err(|_| E::custom(format!("size {v} is negative")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ByteSize, E> {
+                ByteSize::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The simulated machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MachineConfig {
+    /// Physical memory. Default 4GiB.
+    pub memory: ByteSize,
+    /// Number of CPUs tasks run on. Default 1.
+    pub cpus: u32,
+    /// `vm.min_free_kbytes` override in KiB; default derived from memory as the kernel does
+    /// (`sqrt(16 × memory_KiB)`, clamped to [128, 262144]).
+    pub min_free_kbytes: Option<u64>,
+    /// `vm.watermark_scale_factor` in units of 0.01 %. Default 10.
+    pub watermark_scale_factor: u32,
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        MachineConfig { memory: ByteSize::gib(4), cpus: 1, min_free_kbytes: None, watermark_scale_factor: 10 }
+    }
+}
+
+/// The memory cgroup every task runs in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemcgConfig {
+    /// `memory.max` (v1 `memory.limit_in_bytes`); absent means unlimited. Default unlimited.
+    pub limit: Option<ByteSize>,
+    /// `vm.swappiness` / `memory.swappiness`, 0..=200. Default 60.
+    pub swappiness: u32,
+    /// cgroup version 1 or 2. With v1 ("legacy", no writeback throttling) a reclaimer that
+    /// meets a folio it already queued for writeback waits for the write, as
+    /// `shrink_folio_list` does; with v2 it activates the folio and moves on. Default 2.
+    pub version: u8,
+}
+
+impl Default for MemcgConfig {
+    fn default() -> Self {
+        MemcgConfig { limit: None, swappiness: 60, version: 2 }
+    }
+}
+
+/// One swap device as the core sees it; its latency model is built elsewhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapDeviceSpec {
+    /// Name used in reports (e.g. "vda"). Must be unique.
+    pub name: String,
+    /// Size of the swap area, header page included.
+    pub size: ByteSize,
+    /// `swapon -p`: 0..=32767; absent gives -2, -3, ... in listed order as the kernel does.
+    #[serde(default)]
+    pub priority: Option<i16>,
+}
+
+/// Swap policy knobs that are not device specific.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwapConfig {
+    /// `vm.page-cluster`: readahead reads at most 2^page_cluster pages, 0..=31. Default 3.
+    pub page_cluster: u32,
+    /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default true. Any rotational swap device forces
+    /// cluster readahead regardless, as the kernel does.
+    pub vma_ra_enabled: bool,
+    /// Slots per allocation cluster (`SWAPFILE_CLUSTER`). Default 512.
+    pub cluster_slots: u32,
+}
+
+impl Default for SwapConfig {
+    fn default() -> Self {
+        SwapConfig { page_cluster: 3, vma_ra_enabled: true, cluster_slots: 512 }
+    }
+}
+
+/// Block layer settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BlockConfig {
+    /// Per-task plugging around readahead and reclaim batches (`blk_start_plug`). Default true.
+    pub plugging: bool,
+    /// Scheduler merging of queued requests (mq-deadline back and front merges). Default true.
+    pub scheduler_merges: bool,
+    /// Flush a plug holding this many requests (`BLK_MAX_REQUEST_COUNT`). Default 32.
+    pub plug_max_requests: u32,
+    /// Flush a plug whose last request is at least this big, in KiB (`BLK_PLUG_FLUSH_SIZE`). Default 128.
+    pub plug_flush_kb: u32,
+}
+
+impl Default for BlockConfig {
+    fn default() -> Self {
+        BlockConfig { plugging: true, scheduler_merges: true, plug_max_requests: 32, plug_flush_kb: 128 }
+    }
+}
+
+/// Kernel CPU time charged for modelled work, in nanoseconds. The defaults are rough
+/// figures for a modern x86 core; `this-vm` style profiles are fitted from measurements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuCosts {
+    /// User CPU per access when the trace carries no timestamps. Default 200.
+    pub access_ns: u64,
+    /// Fault entry and exit, charged to every fault. Default 500.
+    pub fault_ns: u64,
+    /// Allocating, zeroing and mapping a new anonymous page. Default 1500.
+    pub anon_fault_ns: u64,
+    /// Swap-cache lookup and mapping on a swap fault. Default 800.
+    pub swapin_map_ns: u64,
+    /// Per page read submitted (allocation, swap-cache insert, bio). Default 1200.
+    pub swapin_submit_ns: u64,
+    /// Per page looked at by reclaim (isolate, rmap walk, reference check). Default 250.
+    pub reclaim_scan_ns: u64,
+    /// Per page unmapped and submitted for writeback. Default 1500.
+    pub swapout_submit_ns: u64,
+    /// Per page freed by reclaim. Default 300.
+    pub reclaim_free_ns: u64,
+    /// Per swap slot visited by swapoff's page-table walk. Default 100.
+    pub swapoff_walk_ns: u64,
+    /// Switching a CPU from one task to another. Default 2000.
+    pub context_switch_ns: u64,
+}
+
+impl Default for CpuCosts {
+    fn default() -> Self {
+        CpuCosts {
+            access_ns: 200,
+            fault_ns: 500,
+            anon_fault_ns: 1500,
+            swapin_map_ns: 800,
+            swapin_submit_ns: 1200,
+            reclaim_scan_ns: 250,
+            swapout_submit_ns: 1500,
+            reclaim_free_ns: 300,
+            swapoff_walk_ns: 100,
+            context_switch_ns: 2000,
+        }
+    }
+}
+
+/// Limits on a run, so that a runaway scenario ends with a reported outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Stop after this many queued events. Default 2_000_000_000.
+    pub max_events: u64,
+    /// Stop when simulated time passes this many seconds. Default 86400.
+    pub max_sim_seconds: u64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig { max_events: 2_000_000_000, max_sim_seconds: 86_400 }
+    }
+}
+
+/// Everything the core needs besides device models, policies and workloads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoreConfig {
+    /// The machine.
+    pub machine: MachineConfig,
+    /// The memory cgroup.
+    pub memcg: MemcgConfig,
+    /// Swap knobs.
+    pub swap: SwapConfig,
+    /// Swap devices in swapon order.
+    pub devices: Vec<SwapDeviceSpec>,
+    /// Block layer.
+    pub block: BlockConfig,
+    /// CPU cost profile.
+    pub cpu: CpuCosts,
+    /// Run limits.
+    pub limits: LimitsConfig,
+}
+
+/// A [`CoreConfig`] whose ranges and cross-field rules have been checked.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct ValidatedConfig(CoreConfig);
+
+impl ValidatedConfig {
+    /// The checked configuration.
+    pub fn get(&self) -> &CoreConfig {
+        &self.0
+    }
+}
+
+impl CoreConfig {
+    /// Checks ranges and cross-field rules.
+    pub fn validate(self) -> Result<ValidatedConfig, ConfigError> {
+        let bad =
+            |field: &str, msg: String| Err(ConfigError::Invalid { field: field.to_string(), message: msg });
+        let mem_pages = self.machine.memory.pages();
+        if mem_pages < 1024 {
+            return bad("machine.memory", format!("{} is below the minimum of 4MiB", self.machine.memory));
+        }
+        if mem_pages > (1 << 31) {
+            return bad("machine.memory", format!("{} is above the maximum of 8TiB", self.machine.memory));
+        }
+        if self.machine.cpus == 0 || self.machine.cpus > 1024 {
+            return bad("machine.cpus", format!("{} is outside 1..=1024", self.machine.cpus));
+        }
+        if let Some(limit) = self.memcg.limit {
+            if limit.pages() < 64 {
+                return bad("memcg.limit", format!("{limit} is below the minimum of 256KiB"));
+            }
+        }
+        if self.memcg.swappiness > 200 {
+            return bad("memcg.swappiness", format!("{} is outside 0..=200", self.memcg.swappiness));
+        }
+        if !matches!(self.memcg.version, 1 | 2) {
+            return bad("memcg.version", format!("{} is not 1 or 2", self.memcg.version));
+        }
+        if self.swap.page_cluster > 31 {
+            return bad("swap.page_cluster", format!("{} is outside 0..=31", self.swap.page_cluster));
+        }
+        if !self.swap.cluster_slots.is_power_of_two() || self.swap.cluster_slots < 8 {
+            return bad(
+                "swap.cluster_slots",
+                format!("{} is not a power of two of at least 8", self.swap.cluster_slots),
+            );
+        }
+        if self.devices.len() > 32 {
+            return bad(
+                "swap.devices",
+                format!("{} devices exceed the kernel's 32 swap types", self.devices.len()),
+            );
+        }
+        for (i, dev) in self.devices.iter().enumerate() {
+            let field = format!("swap.devices[{i}].size");
+            let slots = dev.size.pages();
+            if slots < 2 {
+                return bad(&field, format!("{} holds no slot besides the header page", dev.size));
+            }
+            if slots > u64::from(u32::MAX) {
+                return bad(&field, format!("{} exceeds 16TiB", dev.size));
+            }
+            if let Some(p) = dev.priority {
+                if p < 0 {
+                    return bad(
+                        &format!("swap.devices[{i}].priority"),
+                        format!("{p} is negative (swapon -p takes 0..=32767)"),
+                    );
+                }
+            }
+            if self.devices[..i].iter().any(|d| d.name == dev.name) {
+                return bad(&format!("swap.devices[{i}].name"), format!("\"{}\" is used twice", dev.name));
+            }
+        }
+        if self.block.plug_max_requests == 0 {
+            return bad("block.plug_max_requests", "0 is below 1".to_string());
+        }
+        if self.limits.max_events == 0 {
+            return bad("limits.max_events", "0 is below 1".to_string());
+        }
+        Ok(ValidatedConfig(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(ByteSize::parse("256MiB"), Ok(ByteSize::mib(256)));
+        assert_eq!(ByteSize::parse("1.5GiB"), Ok(ByteSize(3 << 29)));
+        assert_eq!(ByteSize::parse("4096"), Ok(ByteSize(4096)));
+        assert!(ByteSize::parse("12 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(ByteSize::parse("MiB").is_err());
+        assert_eq!(ByteSize::mib(256).to_string(), "256MiB");
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let mut cfg = CoreConfig::default();
+        cfg.memcg.swappiness = 300;
+        let err = cfg.validate().unwrap_err();
+        assert_eq!(err.to_string(), "memcg.swappiness: 300 is outside 0..=200");
+    }
+}

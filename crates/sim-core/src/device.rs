@@ -1,0 +1,56 @@
+//! The block device boundary.
+//!
+//! The engine's block layer decides which requests exist (plugging, merging, tags); a
+//! device model decides only how long each dispatched request takes. Models live in the
+//! `swapsim-devices` crate. A model's answer is a function of the request, the model's own
+//! state and its own random stream, nothing else.
+
+use crate::time::SimTime;
+
+/// Direction of a block request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoDir {
+    /// A swap-in.
+    Read,
+    /// A swap-out.
+    Write,
+}
+
+/// One request as dispatched to the device (after merging).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRequest {
+    /// Read or write.
+    pub dir: IoDir,
+    /// First 512-byte sector.
+    pub sector: u64,
+    /// Length in bytes (a multiple of 4096 for swap).
+    pub bytes: u64,
+}
+
+/// Static facts about a device that the kernel reads at swapon time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceTraits {
+    /// The device reports itself rotational: the kernel then forces cluster readahead for
+    /// all swap and uses one allocation cluster per device instead of one per CPU.
+    pub rotational: bool,
+    /// Completes I/O synchronously in the submitting task (zram, pmem): `SWP_SYNCHRONOUS_IO`.
+    pub synchronous: bool,
+    /// Tags: the most requests the driver accepts at once (`nr_requests`).
+    pub queue_depth: u32,
+    /// The largest request the block layer may build, in KiB (`max_sectors_kb`).
+    pub max_sectors_kb: u32,
+}
+
+/// A latency model for one swap device.
+pub trait BlockDevice: std::fmt::Debug + Send {
+    /// Stable name of the model or profile, e.g. `"virtio"`.
+    fn kind(&self) -> &str;
+
+    /// Facts the kernel reads at swapon.
+    fn traits(&self) -> DeviceTraits;
+
+    /// The block layer issues `req` at `now`; return the time it completes. Called once per
+    /// dispatched request, with `now` never decreasing between calls.
+    fn service(&mut self, now: SimTime, req: &IoRequest) -> SimTime;
+}

@@ -1,0 +1,102 @@
+//! The swap-in readahead policy boundary.
+//!
+//! On a swap fault that misses the swap cache, the kernel reads the faulting slot together
+//! with some neighbours (`swapin_readahead` in mm/swap_state.c, read at the 6.18 level).
+//! Which neighbours is a policy decision: the kernel's scaling cluster window, a fixed-size
+//! cluster window, a window placed in virtual address space (VMA readahead), or none.
+//! Policies live in the `swapsim-policies` crate; the engine only asks for a plan and
+//! carries it out (skipping free slots and slots already in the swap cache, as
+//! `__read_swap_cache_async` does).
+
+use crate::ids::{DeviceId, RegionId, TaskId, VirtPage};
+
+/// What the engine tells a readahead policy about one swap-cache miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultView {
+    /// The faulting task.
+    pub task: TaskId,
+    /// The VMA of the faulting address.
+    pub region: RegionId,
+    /// First virtual page of the VMA.
+    pub region_start: VirtPage,
+    /// One past the last virtual page of the VMA.
+    pub region_end: VirtPage,
+    /// The faulting virtual page.
+    pub vpage: VirtPage,
+    /// The swap device holding the faulting page.
+    pub device: DeviceId,
+    /// Slot offset of the faulting page on that device.
+    pub offset: u32,
+    /// Number of slots on the device, header included (the kernel's `si->max`).
+    pub device_slots: u32,
+    /// `vm.page-cluster`: readahead covers at most `2^page_cluster` pages.
+    pub page_cluster: u32,
+    /// True when the "fault" is swapoff bringing pages back (`unuse_pte_range`).
+    pub swapoff: bool,
+}
+
+/// Which pages to read along with the faulting one. Ranges are inclusive and always contain
+/// the faulting page; the engine clamps them to the device or VMA as the kernel does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadaheadPlan {
+    /// Read only the faulting slot.
+    TargetOnly,
+    /// Read every in-use slot in `[first, last]` on the faulting device (cluster readahead).
+    Slots {
+        /// First slot offset of the window.
+        first: u32,
+        /// Last slot offset of the window.
+        last: u32,
+    },
+    /// Read every swapped-out page mapped in `[first, last]` of the faulting VMA (VMA
+    /// readahead); their slots need not be contiguous or even on the same device.
+    Pages {
+        /// First virtual page of the window.
+        first: VirtPage,
+        /// Last virtual page of the window.
+        last: VirtPage,
+    },
+}
+
+/// Feedback the engine gives a policy after a swap-cache lookup hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadaheadOutcome {
+    /// A fault found its page in the swap cache (`swap_update_readahead`).
+    SwapCacheHit {
+        /// The VMA of the faulting address.
+        region: RegionId,
+        /// The faulting virtual page.
+        vpage: VirtPage,
+        /// True when the page had been brought in by readahead and not yet used
+        /// (`PG_readahead` was set); this is what counts as `swap_ra_hit`.
+        readahead: bool,
+    },
+}
+
+/// Chooses which neighbouring swap slots to read together with a faulting one.
+///
+/// Called once per swap-cache miss, so keep `plan` O(1) in the window size. A policy that
+/// needs randomness is handed its own stream when it is built.
+pub trait Readahead: std::fmt::Debug + Send {
+    /// Stable name used in configuration and reports, e.g. `"cluster"`.
+    fn kind(&self) -> &'static str;
+
+    /// Called on each swap-in fault that misses the swap cache.
+    fn plan(&mut self, fault: &FaultView) -> ReadaheadPlan;
+
+    /// Feedback when a swap-cache lookup hits; the default ignores it.
+    fn observe(&mut self, _outcome: ReadaheadOutcome) {}
+}
+
+/// Baseline policy with no readahead; also what `vm.page-cluster = 0` amounts to.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoReadahead;
+
+impl Readahead for NoReadahead {
+    fn kind(&self) -> &'static str {
+        "none"
+    }
+    fn plan(&mut self, _fault: &FaultView) -> ReadaheadPlan {
+        ReadaheadPlan::TargetOnly
+    }
+}

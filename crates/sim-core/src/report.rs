@@ -1,0 +1,73 @@
+//! The result of a run. Everything here is a pure function of (configuration, workload,
+//! seed): nothing depends on the host, so two runs serialise to identical bytes.
+
+use crate::stats::{BlockStats, Gauges, LatencySummary, Vmstat};
+use serde::Serialize;
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every task replayed its whole stream.
+    Completed,
+    /// A task was OOM-killed: memory and swap were exhausted.
+    OomKilled {
+        /// The killed task.
+        task: String,
+        /// Simulated time of the kill, in seconds.
+        at_s: f64,
+    },
+    /// The configured event limit was reached.
+    EventLimit,
+    /// The configured simulated-time limit was reached.
+    TimeLimit,
+}
+
+/// Fault latencies: from the access that faulted to the moment the task resumes.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FaultLatency {
+    /// Faults counted in `pgmajfault` (swap-cache misses).
+    pub major: LatencySummary,
+    /// Swap-cache hits, including those that waited for a readahead read in flight.
+    pub minor_swap: LatencySummary,
+    /// First touches of anonymous memory (including any reclaim they triggered).
+    pub anon: LatencySummary,
+}
+
+/// Per-task summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskReport {
+    /// Name from the task spec.
+    pub name: String,
+    /// Accesses replayed.
+    pub accesses: u64,
+    /// Simulated time at which the task finished or was stopped, in seconds.
+    pub end_s: f64,
+    /// Time spent blocked on I/O, in seconds.
+    pub io_wait_s: f64,
+}
+
+/// Everything a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimReport {
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Simulated time when the last event was processed, in seconds.
+    pub sim_time_s: f64,
+    /// Events taken off the queue.
+    pub events: u64,
+    /// Accesses replayed over all tasks.
+    pub accesses: u64,
+    /// The readahead policy that ran.
+    pub readahead: String,
+    /// Counters named as in /proc/vmstat.
+    pub vmstat: Vmstat,
+    /// Memory state at the end.
+    pub at_end: Gauges,
+    /// Per swap device, blkparse figures.
+    pub block: Vec<BlockStats>,
+    /// Fault latency percentiles.
+    pub fault_latency: FaultLatency,
+    /// Per task.
+    pub tasks: Vec<TaskReport>,
+}
