@@ -48,14 +48,17 @@ pub mod stats;
 pub mod time;
 pub mod workload;
 
+mod block;
 mod engine;
+mod lru;
+mod mm;
 
 /// Bytes in a page. The model is 4 KiB pages throughout, as on x86-64.
 pub const PAGE_SIZE: u64 = 4096;
 
 pub use config::{ByteSize, CoreConfig, SwapDeviceSpec, ValidatedConfig};
 pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
-pub use engine::{run, Setup};
+pub use engine::{run, Setup, Simulation};
 pub use error::{ConfigError, SimError, TraceError};
 pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage};
 pub use readahead::{FaultView, NoReadahead, Readahead, ReadaheadOutcome, ReadaheadPlan};

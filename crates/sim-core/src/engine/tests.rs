@@ -1,0 +1,136 @@
+//! Engine tests on tiny machines, with invariants checked after every event.
+
+use super::*;
+use crate::config::ByteSize;
+use crate::device::{DeviceTraits, IoRequest};
+use crate::readahead::NoReadahead;
+use crate::workload::RegionSpec;
+use crate::SwapDeviceSpec;
+
+#[derive(Debug)]
+struct FixedLatency {
+    ns: u64,
+    rotational: bool,
+}
+
+impl BlockDevice for FixedLatency {
+    fn kind(&self) -> &str {
+        "fixed"
+    }
+    fn traits(&self) -> DeviceTraits {
+        DeviceTraits { rotational: self.rotational, synchronous: false, queue_depth: 32, max_sectors_kb: 512 }
+    }
+    fn service(&mut self, now: SimTime, _req: &IoRequest) -> SimTime {
+        SimTime(now.0 + self.ns)
+    }
+}
+
+/// Readahead that reads the whole aligned 8-slot cluster, for tests that need readahead
+/// without depending on the policies crate.
+#[derive(Debug)]
+struct Aligned8;
+impl Readahead for Aligned8 {
+    fn kind(&self) -> &'static str {
+        "aligned8"
+    }
+    fn plan(&mut self, f: &FaultView) -> ReadaheadPlan {
+        ReadaheadPlan::Slots { first: f.offset & !7, last: f.offset | 7 }
+    }
+}
+
+fn config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
+    let mut cfg = CoreConfig::default();
+    cfg.machine.memory = ByteSize::mib(64);
+    cfg.memcg.limit = Some(ByteSize(limit_pages * 4096));
+    cfg.devices.push(SwapDeviceSpec {
+        name: "swap0".into(),
+        size: ByteSize(swap_pages * 4096),
+        priority: None,
+    });
+    cfg
+}
+
+fn check(
+    cfg: CoreConfig,
+    readahead: Box<dyn Readahead>,
+    pages: u64,
+    accesses: Vec<(u64, bool)>,
+) -> SimReport {
+    let setup = Setup {
+        config: cfg.validate().unwrap(),
+        seed: 1,
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        readahead,
+        tasks: vec![TaskSpec {
+            name: "t".into(),
+            regions: vec![RegionSpec { start: VirtPage(0), pages }],
+            accesses: Box::new(accesses.into_iter().map(|(p, w)| Access {
+                vpage: VirtPage(p),
+                write: w,
+                think_ns: None,
+            })),
+        }],
+    };
+    let mut sim = Simulation::new(setup).unwrap();
+    sim.check_invariants();
+    while sim.step().unwrap() {
+        sim.check_invariants();
+    }
+    sim.into_report()
+}
+
+#[test]
+fn resident_accesses_never_fault() {
+    let acc: Vec<_> = (0..10).chain(0..10).chain(0..10).map(|p| (p, true)).collect();
+    let r = check(config(64, 256), Box::new(NoReadahead), 16, acc);
+    assert_eq!(r.vmstat.pgfault, 10);
+    assert_eq!(r.vmstat.pswpout, 0);
+    assert_eq!(r.accesses, 30);
+}
+
+#[test]
+fn cyclic_access_over_twice_the_limit_swaps_every_page() {
+    // 128 pages cycled under a 64-page limit: LRU keeps evicting what comes next.
+    let acc: Vec<_> = (0..3).flat_map(|_| 0..128u64).map(|p| (p, false)).collect();
+    let mut acc2: Vec<_> = (0..128).map(|p| (p, true)).collect();
+    acc2.extend(acc);
+    let r = check(config(64, 1024), Box::new(NoReadahead), 128, acc2);
+    let v = &r.vmstat;
+    assert!(v.pswpout >= 64, "{v:?}");
+    assert_eq!(v.pswpin, v.pgmajfault, "without readahead every read is a major fault");
+    assert_eq!(v.pgmajfault, 3 * 128, "every page of every pass misses");
+    assert_eq!(v.workingset_refault_anon, v.pswpin);
+    assert_eq!(r.block[0].reads.completed, v.pswpin);
+    assert_eq!(r.outcome, Outcome::Completed);
+}
+
+#[test]
+fn readahead_reads_neighbours_and_hits_are_minor() {
+    let mut acc: Vec<_> = (0..128).map(|p| (p, true)).collect();
+    acc.extend((0..2).flat_map(|_| 0..128u64).map(|p| (p, false)));
+    let r = check(config(64, 1024), Box::new(Aligned8), 128, acc);
+    let v = &r.vmstat;
+    assert!(v.swap_ra > 0 && v.swap_ra_hit > 0, "{v:?}");
+    assert!(v.pgmajfault < v.pswpin);
+    assert_eq!(v.pswpin, v.pgmajfault + v.swap_ra);
+    assert!(r.block[0].reads.merges > 0, "plugged readahead merges");
+}
+
+#[test]
+fn full_swap_ends_in_an_oom_kill() {
+    // 200 pages written under a 64-page limit with only 31 usable slots.
+    let acc: Vec<_> = (0..200).map(|p| (p, true)).collect();
+    let r = check(config(64, 32), Box::new(NoReadahead), 200, acc);
+    assert!(matches!(r.outcome, Outcome::OomKilled { .. }), "{:?}", r.outcome);
+    assert_eq!(r.vmstat.oom_kill, 1);
+    assert_eq!(r.at_end.swap_slots_used, 0, "the killed task's slots are released");
+}
+
+#[test]
+fn watermarks_follow_the_kernel_formula() {
+    // 4 GiB: min_free_kbytes = sqrt(16 × 4194304) = 8192 KiB = 2048 pages.
+    let w = Watermarks::derive(1 << 20, None, 10);
+    assert_eq!(w.min, 2048);
+    assert_eq!(w.low - w.min, (1 << 20) * 10 / 10_000);
+    assert_eq!(w.high - w.min, 2 * ((1 << 20) * 10 / 10_000));
+}

@@ -1,0 +1,359 @@
+//! The classic two-list anonymous LRU of `mm/vmscan.c` and `mm/swap.c`.
+//!
+//! New anonymous folios and swapped-in folios start on the inactive list (since 5.9)
+//! unless refault detection activates them. Reclaim isolates from the inactive tail in
+//! batches of `SWAP_CLUSTER_MAX` (32); a folio needs two scans with an access in between
+//! to be activated (`folio_check_references`). The active list is aged only when the
+//! inactive list is too small (`inactive_is_low`) or refaults activated anonymous pages
+//! since the last cycle, and aging deactivates every anonymous folio it isolates, accessed
+//! or not. How much of the list to scan per priority comes from `get_scan_count`'s
+//! cost-based anon/file balance.
+//!
+//! Simplified: the model has no file pages, so the file side of the balance has zero size
+//! and zero cost; memory.low/min protection, mlock and the unevictable list are absent.
+
+use super::{Fate, Lru, LruSizes, Placement, Reclaimer, ScanControl};
+use crate::engine::Mm;
+use crate::ids::Pfn;
+use crate::mm::frames::flag;
+
+const NIL: u32 = u32::MAX;
+/// `SWAP_CLUSTER_MAX`.
+pub(crate) const SWAP_CLUSTER_MAX: u64 = 32;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: u64,
+}
+
+const INACTIVE: usize = 0;
+const ACTIVE: usize = 1;
+
+/// The classic LRU state for the one memory cgroup of the model.
+#[derive(Debug)]
+pub(crate) struct ClassicLru {
+    /// (prev, next) per frame; prev points toward the head.
+    links: Vec<(u32, u32)>,
+    lists: [List; 2],
+    /// `lruvec->anon_cost` / `file_cost` (`lru_note_cost`).
+    anon_cost: u64,
+    file_cost: u64,
+    /// `workingset_activate_anon` when the last reclaim cycle started (`snapshot_refaults`).
+    refaults_snapshot: u64,
+    scratch: Vec<Pfn>,
+    fates: Vec<Fate>,
+}
+
+impl Default for ClassicLru {
+    fn default() -> Self {
+        ClassicLru {
+            links: Vec::new(),
+            lists: [List { head: NIL, tail: NIL, len: 0 }; 2],
+            anon_cost: 0,
+            file_cost: 0,
+            refaults_snapshot: 0,
+            scratch: Vec::new(),
+            fates: Vec::new(),
+        }
+    }
+}
+
+impl ClassicLru {
+    fn ensure(&mut self, pfn: Pfn) {
+        let need = pfn.0 as usize + 1;
+        if self.links.len() < need {
+            self.links.resize(need.max(self.links.len() * 2), (NIL, NIL));
+        }
+    }
+
+    fn push_head(&mut self, which: usize, pfn: Pfn) {
+        self.ensure(pfn);
+        let l = &mut self.lists[which];
+        let old = l.head;
+        self.links[pfn.0 as usize] = (NIL, old);
+        if old != NIL {
+            self.links[old as usize].0 = pfn.0;
+        } else {
+            l.tail = pfn.0;
+        }
+        l.head = pfn.0;
+        l.len += 1;
+    }
+
+    fn push_tail(&mut self, which: usize, pfn: Pfn) {
+        self.ensure(pfn);
+        let l = &mut self.lists[which];
+        let old = l.tail;
+        self.links[pfn.0 as usize] = (old, NIL);
+        if old != NIL {
+            self.links[old as usize].1 = pfn.0;
+        } else {
+            l.head = pfn.0;
+        }
+        l.tail = pfn.0;
+        l.len += 1;
+    }
+
+    fn unlink(&mut self, which: usize, pfn: Pfn) {
+        let (prev, next) = self.links[pfn.0 as usize];
+        let l = &mut self.lists[which];
+        if prev != NIL {
+            self.links[prev as usize].1 = next;
+        } else {
+            l.head = next;
+        }
+        if next != NIL {
+            self.links[next as usize].0 = prev;
+        } else {
+            l.tail = prev;
+        }
+        l.len -= 1;
+        self.links[pfn.0 as usize] = (NIL, NIL);
+    }
+
+    fn which(mm: &Mm, pfn: Pfn) -> usize {
+        if mm.frames.test(pfn, flag::ACTIVE) {
+            ACTIVE
+        } else {
+            INACTIVE
+        }
+    }
+
+    /// Takes up to `n` folios off the tail of `which` (`isolate_lru_folios`).
+    fn isolate(&mut self, mm: &mut Mm, which: usize, n: u64) {
+        self.scratch.clear();
+        while (self.scratch.len() as u64) < n {
+            let t = self.lists[which].tail;
+            if t == NIL {
+                break;
+            }
+            let pfn = Pfn(t);
+            self.unlink(which, pfn);
+            mm.frames.clear(pfn, flag::LRU);
+            self.scratch.push(pfn);
+        }
+    }
+
+    /// `move_folios_to_lru`: survivors go to the head of the list their flag names.
+    fn putback(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let which = Self::which(mm, pfn);
+        if which == ACTIVE {
+            mm.workingset_age(1);
+        }
+        mm.frames.set(pfn, flag::LRU);
+        self.push_head(which, pfn);
+    }
+
+    /// `inactive_is_low` for anon: inactive × ratio < active with ratio = isqrt(10 × GiB).
+    fn inactive_is_low(&self) -> bool {
+        let inactive = self.lists[INACTIVE].len;
+        let active = self.lists[ACTIVE].len;
+        let gb = (inactive + active) >> 18;
+        let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
+        inactive * ratio < active
+    }
+
+    /// `shrink_active_list`: deactivate up to `n` folios from the active tail.
+    fn shrink_active(&mut self, mm: &mut Mm, sc: &mut ScanControl, n: u64) {
+        self.isolate(mm, ACTIVE, n);
+        let batch = std::mem::take(&mut self.scratch);
+        let scanned = batch.len() as u64;
+        for &pfn in &batch {
+            // The rmap walk clears young bits; for anonymous folios the result does not
+            // matter: they are deactivated regardless.
+            mm.folio_referenced(pfn);
+            mm.frames.clear(pfn, flag::ACTIVE);
+            mm.frames.set(pfn, flag::WORKINGSET);
+            self.putback(mm, pfn);
+        }
+        mm.spend(scanned * mm.cost().reclaim_scan_ns);
+        if sc.reclaimer != Reclaimer::Memcg {
+            mm.vmstat.pgrefill += scanned;
+        }
+        mm.vmstat.pgdeactivate += scanned;
+        self.scratch = batch;
+    }
+
+    /// `shrink_inactive_list`: reclaim from up to `n` folios at the inactive tail.
+    fn shrink_inactive(&mut self, mm: &mut Mm, sc: &mut ScanControl, n: u64) -> u64 {
+        self.isolate(mm, INACTIVE, n);
+        let batch = std::mem::take(&mut self.scratch);
+        let mut fates = std::mem::take(&mut self.fates);
+        let scanned = batch.len() as u64;
+        let res = mm.shrink_folio_list(&batch, sc, &mut fates);
+        for (&pfn, &fate) in batch.iter().zip(&fates) {
+            if fate == Fate::Putback {
+                self.putback(mm, pfn);
+            }
+        }
+        sc.nr_scanned += scanned;
+        sc.nr_reclaimed += res.reclaimed;
+        // lru_note_cost: pageouts weigh SWAP_CLUSTER_MAX each, failed scans one each.
+        self.anon_cost += res.pageouts * SWAP_CLUSTER_MAX + (scanned - res.reclaimed);
+        let total = self.lists[INACTIVE].len + self.lists[ACTIVE].len;
+        if self.anon_cost + self.file_cost > total / 4 {
+            self.anon_cost /= 2;
+            self.file_cost /= 2;
+        }
+        self.scratch = batch;
+        self.fates = fates;
+        res.reclaimed
+    }
+
+    /// `get_scan_count` for the anonymous lists: pages to scan on [inactive, active].
+    fn scan_targets(&self, mm: &Mm, sc: &ScanControl) -> [u64; 2] {
+        if !mm.can_reclaim_anon() {
+            return [0, 0];
+        }
+        if sc.reclaimer == Reclaimer::Memcg && sc.swappiness == 0 {
+            return [0, 0];
+        }
+        // Fraction of the anon lists to scan: 1 for SCAN_EQUAL and SCAN_ANON, the
+        // cost-based share for SCAN_FRACT.
+        let (num, den) = if sc.priority == 0 && sc.swappiness > 0 {
+            (1, 1)
+        } else if sc.reclaimer != Reclaimer::Memcg {
+            // Global reclaim with no file pages: file_is_tiny forces anon-only scanning.
+            (1, 1)
+        } else {
+            let total = self.anon_cost + self.file_cost;
+            let a = total + self.anon_cost;
+            let f = total + self.file_cost;
+            let t = a + f;
+            let ap = u64::from(sc.swappiness) * (t + 1) / (a + 1);
+            let fp = u64::from(200 - sc.swappiness) * (t + 1) / (f + 1);
+            (ap, (ap + fp).max(1))
+        };
+        let mut out = [0; 2];
+        for (i, l) in self.lists.iter().enumerate() {
+            out[i] = (l.len >> sc.priority) * num / den;
+        }
+        out
+    }
+}
+
+impl Lru for ClassicLru {
+    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement) {
+        debug_assert!(!mm.frames.test(pfn, flag::LRU));
+        let which = match placement {
+            Placement::Active => {
+                mm.frames.set(pfn, flag::ACTIVE);
+                ACTIVE
+            }
+            Placement::Inactive => {
+                mm.frames.clear(pfn, flag::ACTIVE);
+                INACTIVE
+            }
+        };
+        mm.frames.set(pfn, flag::LRU);
+        self.push_head(which, pfn);
+    }
+
+    fn remove(&mut self, mm: &mut Mm, pfn: Pfn) {
+        if mm.frames.test(pfn, flag::LRU) {
+            let which = Self::which(mm, pfn);
+            self.unlink(which, pfn);
+            mm.frames.clear(pfn, flag::LRU);
+        }
+    }
+
+    fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = mm.frames.flags(pfn);
+        if f & flag::LRU != 0 && f & (flag::ACTIVE | flag::DIRTY | flag::LOCKED) == 0 {
+            self.unlink(INACTIVE, pfn);
+            self.push_tail(INACTIVE, pfn);
+            mm.vmstat.pgrotated += 1;
+        }
+    }
+
+    fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        // prepare_scan_control: age the active list only if refaults activated pages
+        // since the last cycle or the inactive list is low.
+        let refaults = mm.vmstat.workingset_activate_anon;
+        let may_deactivate = refaults != self.refaults_snapshot || self.inactive_is_low();
+        self.refaults_snapshot = refaults;
+        let mut nr = self.scan_targets(mm, sc);
+        let start_reclaimed = sc.nr_reclaimed;
+        while nr[INACTIVE] > 0 || nr[ACTIVE] > 0 {
+            for which in [INACTIVE, ACTIVE] {
+                let n = nr[which].min(SWAP_CLUSTER_MAX);
+                if n == 0 {
+                    continue;
+                }
+                nr[which] -= n;
+                if which == ACTIVE {
+                    if may_deactivate {
+                        self.shrink_active(mm, sc, n);
+                    }
+                } else {
+                    self.shrink_inactive(mm, sc, n);
+                }
+            }
+            // Direct and memcg reclaim stop once their target is met; kswapd scans on.
+            if sc.reclaimer != Reclaimer::Kswapd && sc.nr_reclaimed - start_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+            if sc.reclaimer == Reclaimer::Kswapd && sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+        }
+        if mm.can_reclaim_anon() && self.inactive_is_low() {
+            self.shrink_active(mm, sc, SWAP_CLUSTER_MAX);
+        }
+    }
+
+    fn sizes(&self) -> LruSizes {
+        LruSizes { inactive_anon: self.lists[INACTIVE].len, active_anon: self.lists[ACTIVE].len }
+    }
+
+    fn check_invariants(&self, mm: &Mm) {
+        let mut seen = 0u64;
+        for (which, l) in self.lists.iter().enumerate() {
+            let mut n = 0u64;
+            let mut prev = NIL;
+            let mut cur = l.head;
+            while cur != NIL {
+                let pfn = Pfn(cur);
+                assert_eq!(self.links[cur as usize].0, prev, "lru {which}: broken back link at frame {cur}");
+                assert!(mm.frames.test(pfn, flag::IN_USE), "lru {which}: free frame {cur} on a list");
+                assert!(mm.frames.test(pfn, flag::LRU), "lru {which}: frame {cur} lacks the LRU flag");
+                assert_eq!(Self::which(mm, pfn), which, "frame {cur}: ACTIVE flag disagrees with its list");
+                n += 1;
+                assert!(n <= l.len, "lru {which}: list longer than its counter (cycle?)");
+                prev = cur;
+                cur = self.links[cur as usize].1;
+            }
+            assert_eq!(l.tail, prev, "lru {which}: tail pointer");
+            assert_eq!(n, l.len, "lru {which}: length counter");
+            seen += n;
+        }
+        let flagged = mm.frames.in_use().filter(|&p| mm.frames.test(p, flag::LRU)).count() as u64;
+        assert_eq!(seen, flagged, "frames flagged LRU vs frames on lists");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inactive_is_low_follows_the_sqrt_rule() {
+        let mut lru = ClassicLru::default();
+        // Below 1 GiB the ratio is 1: low when active exceeds inactive.
+        lru.lists[INACTIVE].len = 100;
+        lru.lists[ACTIVE].len = 101;
+        assert!(lru.inactive_is_low());
+        lru.lists[ACTIVE].len = 100;
+        assert!(!lru.inactive_is_low());
+        // 10 GiB in total: ratio isqrt(100) = 10.
+        let total = 10u64 << 18;
+        lru.lists[INACTIVE].len = total / 12;
+        lru.lists[ACTIVE].len = total - total / 12;
+        assert!(lru.inactive_is_low());
+        lru.lists[INACTIVE].len = total / 10;
+        lru.lists[ACTIVE].len = total - total / 10;
+        assert!(!lru.inactive_is_low());
+    }
+}

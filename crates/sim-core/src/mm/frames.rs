@@ -1,0 +1,152 @@
+//! Physical frames and the folio flags the model tracks.
+//!
+//! Frames are allocated lazily: the table grows to the largest number of frames ever in
+//! use, not to the machine's RAM, so simulating a 256 MiB cgroup on a 24 GiB machine costs
+//! memory for 256 MiB only. Every frame holds one order-0 folio.
+//!
+//! Not modelled: zones, NUMA nodes, large folios, page contents.
+
+use super::pagetable::PageId;
+use crate::ids::{DeviceId, Pfn, SwapSlot};
+
+/// Folio flag bits (names follow `PG_*` in include/linux/page-flags.h).
+pub(crate) mod flag {
+    pub(crate) const ACTIVE: u16 = 1 << 0;
+    pub(crate) const REFERENCED: u16 = 1 << 1;
+    pub(crate) const WORKINGSET: u16 = 1 << 2;
+    /// The folio's data differs from its swap slot (or it has no slot yet).
+    pub(crate) const DIRTY: u16 = 1 << 3;
+    pub(crate) const WRITEBACK: u16 = 1 << 4;
+    /// A read is in flight; the folio is not uptodate yet.
+    pub(crate) const LOCKED: u16 = 1 << 5;
+    /// Brought in by readahead and not used yet.
+    pub(crate) const READAHEAD: u16 = 1 << 6;
+    /// Reclaim wants the folio as soon as its writeback ends.
+    pub(crate) const RECLAIM: u16 = 1 << 7;
+    /// On an LRU list (not isolated).
+    pub(crate) const LRU: u16 = 1 << 8;
+    pub(crate) const IN_USE: u16 = 1 << 9;
+}
+
+const NO_OWNER: u32 = u32::MAX;
+
+/// Per-frame metadata: 12 bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FrameMeta {
+    /// The PTE mapping this frame, if mapped.
+    owner: u32,
+    /// Swap-cache slot offset (0 = not in the swap cache; slot 0 is never allocated).
+    swap_offset: u32,
+    swap_device: u8,
+    pub(crate) flags: u16,
+}
+
+/// The frame table.
+#[derive(Debug)]
+pub(crate) struct Frames {
+    meta: Vec<FrameMeta>,
+    free: Vec<u32>,
+    used: u64,
+    total: u64,
+}
+
+impl Frames {
+    pub(crate) fn new(total: u64) -> Frames {
+        Frames { meta: Vec::new(), free: Vec::new(), used: 0, total }
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+    pub(crate) fn used(&self) -> u64 {
+        self.used
+    }
+    pub(crate) fn free_pages(&self) -> u64 {
+        self.total - self.used
+    }
+    /// Size of the table (frames ever allocated), for iteration in checks and reports.
+    pub(crate) fn capacity(&self) -> usize {
+        self.meta.len()
+    }
+
+    /// Takes a free frame; `None` when physical memory is exhausted.
+    pub(crate) fn alloc(&mut self) -> Option<Pfn> {
+        if self.used >= self.total {
+            return None;
+        }
+        let idx = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.meta.push(FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, flags: 0 });
+                (self.meta.len() - 1) as u32
+            }
+        };
+        self.used += 1;
+        self.meta[idx as usize] =
+            FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, flags: flag::IN_USE };
+        Some(Pfn(idx))
+    }
+
+    pub(crate) fn free(&mut self, pfn: Pfn) {
+        let m = &mut self.meta[pfn.0 as usize];
+        assert!(m.flags & flag::IN_USE != 0, "double free of frame {}", pfn.0);
+        assert!(m.swap_offset == 0 && m.owner == NO_OWNER, "freeing frame {} still mapped or cached", pfn.0);
+        m.flags = 0;
+        self.used -= 1;
+        self.free.push(pfn.0);
+    }
+
+    #[inline]
+    pub(crate) fn flags(&self, pfn: Pfn) -> u16 {
+        self.meta[pfn.0 as usize].flags
+    }
+    #[inline]
+    pub(crate) fn test(&self, pfn: Pfn, f: u16) -> bool {
+        self.meta[pfn.0 as usize].flags & f != 0
+    }
+    #[inline]
+    pub(crate) fn set(&mut self, pfn: Pfn, f: u16) {
+        self.meta[pfn.0 as usize].flags |= f;
+    }
+    #[inline]
+    pub(crate) fn clear(&mut self, pfn: Pfn, f: u16) {
+        self.meta[pfn.0 as usize].flags &= !f;
+    }
+    /// Clears `f` and reports whether it was set.
+    pub(crate) fn test_and_clear(&mut self, pfn: Pfn, f: u16) -> bool {
+        let was = self.test(pfn, f);
+        self.clear(pfn, f);
+        was
+    }
+
+    pub(crate) fn owner(&self, pfn: Pfn) -> Option<PageId> {
+        let o = self.meta[pfn.0 as usize].owner;
+        (o != NO_OWNER).then_some(PageId(o))
+    }
+    pub(crate) fn set_owner(&mut self, pfn: Pfn, owner: Option<PageId>) {
+        self.meta[pfn.0 as usize].owner = owner.map_or(NO_OWNER, |p| p.0);
+    }
+
+    pub(crate) fn swap_slot(&self, pfn: Pfn) -> Option<SwapSlot> {
+        let m = &self.meta[pfn.0 as usize];
+        (m.swap_offset != 0).then_some(SwapSlot { device: DeviceId(m.swap_device), offset: m.swap_offset })
+    }
+    pub(crate) fn set_swap_slot(&mut self, pfn: Pfn, slot: Option<SwapSlot>) {
+        let m = &mut self.meta[pfn.0 as usize];
+        match slot {
+            Some(s) => {
+                m.swap_offset = s.offset;
+                m.swap_device = s.device.0;
+            }
+            None => {
+                m.swap_offset = 0;
+                m.swap_device = 0;
+            }
+        }
+    }
+
+    /// Frames in use, in index order.
+    pub(crate) fn in_use(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.meta.iter().enumerate().filter(|(_, m)| m.flags & flag::IN_USE != 0).map(|(i, _)| Pfn(i as u32))
+    }
+}

@@ -1,0 +1,333 @@
+//! Page tables: sparse 64-bit virtual address spaces over dense PTE arrays.
+//!
+//! Each address space holds VMAs (regions). A region's pages are grouped into 512-page
+//! chunks aligned like the kernel's PTE tables (one chunk covers one 2 MiB PMD range), and
+//! chunks are allocated on first touch, so a huge sparse mapping costs nothing until used.
+//! All chunks of all address spaces live in one flat `Vec<Pte>`, so a page is named by a
+//! dense `PageId` (chunk × 512 + index) that frames can point back to (the reverse map).
+//!
+//! Not modelled: sharing between address spaces (fork, COW of anonymous pages), file
+//! mappings, huge PMD mappings.
+
+use crate::ids::{DeviceId, Pfn, RegionId, SwapSlot, VirtPage};
+
+/// Pages per chunk: one PTE table, covering 2 MiB.
+pub(crate) const CHUNK_PAGES: u64 = 512;
+const NO_CHUNK: u32 = u32::MAX;
+
+/// Dense identity of a mapped virtual page across all address spaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct PageId(pub(crate) u32);
+
+/// A page table entry packed in 64 bits.
+///
+/// bits 0..2 state (none, present, swap, zero page); bit 3 accessed ("young"); bit 4
+/// dirty; bits 8..16 swap device; bits 32..64 frame number or slot offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Pte(u64);
+
+/// The decoded state of a PTE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PteState {
+    /// Never touched (or unmapped).
+    None,
+    /// Mapped to a frame.
+    Present(Pfn),
+    /// Swapped out to a slot.
+    Swap(SwapSlot),
+    /// Mapped read-only to the shared zero page (a read of untouched anonymous memory).
+    Zero,
+}
+
+const ST_MASK: u64 = 0b111;
+const ST_PRESENT: u64 = 1;
+const ST_SWAP: u64 = 2;
+const ST_ZERO: u64 = 3;
+const ACCESSED: u64 = 1 << 3;
+const DIRTY: u64 = 1 << 4;
+
+impl Pte {
+    pub(crate) fn present(pfn: Pfn, accessed: bool, dirty: bool) -> Pte {
+        let mut v = ST_PRESENT | (u64::from(pfn.0) << 32);
+        if accessed {
+            v |= ACCESSED;
+        }
+        if dirty {
+            v |= DIRTY;
+        }
+        Pte(v)
+    }
+    pub(crate) fn swap(slot: SwapSlot) -> Pte {
+        Pte(ST_SWAP | (u64::from(slot.device.0) << 8) | (u64::from(slot.offset) << 32))
+    }
+    pub(crate) fn zero() -> Pte {
+        Pte(ST_ZERO | ACCESSED)
+    }
+    pub(crate) fn state(self) -> PteState {
+        match self.0 & ST_MASK {
+            0 => PteState::None,
+            ST_PRESENT => PteState::Present(Pfn((self.0 >> 32) as u32)),
+            ST_SWAP => PteState::Swap(SwapSlot {
+                device: DeviceId(((self.0 >> 8) & 0xff) as u8),
+                offset: (self.0 >> 32) as u32,
+            }),
+            ST_ZERO => PteState::Zero,
+            other => unreachable!("corrupt pte state {other}"),
+        }
+    }
+    pub(crate) fn is_present(self) -> bool {
+        self.0 & ST_MASK == ST_PRESENT
+    }
+    pub(crate) fn accessed(self) -> bool {
+        self.0 & ACCESSED != 0
+    }
+    pub(crate) fn dirty(self) -> bool {
+        self.0 & DIRTY != 0
+    }
+    /// Records a hardware access: sets the accessed bit and, for a store, the dirty bit.
+    #[inline]
+    pub(crate) fn touch(&mut self, write: bool) {
+        self.0 |= ACCESSED | if write { DIRTY } else { 0 };
+    }
+    pub(crate) fn clear_accessed(&mut self) {
+        self.0 &= !ACCESSED;
+    }
+}
+
+/// A VMA.
+#[derive(Clone, Debug)]
+pub(crate) struct Region {
+    pub(crate) id: RegionId,
+    pub(crate) start: VirtPage,
+    pub(crate) pages: u64,
+    /// Chunk id per 2 MiB-aligned block the region overlaps, `NO_CHUNK` until touched.
+    chunks: Vec<u32>,
+}
+
+impl Region {
+    pub(crate) fn end(&self) -> VirtPage {
+        VirtPage(self.start.0 + self.pages)
+    }
+    fn contains(&self, vpage: VirtPage) -> bool {
+        vpage.0 >= self.start.0 && vpage.0 < self.start.0 + self.pages
+    }
+    fn chunk_index(&self, vpage: VirtPage) -> usize {
+        ((vpage.0 / CHUNK_PAGES) - (self.start.0 / CHUNK_PAGES)) as usize
+    }
+}
+
+/// One task's address space: its VMAs sorted by start.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AddressSpace {
+    pub(crate) regions: Vec<Region>,
+    last: usize,
+}
+
+/// Where a virtual page lives in the PTE store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lookup {
+    pub(crate) region_idx: usize,
+    pub(crate) page: Option<PageId>,
+}
+
+/// All address spaces' PTEs.
+#[derive(Debug, Default)]
+pub(crate) struct PageTables {
+    pub(crate) ptes: Vec<Pte>,
+    pub(crate) spaces: Vec<AddressSpace>,
+    /// (address space, region index) per RegionId, for reports and policies.
+    pub(crate) region_owner: Vec<(u32, u32)>,
+    /// Largest virtual page accepted (a 57-bit address space).
+    max_vpage: u64,
+}
+
+/// Errors a workload can cause in the page tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MapError {
+    Overlap { start: u64, pages: u64 },
+    OutOfRange { vpage: u64 },
+    TooManyPages,
+}
+
+impl PageTables {
+    pub(crate) fn new() -> PageTables {
+        PageTables { max_vpage: (1u64 << 45) - 1, ..Default::default() }
+    }
+
+    pub(crate) fn add_space(&mut self) -> usize {
+        self.spaces.push(AddressSpace::default());
+        self.spaces.len() - 1
+    }
+
+    /// Maps a VMA. Overlapping an existing VMA is refused.
+    pub(crate) fn map_region(
+        &mut self,
+        space: usize,
+        start: VirtPage,
+        pages: u64,
+    ) -> Result<usize, MapError> {
+        if pages == 0 || start.0.checked_add(pages).is_none_or(|end| end - 1 > self.max_vpage) {
+            return Err(MapError::OutOfRange { vpage: start.0.saturating_add(pages) });
+        }
+        let id = RegionId(self.region_owner.len() as u32);
+        let first_chunk = start.0 / CHUNK_PAGES;
+        let last_chunk = (start.0 + pages - 1) / CHUNK_PAGES;
+        let region =
+            Region { id, start, pages, chunks: vec![NO_CHUNK; (last_chunk - first_chunk + 1) as usize] };
+        let regions = &mut self.spaces[space].regions;
+        let pos = regions.partition_point(|r| r.start.0 < start.0);
+        let overlaps_prev = pos > 0 && regions[pos - 1].end().0 > start.0;
+        let overlaps_next = pos < regions.len() && regions[pos].start.0 < start.0 + pages;
+        if overlaps_prev || overlaps_next {
+            return Err(MapError::Overlap { start: start.0, pages });
+        }
+        regions.insert(pos, region);
+        self.region_owner.push((space as u32, 0));
+        for (i, r) in self.spaces[space].regions.iter().enumerate() {
+            self.region_owner[r.id.0 as usize] = (space as u32, i as u32);
+        }
+        self.spaces[space].last = pos;
+        Ok(pos)
+    }
+
+    /// Finds the region and PTE of `vpage` without allocating; `None` outside every VMA.
+    #[inline]
+    pub(crate) fn lookup(&mut self, space: usize, vpage: VirtPage) -> Option<Lookup> {
+        let asp = &mut self.spaces[space];
+        let idx = if asp.regions.get(asp.last).is_some_and(|r| r.contains(vpage)) {
+            asp.last
+        } else {
+            let pos = asp.regions.partition_point(|r| r.start.0 <= vpage.0);
+            if pos == 0 || !asp.regions[pos - 1].contains(vpage) {
+                return None;
+            }
+            asp.last = pos - 1;
+            pos - 1
+        };
+        let region = &asp.regions[idx];
+        let chunk = region.chunks[region.chunk_index(vpage)];
+        let page =
+            (chunk != NO_CHUNK).then(|| PageId(chunk * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32));
+        Some(Lookup { region_idx: idx, page })
+    }
+
+    /// The PTE of `vpage` in the given region, allocating its chunk on first touch.
+    pub(crate) fn page_for(
+        &mut self,
+        space: usize,
+        region_idx: usize,
+        vpage: VirtPage,
+    ) -> Result<PageId, MapError> {
+        let region = &mut self.spaces[space].regions[region_idx];
+        debug_assert!(region.contains(vpage));
+        let ci = region.chunk_index(vpage);
+        if region.chunks[ci] == NO_CHUNK {
+            let chunk = self.ptes.len() as u64 / CHUNK_PAGES;
+            if chunk >= u64::from(u32::MAX) / CHUNK_PAGES {
+                return Err(MapError::TooManyPages);
+            }
+            region.chunks[ci] = chunk as u32;
+            self.ptes.resize(self.ptes.len() + CHUNK_PAGES as usize, Pte::default());
+        }
+        Ok(PageId(region.chunks[ci] * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32))
+    }
+
+    /// The PTE of `vpage` in a region if its chunk exists (used for VMA readahead windows).
+    pub(crate) fn existing_page(&self, space: usize, region_idx: usize, vpage: VirtPage) -> Option<PageId> {
+        let region = &self.spaces[space].regions[region_idx];
+        if !region.contains(vpage) {
+            return None;
+        }
+        let chunk = region.chunks[region.chunk_index(vpage)];
+        (chunk != NO_CHUNK).then(|| PageId(chunk * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32))
+    }
+
+    /// Maps an implicit 1 GiB-aligned region around `vpage` (for traces without VMA data),
+    /// shrunk so that it does not overlap existing regions.
+    pub(crate) fn map_implicit(&mut self, space: usize, vpage: VirtPage) -> Result<usize, MapError> {
+        if vpage.0 > self.max_vpage {
+            return Err(MapError::OutOfRange { vpage: vpage.0 });
+        }
+        const SPAN: u64 = 1 << 18;
+        let mut start = vpage.0 & !(SPAN - 1);
+        let mut end = (start + SPAN).min(self.max_vpage + 1);
+        for r in &self.spaces[space].regions {
+            if r.end().0 <= vpage.0 {
+                start = start.max(r.end().0);
+            } else if r.start.0 > vpage.0 {
+                end = end.min(r.start.0);
+            }
+        }
+        self.map_region(space, VirtPage(start), end - start)
+    }
+
+    /// Every allocated PTE of an address space, in virtual address order (the order
+    /// swapoff and exit walk page tables).
+    pub(crate) fn space_pages(&self, space: usize) -> Vec<PageId> {
+        let mut out = Vec::new();
+        for r in &self.spaces[space].regions {
+            let base_chunk = r.start.0 / CHUNK_PAGES;
+            for (ci, &chunk) in r.chunks.iter().enumerate() {
+                if chunk == NO_CHUNK {
+                    continue;
+                }
+                let chunk_start = (base_chunk + ci as u64) * CHUNK_PAGES;
+                let lo = chunk_start.max(r.start.0);
+                let hi = (chunk_start + CHUNK_PAGES).min(r.end().0);
+                out.extend((lo..hi).map(|vp| PageId(chunk * CHUNK_PAGES as u32 + (vp % CHUNK_PAGES) as u32)));
+            }
+        }
+        out
+    }
+
+    #[inline]
+    pub(crate) fn pte(&self, page: PageId) -> Pte {
+        self.ptes[page.0 as usize]
+    }
+    #[inline]
+    pub(crate) fn pte_mut(&mut self, page: PageId) -> &mut Pte {
+        &mut self.ptes[page.0 as usize]
+    }
+
+    pub(crate) fn region(&self, id: RegionId) -> &Region {
+        let (space, idx) = self.region_owner[id.0 as usize];
+        &self.spaces[space as usize].regions[idx as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pte_round_trips() {
+        let slot = SwapSlot { device: DeviceId(3), offset: 0xdead_beef };
+        assert_eq!(Pte::swap(slot).state(), PteState::Swap(slot));
+        let mut p = Pte::present(Pfn(77), false, false);
+        assert_eq!(p.state(), PteState::Present(Pfn(77)));
+        p.touch(true);
+        assert!(p.accessed() && p.dirty());
+        p.clear_accessed();
+        assert!(!p.accessed() && p.dirty());
+        assert_eq!(Pte::default().state(), PteState::None);
+    }
+
+    #[test]
+    fn sparse_regions_allocate_chunks_lazily() {
+        let mut pt = PageTables::new();
+        let s = pt.add_space();
+        pt.map_region(s, VirtPage(1 << 30), 1 << 20).unwrap();
+        assert_eq!(
+            pt.map_region(s, VirtPage((1 << 30) + 5), 3),
+            Err(MapError::Overlap { start: (1 << 30) + 5, pages: 3 })
+        );
+        let l = pt.lookup(s, VirtPage((1 << 30) + 700)).unwrap();
+        assert_eq!(l.page, None);
+        let p = pt.page_for(s, l.region_idx, VirtPage((1 << 30) + 700)).unwrap();
+        assert_eq!(pt.ptes.len(), 512);
+        assert_eq!(pt.lookup(s, VirtPage((1 << 30) + 700)).unwrap().page, Some(p));
+        assert!(pt.lookup(s, VirtPage(5)).is_none());
+        let r = pt.map_implicit(s, VirtPage(5)).unwrap();
+        assert_eq!(pt.spaces[s].regions[r].start, VirtPage(0));
+    }
+}
