@@ -1,1 +1,58 @@
-//! placeholder
+//! swapsim-policies: the decision-making policies the swap engine consults.
+//!
+//! The engine in `swapsim-core` owns time, memory and I/O; at a few points it asks a policy
+//! what to do and carries the answer out. This crate holds those policies and the serde
+//! configuration that picks one at run time. Today that is swap-in readahead (the
+//! [`readahead`] module): which neighbouring pages to read together with a faulting one.
+//!
+//! Policies only *decide*. They never touch the event queue, never perform I/O, and never
+//! see a concrete device model: everything they know arrives in the read-only
+//! [`FaultView`](swapsim_core::FaultView) the engine passes in, plus feedback through
+//! [`Readahead::observe`](swapsim_core::Readahead::observe).
+//!
+//! # Choosing and running a readahead policy
+//!
+//! A scenario names the policy as a plain string (`readahead = "kernel"`). The special
+//! value `"kernel"` follows the kernel's own selection rule, which depends on whether a
+//! rotational swap device is active, so it is resolved against a [`ReadaheadContext`]
+//! when the policy is built:
+//!
+//! ```
+//! use swapsim_core::{DeviceId, FaultView, ReadaheadOutcome, ReadaheadPlan, RegionId, TaskId, VirtPage};
+//! use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
+//!
+//! // An HDD is among the swap devices, so the kernel would use cluster readahead.
+//! let ctx = ReadaheadContext { vma_ra_enabled: true, any_rotational: true };
+//! assert_eq!(ReadaheadConfig::Kernel.resolve(&ctx), ReadaheadConfig::Cluster);
+//! let mut policy = ReadaheadConfig::Kernel.build(&ctx);
+//! assert_eq!(policy.kind(), "cluster");
+//!
+//! let fault = FaultView {
+//!     task: TaskId(0),
+//!     region: RegionId(0),
+//!     region_start: VirtPage(0),
+//!     region_end: VirtPage(4096),
+//!     vpage: VirtPage(77),
+//!     device: DeviceId(0),
+//!     offset: 13,
+//!     device_slots: 1024,
+//!     page_cluster: 3,
+//!     swapoff: false,
+//! };
+//! // The hit counter starts at 4, which asks for 8 pages: the aligned cluster around slot 13.
+//! assert_eq!(policy.plan(&fault), ReadaheadPlan::Slots { first: 8, last: 15 });
+//! // The next miss, with no readahead hit in between, decays the window by half.
+//! let far = FaultView { offset: 500, ..fault };
+//! assert_eq!(policy.plan(&far), ReadaheadPlan::Slots { first: 500, last: 503 });
+//! // A readahead page being used is credited, so the next window grows back to 4 pages
+//! // instead of decaying to 2.
+//! policy.observe(ReadaheadOutcome::SwapCacheHit { region: RegionId(0), vpage: VirtPage(78), readahead: true });
+//! let next = FaultView { offset: 900, ..fault };
+//! assert_eq!(policy.plan(&next), ReadaheadPlan::Slots { first: 900, last: 903 });
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod readahead;
+
+pub use readahead::{ClusterReadahead, FixedReadahead, ReadaheadConfig, ReadaheadContext, VmaReadahead};
