@@ -87,6 +87,15 @@ struct Plug {
     requests: Vec<ReqId>,
 }
 
+/// A one-page bio for a swap slot.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bio {
+    pub(crate) device: DeviceId,
+    pub(crate) dir: IoDir,
+    pub(crate) offset: u32,
+    pub(crate) pfn: Pfn,
+}
+
 /// A request that completed, for the engine to finish its pages.
 #[derive(Debug)]
 pub(crate) struct Completion {
@@ -142,15 +151,6 @@ impl BlockLayer {
         }
     }
 
-    pub(crate) fn traits(&self, dev: DeviceId) -> DeviceTraits {
-        self.queues[dev.0 as usize].traits
-    }
-
-    /// Requests issued to devices and not completed, over all devices.
-    pub(crate) fn in_flight(&self) -> u32 {
-        self.queues.iter().map(|q| q.in_flight).sum()
-    }
-
     /// `blk_start_plug`; nested plugs join the outer one.
     pub(crate) fn start_plug(&mut self, owner: usize) {
         if self.cfg.plugging {
@@ -168,11 +168,6 @@ impl BlockLayer {
         if plug.depth == 0 {
             self.flush_plug(owner, now, true, out);
         }
-    }
-
-    /// Flushes a plug because its task is about to block (blkparse "Timer unplugs").
-    pub(crate) fn flush_on_block(&mut self, owner: usize, now: SimTime, out: &mut Vec<Dispatched>) {
-        self.flush_plug(owner, now, false, out);
     }
 
     fn flush_plug(&mut self, owner: usize, now: SimTime, explicit: bool, out: &mut Vec<Dispatched>) {
@@ -249,17 +244,9 @@ impl BlockLayer {
         true
     }
 
-    /// Submits a one-page bio for swap slot `offset` on `dev` (`submit_bio`).
-    pub(crate) fn submit(
-        &mut self,
-        owner: usize,
-        dev: DeviceId,
-        dir: IoDir,
-        offset: u32,
-        pfn: Pfn,
-        now: SimTime,
-        out: &mut Vec<Dispatched>,
-    ) {
+    /// Submits a one-page bio (`submit_bio`) on behalf of plug owner `owner`.
+    pub(crate) fn submit(&mut self, owner: usize, bio: Bio, now: SimTime, out: &mut Vec<Dispatched>) {
+        let Bio { device: dev, dir, offset, pfn } = bio;
         let sector = u64::from(offset) * SECTORS_PER_PAGE;
         {
             let c = &mut self.queues[dev.0 as usize].dir(dir).stats;
@@ -445,7 +432,12 @@ mod tests {
         let mut out = Vec::new();
         b.start_plug(0);
         for (i, &off) in offsets.iter().enumerate() {
-            b.submit(0, DeviceId(0), IoDir::Read, off, Pfn(i as u32), SimTime(0), &mut out);
+            b.submit(
+                0,
+                Bio { device: DeviceId(0), dir: IoDir::Read, offset: off, pfn: Pfn(i as u32) },
+                SimTime(0),
+                &mut out,
+            );
         }
         b.finish_plug(0, SimTime(0), &mut out);
         let mut t = 0;

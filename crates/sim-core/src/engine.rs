@@ -20,7 +20,7 @@
 //! blocking are skipped; the target page of a swap fault is charged before its
 //! neighbours; kswapd runs on a CPU of its own.
 
-use crate::block::{BlockLayer, Dispatched, ReqId};
+use crate::block::{Bio, BlockLayer, Dispatched, ReqId};
 use crate::config::{CoreConfig, CpuCosts, ValidatedConfig};
 use crate::device::{BlockDevice, IoDir};
 use crate::error::SimError;
@@ -321,15 +321,8 @@ impl Mm {
             res.pageouts += 1;
             self.spend(self.cfg.cpu.swapout_submit_ns);
             let now = self.now;
-            self.block.submit(
-                sc.owner,
-                slot.device,
-                IoDir::Write,
-                slot.offset,
-                pfn,
-                now,
-                &mut self.dispatched,
-            );
+            let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
+            self.block.submit(sc.owner, bio, now, &mut self.dispatched);
             return Fate::Putback;
         }
         // Clean: __remove_mapping leaves a workingset shadow in the swap cache.
@@ -481,7 +474,6 @@ impl Simulation {
         for (spec, model) in cfg.devices.iter().zip(setup.devices) {
             let traits = model.traits();
             swap.swapon(SwaponSpec {
-                name: spec.name.clone(),
                 slots: spec.size.pages() as u32,
                 priority: spec.priority,
                 rotational: traits.rotational,
@@ -880,7 +872,12 @@ impl Simulation {
         self.mm.vmstat.pgpgin += 4;
         self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
         let now = self.mm.now;
-        self.mm.block.submit(t, slot.device, IoDir::Read, slot.offset, pfn, now, &mut self.mm.dispatched);
+        self.mm.block.submit(
+            t,
+            Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn },
+            now,
+            &mut self.mm.dispatched,
+        );
     }
 
     fn finish_swap_fault(&mut self, pfn: Pfn, f: PendingFault, start_map: SimTime) {

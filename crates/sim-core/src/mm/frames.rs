@@ -55,18 +55,11 @@ impl Frames {
         Frames { meta: Vec::new(), free: Vec::new(), used: 0, total }
     }
 
-    pub(crate) fn total(&self) -> u64 {
-        self.total
-    }
     pub(crate) fn used(&self) -> u64 {
         self.used
     }
     pub(crate) fn free_pages(&self) -> u64 {
         self.total - self.used
-    }
-    /// Size of the table (frames ever allocated), for iteration in checks and reports.
-    pub(crate) fn capacity(&self) -> usize {
-        self.meta.len()
     }
 
     /// Takes a free frame; `None` when physical memory is exhausted.

@@ -288,11 +288,6 @@ impl PageTables {
     pub(crate) fn pte_mut(&mut self, page: PageId) -> &mut Pte {
         &mut self.ptes[page.0 as usize]
     }
-
-    pub(crate) fn region(&self, id: RegionId) -> &Region {
-        let (space, idx) = self.region_owner[id.0 as usize];
-        &self.spaces[space as usize].regions[idx as usize]
-    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,6 @@ struct Cluster {
 /// One swap area.
 #[derive(Debug)]
 pub(crate) struct SwapDevice {
-    pub(crate) name: String,
     pub(crate) priority: i32,
     pub(crate) rotational: bool,
     /// Accepting new allocations (cleared by swapoff).
@@ -78,14 +77,7 @@ pub(crate) struct SwapDevice {
 }
 
 impl SwapDevice {
-    fn new(
-        name: String,
-        slots: u32,
-        priority: i32,
-        rotational: bool,
-        cluster_slots: u32,
-        cpus: usize,
-    ) -> SwapDevice {
+    fn new(slots: u32, priority: i32, rotational: bool, cluster_slots: u32, cpus: usize) -> SwapDevice {
         let n_clusters = slots.div_ceil(cluster_slots);
         let mut clusters = vec![Cluster { used: 0, state: ClusterState::Free }; n_clusters as usize];
         let mut count = vec![0u8; slots as usize];
@@ -96,7 +88,6 @@ impl SwapDevice {
         clusters[n_clusters as usize - 1].used += tail;
         let free_clusters = (0..n_clusters).collect();
         SwapDevice {
-            name,
             priority,
             rotational,
             writeok: true,
@@ -118,9 +109,6 @@ impl SwapDevice {
     /// Usable slots (the kernel's `si->pages`).
     pub(crate) fn pages(&self) -> u32 {
         self.max() - 1
-    }
-    pub(crate) fn inuse(&self) -> u32 {
-        self.inuse
     }
     pub(crate) fn is_full(&self) -> bool {
         self.inuse == self.pages()
@@ -243,14 +231,7 @@ impl Swap {
             .map(i32::from)
             .unwrap_or(-2 - self.devices.iter().filter(|d| d.priority < 0).count() as i32);
         let id = self.devices.len() as u8;
-        self.devices.push(SwapDevice::new(
-            spec.name,
-            spec.slots,
-            prio,
-            spec.rotational,
-            spec.cluster_slots,
-            spec.cpus,
-        ));
+        self.devices.push(SwapDevice::new(spec.slots, prio, spec.rotational, spec.cluster_slots, spec.cpus));
         self.avail.push(id);
         self.sort_avail();
         DeviceId(id)
@@ -259,10 +240,6 @@ impl Swap {
     fn sort_avail(&mut self) {
         let devices = &self.devices;
         self.avail.sort_by_key(|&d| std::cmp::Reverse(devices[d as usize].priority));
-    }
-
-    pub(crate) fn any_rotational(&self) -> bool {
-        self.devices.iter().any(|d| d.writeok && d.rotational)
     }
 
     pub(crate) fn total_slots(&self) -> u64 {
@@ -322,7 +299,8 @@ impl Swap {
     }
 
     /// True while the slot is allocated (referenced or cached).
-    pub(crate) fn in_use(&self, slot: SwapSlot) -> bool {
+    #[cfg(test)]
+    fn in_use(&self, slot: SwapSlot) -> bool {
         let dev = &self.devices[slot.device.0 as usize];
         slot.offset != 0 && !dev.is_free(slot.offset)
     }
@@ -416,7 +394,6 @@ impl Swap {
 /// Parameters of a `swapon`.
 #[derive(Clone, Debug)]
 pub(crate) struct SwaponSpec {
-    pub(crate) name: String,
     pub(crate) slots: u32,
     pub(crate) priority: Option<i16>,
     pub(crate) rotational: bool,
@@ -430,15 +407,8 @@ mod tests {
 
     fn swap_with(devs: &[(u32, Option<i16>, bool)]) -> Swap {
         let mut s = Swap::default();
-        for (i, &(slots, priority, rotational)) in devs.iter().enumerate() {
-            s.swapon(SwaponSpec {
-                name: format!("d{i}"),
-                slots,
-                priority,
-                rotational,
-                cluster_slots: 8,
-                cpus: 2,
-            });
+        for &(slots, priority, rotational) in devs {
+            s.swapon(SwaponSpec { slots, priority, rotational, cluster_slots: 8, cpus: 2 });
         }
         s
     }
