@@ -70,7 +70,7 @@ pub struct LatencyHistogram(Histogram<u64>);
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram(Histogram::new(3).expect("3 significant digits is a valid precision"))
+        LatencyHistogram(Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds and precision are valid"))
     }
 }
 
