@@ -39,6 +39,7 @@
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod gen;
 pub mod ids;
 pub mod queue;
 pub mod readahead;
