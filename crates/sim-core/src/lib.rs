@@ -47,6 +47,7 @@ pub mod report;
 pub mod rng;
 pub mod stats;
 pub mod time;
+pub mod trace;
 pub mod workload;
 
 mod engine;
