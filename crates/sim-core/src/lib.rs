@@ -39,6 +39,7 @@
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod gen;
 pub mod ids;
 pub mod queue;
 pub mod readahead;
@@ -46,6 +47,7 @@ pub mod report;
 pub mod rng;
 pub mod stats;
 pub mod time;
+pub mod trace;
 pub mod workload;
 
 mod block;
