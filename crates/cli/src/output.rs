@@ -1,0 +1,271 @@
+//! Report output: one JSON document, or a readable table.
+//!
+//! The JSON document is the report of record: crate version, seed, the resolved scenario,
+//! every [`SimReport`] field, and last a `host` object with the wall-clock figures. Only
+//! `host` depends on the machine the simulator ran on, so two runs of the same scenario
+//! and seed produce documents that are byte-identical once `host` is removed.
+//!
+//! The table is for people: a one-line configuration summary, the vmstat counters, a
+//! blkparse-style block per device and the fault latency percentiles.
+
+use anyhow::Result;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::time::Duration;
+use swapsim_core::report::Outcome;
+use swapsim_core::stats::{BlockStats, DirStats, LatencySummary, Vmstat};
+use swapsim_core::SimReport;
+
+use crate::scenario::{Prepared, ResolvedScenario, ResolvedWorkload};
+
+/// Figures that depend on the host, kept apart from the reproducible report.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub(crate) struct Host {
+    /// Wall-clock time of the simulation, in seconds.
+    pub(crate) wall_s: f64,
+    /// Accesses replayed per wall-clock second.
+    pub(crate) accesses_per_s: f64,
+    /// Events processed per wall-clock second.
+    pub(crate) events_per_s: f64,
+}
+
+impl Host {
+    /// Rates of `report` over `elapsed`.
+    pub(crate) fn measure(elapsed: Duration, report: &SimReport) -> Host {
+        Host::over(elapsed, report.accesses, report.events)
+    }
+
+    /// Rates of `n_accesses` and `n_events` over `elapsed`.
+    pub(crate) fn over(elapsed: Duration, n_accesses: u64, n_events: u64) -> Host {
+        let wall_s = elapsed.as_secs_f64();
+        let rate = |n: u64| if wall_s > 0.0 { (n as f64 / wall_s).round() } else { 0.0 };
+        Host {
+            wall_s: (wall_s * 1e6).round() / 1e6,
+            accesses_per_s: rate(n_accesses),
+            events_per_s: rate(n_events),
+        }
+    }
+}
+
+/// The JSON document of one run.
+#[derive(Debug, Serialize)]
+pub(crate) struct RunDocument<'a> {
+    pub(crate) swapsim_version: &'static str,
+    pub(crate) seed: u64,
+    pub(crate) scenario: &'a ResolvedScenario,
+    #[serde(flatten)]
+    pub(crate) report: &'a SimReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) host: Option<Host>,
+}
+
+impl<'a> RunDocument<'a> {
+    /// The document of `report`, a run of `prepared`; `host` is left out when `None`.
+    pub(crate) fn new(prepared: &'a Prepared, report: &'a SimReport, host: Option<Host>) -> RunDocument<'a> {
+        RunDocument {
+            swapsim_version: env!("CARGO_PKG_VERSION"),
+            seed: prepared.seed,
+            scenario: &prepared.resolved,
+            report,
+            host,
+        }
+    }
+}
+
+/// Prints `value` as pretty JSON followed by a newline.
+pub(crate) fn write_json(out: &mut impl Write, value: &impl Serialize) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The one-line configuration summary printed at the top of a table, e.g.
+/// `seed 1 · 24GiB RAM · memcg 256MiB · swap vda 2GiB virtio · page-cluster 3 · readahead cluster (kernel)`.
+pub(crate) fn summary_line(seed: u64, scenario: &ResolvedScenario) -> String {
+    let memcg = match scenario.memcg.limit {
+        Some(limit) => format!("memcg {limit}"),
+        None => "memcg unlimited".to_string(),
+    };
+    let swap = if scenario.swap.devices.is_empty() {
+        "no swap".to_string()
+    } else {
+        let devices: Vec<String> = scenario
+            .swap
+            .devices
+            .iter()
+            .map(|d| {
+                let priority = d.priority.map(|p| format!(" prio {p}")).unwrap_or_default();
+                format!("{} {} {}{priority}", d.name, d.size, d.model.name)
+            })
+            .collect();
+        format!("swap {}", devices.join(", "))
+    };
+    let readahead = if scenario.swap.readahead == scenario.swap.readahead_resolved {
+        scenario.swap.readahead.name().to_string()
+    } else {
+        format!("{} ({})", scenario.swap.readahead_resolved.name(), scenario.swap.readahead.name())
+    };
+    format!(
+        "seed {seed} · {} RAM · {memcg} · {swap} · page-cluster {} · readahead {readahead}",
+        scenario.machine.memory, scenario.swap.page_cluster
+    )
+}
+
+/// A short description of the workload.
+pub(crate) fn workload_line(workload: &ResolvedWorkload) -> String {
+    match workload {
+        ResolvedWorkload::Trace(path) => format!("workload: trace {path}"),
+        ResolvedWorkload::Generator(g) => {
+            let fill = if g.fill { "fill + " } else { "" };
+            let tasks = if g.tasks > 1 { format!(" × {} tasks", g.tasks) } else { String::new() };
+            format!("workload: {} over {}, {fill}{} passes{tasks}", g.pattern, g.region, g.passes)
+        }
+    }
+}
+
+/// Describes how a run ended.
+pub(crate) fn outcome_text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Completed => "completed".to_string(),
+        Outcome::OomKilled { task, at_s } => format!("oom-killed task {task} at {at_s:.6} s"),
+        Outcome::EventLimit => "stopped at the event limit".to_string(),
+        Outcome::TimeLimit => "stopped at the simulated-time limit".to_string(),
+    }
+}
+
+/// Prints the readable report of one run.
+pub(crate) fn write_table(out: &mut impl Write, scenario_name: &str, doc: &RunDocument<'_>) -> Result<()> {
+    let report = doc.report;
+    let mut text = String::new();
+    let t = &mut text;
+    writeln!(t, "swapsim {} · {scenario_name}", doc.swapsim_version)?;
+    writeln!(t, "{}", summary_line(doc.seed, doc.scenario))?;
+    writeln!(t, "{}", workload_line(&doc.scenario.workload))?;
+    writeln!(t)?;
+    writeln!(t, "outcome          {}", outcome_text(&report.outcome))?;
+    writeln!(t, "simulated time   {:.6} s", report.sim_time_s)?;
+    writeln!(t, "accesses         {}", report.accesses)?;
+    writeln!(t, "events           {}", report.events)?;
+    writeln!(t, "readahead ran    {}", report.readahead)?;
+    writeln!(t)?;
+    write_vmstat(t, &report.vmstat)?;
+    for device in &report.block {
+        writeln!(t)?;
+        write_block(t, device)?;
+    }
+    writeln!(t)?;
+    write_fault_latency(t, report)?;
+    if let Some(host) = doc.host {
+        writeln!(t)?;
+        writeln!(
+            t,
+            "host: {:.3} s wall, {:.0} accesses/s, {:.0} events/s",
+            host.wall_s, host.accesses_per_s, host.events_per_s
+        )?;
+    }
+    out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// Counters always shown, in this order; any other nonzero counter follows them.
+const MAIN_COUNTERS: &[&str] = &[
+    "pgfault",
+    "pgmajfault",
+    "pswpin",
+    "pswpout",
+    "swap_ra",
+    "swap_ra_hit",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgscan_anon",
+    "pgsteal_anon",
+    "workingset_refault_anon",
+    "workingset_activate_anon",
+    "workingset_restore_anon",
+];
+
+/// The vmstat counters as (name, value) pairs in report order, read through serde so
+/// that a counter added to the core shows up here without a change.
+pub(crate) fn vmstat_pairs(vmstat: &Vmstat) -> Vec<(String, u64)> {
+    let value = serde_json::to_value(vmstat).expect("vmstat serialises to a JSON object");
+    let serde_json::Value::Object(map) = value else { unreachable!("vmstat is a struct") };
+    let mut pairs: Vec<(String, u64)> =
+        map.into_iter().map(|(name, v)| (name, v.as_u64().expect("vmstat counters are u64"))).collect();
+    let rank = |name: &str| MAIN_COUNTERS.iter().position(|&m| m == name).unwrap_or(MAIN_COUNTERS.len());
+    pairs.sort_by_key(|(name, _)| rank(name));
+    pairs
+}
+
+fn write_vmstat(t: &mut String, vmstat: &Vmstat) -> Result<()> {
+    writeln!(t, "vmstat")?;
+    for (name, value) in vmstat_pairs(vmstat) {
+        if MAIN_COUNTERS.contains(&name.as_str()) || value != 0 {
+            writeln!(t, "  {name:<28} {value:>12}")?;
+        }
+    }
+    Ok(())
+}
+
+fn write_block(t: &mut String, device: &BlockStats) -> Result<()> {
+    let (r, w) = (&device.reads, &device.writes);
+    writeln!(t, "block device {} ({})", device.device, device.model)?;
+    let kib = |n: u64, kib: u64| format!("{n:>9}, {kib:>9}KiB");
+    let plain = |n: u64| format!("{n:>9}");
+    let row = |t: &mut String, left: &str, lval: String, right: &str, rval: String| {
+        writeln!(t, "  {left:<17}{lval:<24}  {right:<18}{rval}")
+    };
+    row(t, "Reads Queued:", kib(r.queued, r.queued_kib), "Writes Queued:", kib(w.queued, w.queued_kib))?;
+    row(t, "Read Dispatches:", plain(r.dispatches), "Write Dispatches:", plain(w.dispatches))?;
+    row(t, "Read Merges:", plain(r.merges), "Write Merges:", plain(w.merges))?;
+    row(
+        t,
+        "Reads Completed:",
+        kib(r.completed, r.completed_kib),
+        "Writes Completed:",
+        kib(w.completed, w.completed_kib),
+    )?;
+    row(t, "IO unplugs:", plain(device.io_unplugs), "Timer unplugs:", plain(device.timer_unplugs))?;
+    writeln!(t, "  reads per dispatch {}   writes per dispatch {}", per_dispatch(r), per_dispatch(w))?;
+    let sizes: Vec<String> =
+        device.request_kib_histogram.iter().map(|(kib, n)| format!("≤{kib}KiB {n}")).collect();
+    writeln!(t, "  request sizes: {}", if sizes.is_empty() { "none".to_string() } else { sizes.join("  ") })?;
+    let (rs, ws) = (&device.read_service, &device.write_service);
+    writeln!(
+        t,
+        "  service time µs: read p50 {:.1} p99 {:.1}   write p50 {:.1} p99 {:.1}",
+        rs.p50_us, rs.p99_us, ws.p50_us, ws.p99_us
+    )?;
+    Ok(())
+}
+
+/// Bios per dispatched request (the merge factor), or "-" when nothing was dispatched.
+pub(crate) fn per_dispatch(dir: &DirStats) -> String {
+    if dir.dispatches == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.2}", dir.queued as f64 / dir.dispatches as f64)
+    }
+}
+
+fn write_fault_latency(t: &mut String, report: &SimReport) -> Result<()> {
+    writeln!(t, "fault latency (µs)")?;
+    writeln!(
+        t,
+        "  {:<12}{:>10}{:>11}{:>11}{:>11}{:>11}{:>11}{:>11}",
+        "kind", "count", "mean", "p50", "p90", "p99", "p99.9", "max"
+    )?;
+    let lat = &report.fault_latency;
+    let rows: [(&str, &LatencySummary); 3] =
+        [("major", &lat.major), ("minor swap", &lat.minor_swap), ("anon", &lat.anon)];
+    for (kind, s) in rows {
+        writeln!(
+            t,
+            "  {kind:<12}{:>10}{:>11.1}{:>11.1}{:>11.1}{:>11.1}{:>11.1}{:>11.1}",
+            s.count, s.mean_us, s.p50_us, s.p90_us, s.p99_us, s.p999_us, s.max_us
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,354 @@
+//! The scenario file: parse, then validate, then build.
+//!
+//! A scenario is TOML composed from the section types the other crates own
+//! ([`MachineConfig`], [`MemcgConfig`], [`DeviceConfig`], [`ReadaheadConfig`],
+//! [`GeneratorConfig`], ...). Only `[swap]` and `[workload]` are shaped here, because they
+//! gather fields from several crates. Every table rejects unknown keys.
+//!
+//! * Parse: the file is deserialised as written, so shape errors carry its line and
+//!   column; then each `--set` edit is applied to the TOML tree and the tree deserialised
+//!   again, so an edit that names no real key is rejected with the edit quoted.
+//! * Validate: [`CoreConfig::validate`], every device model resolved to a full
+//!   [`DeviceProfile`], the generator's ranges, and "exactly one workload".
+//! * Build: [`Prepared::setup`] makes fresh device models (each on its own random stream,
+//!   derived from the seed and the device name), the readahead policy and the tasks. It can
+//!   be called again for another run of the same scenario.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use swapsim_core::config::{BlockConfig, CpuCosts, LimitsConfig, MachineConfig, MemcgConfig, SwapConfig};
+use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::{ByteSize, CoreConfig, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig};
+use swapsim_devices::{DeviceConfig, DeviceProfile};
+use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
+
+use crate::overrides::Override;
+use crate::tracefile::TraceSource;
+
+/// The seed a scenario runs with when it names none.
+const DEFAULT_SEED: u64 = 1;
+
+/// A scenario file as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Scenario {
+    /// Root seed of every random stream. Default 1.
+    #[serde(default = "default_seed")]
+    seed: u64,
+    #[serde(default)]
+    machine: MachineConfig,
+    #[serde(default)]
+    memcg: MemcgConfig,
+    #[serde(default)]
+    swap: SwapSection,
+    #[serde(default)]
+    block: BlockConfig,
+    #[serde(default)]
+    cpu: CpuCosts,
+    #[serde(default)]
+    limits: LimitsConfig,
+    #[serde(default)]
+    workload: WorkloadSection,
+}
+
+fn default_seed() -> u64 {
+    DEFAULT_SEED
+}
+
+/// `[swap]`: the core's swap knobs, the readahead policy and the devices.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct SwapSection {
+    /// `vm.page-cluster`. Default 3.
+    page_cluster: u32,
+    /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default true.
+    vma_ra_enabled: bool,
+    /// Slots per allocation cluster. Default 512.
+    cluster_slots: u32,
+    /// Readahead policy. Default "kernel": what the kernel would pick on this machine.
+    readahead: ReadaheadConfig,
+    /// Swap devices in swapon order.
+    devices: Vec<DeviceSection>,
+}
+
+impl Default for SwapSection {
+    fn default() -> SwapSection {
+        let core = SwapConfig::default();
+        SwapSection {
+            page_cluster: core.page_cluster,
+            vma_ra_enabled: core.vma_ra_enabled,
+            cluster_slots: core.cluster_slots,
+            readahead: ReadaheadConfig::default(),
+            devices: Vec::new(),
+        }
+    }
+}
+
+/// `[[swap.devices]]`: one swap area and the latency model of the device under it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceSection {
+    /// Name used in reports, e.g. "vda".
+    name: String,
+    /// Size of the swap area.
+    size: ByteSize,
+    /// `swapon -p`; absent gives the kernel's descending negative priorities.
+    #[serde(default)]
+    priority: Option<i16>,
+    /// Latency model: a preset plus overrides. Default the `virtio` preset.
+    #[serde(default)]
+    model: DeviceConfig,
+}
+
+/// `[workload]`: a trace file or a generator, exactly one of them.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadSection {
+    /// A text trace, plain or zstd-compressed; relative to the scenario file's directory.
+    #[serde(default)]
+    trace: Option<PathBuf>,
+    /// A synthetic workload.
+    #[serde(default)]
+    generator: Option<GeneratorConfig>,
+}
+
+/// The text of a scenario and where it came from.
+#[derive(Clone, Debug)]
+pub(crate) struct ScenarioSource {
+    /// How error messages and reports name the scenario (its path as given).
+    pub(crate) display: String,
+    /// The TOML text.
+    pub(crate) text: String,
+    /// Directory that relative trace paths resolve against.
+    pub(crate) base_dir: PathBuf,
+}
+
+impl ScenarioSource {
+    /// Reads a scenario file.
+    pub(crate) fn read(path: &Path) -> Result<ScenarioSource> {
+        let display = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read scenario {display}"))?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(ScenarioSource { display, text, base_dir })
+    }
+}
+
+/// Command-line changes applied on top of the file.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LoadOptions<'a> {
+    /// `--set key=value` edits, in order.
+    pub(crate) sets: &'a [String],
+    /// `--trace`: replaces the scenario's workload.
+    pub(crate) trace: Option<TraceSource>,
+    /// `--seed`: replaces the scenario's seed.
+    pub(crate) seed: Option<u64>,
+}
+
+/// The workload of a validated scenario.
+#[derive(Clone, Debug)]
+pub(crate) enum Workload {
+    Trace(TraceSource),
+    Generator(GeneratorConfig),
+}
+
+/// A validated scenario, ready to build runs from.
+#[derive(Clone, Debug)]
+pub(crate) struct Prepared {
+    /// Root seed of the run.
+    pub(crate) seed: u64,
+    /// What the report echoes: every section with defaults filled in.
+    pub(crate) resolved: ResolvedScenario,
+    /// The workload to build tasks from.
+    pub(crate) workload: Workload,
+    core: ValidatedConfig,
+    profiles: Vec<DeviceProfile>,
+    readahead_ctx: ReadaheadContext,
+}
+
+/// The effective scenario, as a report echoes it.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct ResolvedScenario {
+    pub(crate) machine: MachineConfig,
+    pub(crate) memcg: MemcgConfig,
+    pub(crate) swap: ResolvedSwap,
+    pub(crate) block: BlockConfig,
+    pub(crate) cpu: CpuCosts,
+    pub(crate) limits: LimitsConfig,
+    pub(crate) workload: ResolvedWorkload,
+}
+
+/// `[swap]` with the readahead choice resolved and every device model in full.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct ResolvedSwap {
+    pub(crate) page_cluster: u32,
+    pub(crate) vma_ra_enabled: bool,
+    pub(crate) cluster_slots: u32,
+    /// The policy as configured, e.g. "kernel".
+    pub(crate) readahead: ReadaheadConfig,
+    /// The policy that runs, e.g. "cluster".
+    pub(crate) readahead_resolved: ReadaheadConfig,
+    pub(crate) devices: Vec<ResolvedDevice>,
+}
+
+/// One swap device with its complete latency profile.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct ResolvedDevice {
+    pub(crate) name: String,
+    pub(crate) size: ByteSize,
+    pub(crate) priority: Option<i16>,
+    pub(crate) model: DeviceProfile,
+}
+
+/// The workload as the report names it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ResolvedWorkload {
+    /// The trace as named in the scenario or on the command line.
+    Trace(String),
+    /// The generator with every default filled in.
+    Generator(GeneratorConfig),
+}
+
+/// Parses, edits and validates a scenario.
+pub(crate) fn load(source: &ScenarioSource, options: LoadOptions<'_>) -> Result<Prepared> {
+    let file = &source.display;
+    let scenario = parse(source, options.sets).with_context(|| format!("scenario {file}"))?;
+    validate(scenario, source, options).with_context(|| format!("scenario {file}"))
+}
+
+fn parse(source: &ScenarioSource, sets: &[String]) -> Result<Scenario> {
+    // The untouched text first, so that errors point at its lines.
+    let mut scenario: Scenario = toml::from_str(&source.text).map_err(|err| anyhow!("{err}"))?;
+    if sets.is_empty() {
+        return Ok(scenario);
+    }
+    let mut tree: toml::Table = source.text.parse().map_err(|err| anyhow!("{err}"))?;
+    for text in sets {
+        let edit = Override::parse(text).map_err(|message| anyhow!(message))?;
+        edit.apply(&mut tree).map_err(|message| anyhow!(message))?;
+        // Deserialise after every edit so an error is attributed to the edit that caused it.
+        scenario = toml::Value::Table(tree.clone())
+            .try_into()
+            .map_err(|err: toml::de::Error| anyhow!("--set {}: {}", edit.text, err.message()))?;
+    }
+    Ok(scenario)
+}
+
+fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_>) -> Result<Prepared> {
+    let swap = scenario.swap;
+    let core = CoreConfig {
+        machine: scenario.machine.clone(),
+        memcg: scenario.memcg.clone(),
+        swap: SwapConfig {
+            page_cluster: swap.page_cluster,
+            vma_ra_enabled: swap.vma_ra_enabled,
+            cluster_slots: swap.cluster_slots,
+        },
+        devices: swap
+            .devices
+            .iter()
+            .map(|d| SwapDeviceSpec { name: d.name.clone(), size: d.size, priority: d.priority })
+            .collect(),
+        block: scenario.block.clone(),
+        cpu: scenario.cpu.clone(),
+        limits: scenario.limits.clone(),
+    };
+    let core = core.validate()?;
+    let mut profiles = Vec::with_capacity(swap.devices.len());
+    for (idx, device) in swap.devices.iter().enumerate() {
+        let profile = device.model.resolve().with_context(|| format!("swap.devices[{idx}].model"))?;
+        profiles.push(profile);
+    }
+    let readahead_ctx = ReadaheadContext {
+        vma_ra_enabled: swap.vma_ra_enabled,
+        any_rotational: profiles.iter().any(|p| p.rotational),
+    };
+
+    let (workload, resolved_workload) = match (options.trace, scenario.workload) {
+        (Some(trace), _) => {
+            let name = trace.name();
+            (Workload::Trace(trace), ResolvedWorkload::Trace(name))
+        }
+        (None, WorkloadSection { trace: Some(_), generator: Some(_) }) => {
+            bail!("workload: give either trace or [workload.generator], not both")
+        }
+        (None, WorkloadSection { trace: None, generator: None }) => {
+            bail!("workload: missing; give [workload] trace = \"FILE\", a [workload.generator] section or --trace")
+        }
+        (None, WorkloadSection { trace: Some(path), generator: None }) => {
+            let written = path.display().to_string();
+            (
+                Workload::Trace(TraceSource::File(source.base_dir.join(&path))),
+                ResolvedWorkload::Trace(written),
+            )
+        }
+        (None, WorkloadSection { trace: None, generator: Some(generator) }) => {
+            generator.validate()?;
+            (Workload::Generator(generator.clone()), ResolvedWorkload::Generator(generator))
+        }
+    };
+    if let Workload::Trace(trace) = &workload {
+        trace.check()?;
+    }
+
+    let resolved = ResolvedScenario {
+        machine: scenario.machine,
+        memcg: scenario.memcg,
+        swap: ResolvedSwap {
+            page_cluster: swap.page_cluster,
+            vma_ra_enabled: swap.vma_ra_enabled,
+            cluster_slots: swap.cluster_slots,
+            readahead: swap.readahead,
+            readahead_resolved: swap.readahead.resolve(&readahead_ctx),
+            devices: swap
+                .devices
+                .iter()
+                .zip(&profiles)
+                .map(|(d, profile)| ResolvedDevice {
+                    name: d.name.clone(),
+                    size: d.size,
+                    priority: d.priority,
+                    model: profile.clone(),
+                })
+                .collect(),
+        },
+        block: scenario.block,
+        cpu: scenario.cpu,
+        limits: scenario.limits,
+        workload: resolved_workload,
+    };
+    Ok(Prepared {
+        seed: options.seed.unwrap_or(scenario.seed),
+        resolved,
+        workload,
+        core,
+        profiles,
+        readahead_ctx,
+    })
+}
+
+impl Prepared {
+    /// Builds the device models, the readahead policy and the tasks of one run.
+    pub(crate) fn setup(&self) -> Result<Setup> {
+        let seed = self.seed;
+        let mut devices = Vec::with_capacity(self.profiles.len());
+        for (profile, spec) in self.profiles.iter().zip(&self.core.get().devices) {
+            let rng = SimRng::derive(seed, &format!("devices.{}", spec.name));
+            devices.push(profile.build(rng).with_context(|| format!("swap device {}", spec.name))?);
+        }
+        let readahead = self.resolved.swap.readahead.build(&self.readahead_ctx);
+        let tasks = match &self.workload {
+            Workload::Trace(trace) => vec![trace.task()?],
+            Workload::Generator(generator) => generator.tasks(seed),
+        };
+        Ok(Setup { config: self.core.clone(), seed, devices, readahead, tasks })
+    }
+
+    /// Builds and runs the scenario once.
+    pub(crate) fn run(&self) -> Result<SimReport> {
+        let setup = self.setup()?;
+        Ok(swapsim_core::run(setup)?)
+    }
+}
