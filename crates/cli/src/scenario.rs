@@ -349,6 +349,8 @@ impl Prepared {
     /// Builds and runs the scenario once.
     pub(crate) fn run(&self) -> Result<SimReport> {
         let setup = self.setup()?;
-        Ok(swapsim_core::run(setup)?)
+        // The core's message already includes its cause; formatting it once keeps the
+        // `{:#}` chain from printing the cause twice.
+        swapsim_core::run(setup).map_err(|err| anyhow!("{err}"))
     }
 }

@@ -1,0 +1,12 @@
+//! Integration tests of the `swapsim` binary: one test binary, one module per behaviour.
+//!
+//! Every test runs the real executable through [`support::swapsim`], with inputs from this
+//! repository only (`scenarios/`, `traces/`, `crates/cli/tests/data/`).
+
+mod demo;
+mod determinism;
+mod errors;
+mod overrides;
+mod readme;
+mod scenarios;
+mod support;

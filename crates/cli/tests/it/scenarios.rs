@@ -1,0 +1,95 @@
+//! Every bundled scenario runs (shrunk with `--set` where the full size would be slow)
+//! and shows the behaviour it exists to show.
+
+use crate::support::{in_repo, parse, repo, run_json};
+use serde_json::Value;
+
+fn run(name: &str, sets: &[&str]) -> Value {
+    let mut extra = Vec::new();
+    for set in sets {
+        extra.extend(["--set", set]);
+    }
+    let doc = parse(&run_json(&in_repo(&format!("scenarios/{name}")), &extra));
+    assert_eq!(doc["outcome"]["kind"], "completed", "{name}: {}", doc["outcome"]);
+    doc
+}
+
+fn counter(doc: &Value, name: &str) -> u64 {
+    doc["vmstat"][name].as_u64().unwrap_or_else(|| panic!("no counter {name}"))
+}
+
+#[test]
+fn every_scenario_has_a_test() {
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("scenarios"))
+        .expect("scenarios/ exists")
+        .map(|entry| entry.expect("readable entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["demo.toml", "hdd-cluster.toml", "seq-thrash.toml", "two-devices.toml", "zipf-memcg.toml"]
+    );
+}
+
+#[test]
+fn demo_swaps_with_cluster_readahead() {
+    let doc = run("demo.toml", &[]);
+    assert_eq!(doc["scenario"]["swap"]["readahead_resolved"], "cluster", "virtio reports rotational");
+    assert!(counter(&doc, "pswpout") > 0 && counter(&doc, "pgmajfault") > 0);
+}
+
+#[test]
+fn zipf_over_three_times_the_limit_swaps() {
+    let doc = run(
+        "zipf-memcg.toml",
+        &["memcg.limit=8MiB", "workload.generator.region=24MiB", "workload.generator.passes=1"],
+    );
+    assert_eq!(doc["scenario"]["workload"]["generator"]["pattern"], "zipf");
+    let pages = 24 * 256;
+    assert!(counter(&doc, "pswpout") >= pages - 8 * 256, "the fill alone must push out the excess");
+    assert!(counter(&doc, "pgmajfault") > 0);
+    // A skewed pattern keeps its hot pages resident: far fewer faults than accesses.
+    assert!(counter(&doc, "pgmajfault") < pages);
+}
+
+#[test]
+fn sequential_thrash_faults_on_every_page_and_readahead_helps() {
+    let doc = run(
+        "seq-thrash.toml",
+        &["memcg.limit=4MiB", "workload.generator.region=8MiB", "workload.generator.passes=2"],
+    );
+    let pages = 8 * 256;
+    // Every page of every pass was evicted before it came round again: it is brought back
+    // either by a major fault or by readahead.
+    assert!(counter(&doc, "pswpin") >= 2 * pages - 4 * 256, "pswpin {}", counter(&doc, "pswpin"));
+    assert!(counter(&doc, "swap_ra_hit") > 0, "sequential access must use readahead pages");
+    assert!(counter(&doc, "pgmajfault") < counter(&doc, "pswpin"), "readahead saves major faults");
+}
+
+#[test]
+fn hdd_uses_cluster_readahead_and_pays_for_seeks() {
+    let doc = run("hdd-cluster.toml", &["memcg.limit=4MiB", "workload.generator.region=8MiB"]);
+    assert_eq!(doc["scenario"]["swap"]["readahead"], "kernel");
+    assert_eq!(doc["scenario"]["swap"]["readahead_resolved"], "cluster");
+    assert_eq!(doc["block"][0]["model"], "hdd");
+    assert!(counter(&doc, "pgmajfault") > 0);
+    let p50 = doc["fault_latency"]["major"]["p50_us"].as_f64().unwrap();
+    assert!(p50 > 1000.0, "a major fault on a disk takes milliseconds, got {p50} µs");
+}
+
+#[test]
+fn equal_priorities_share_swap_out_between_devices() {
+    let doc = run("two-devices.toml", &["memcg.limit=4MiB", "workload.generator.region=12MiB"]);
+    let writes: Vec<u64> =
+        doc["block"].as_array().unwrap().iter().map(|b| b["writes"]["queued"].as_u64().unwrap()).collect();
+    assert_eq!(writes.len(), 2);
+    assert!(writes.iter().all(|&w| w > 0), "both devices take swap-out: {writes:?}");
+    let (lo, hi) = (writes[0].min(writes[1]), writes[0].max(writes[1]));
+    assert!(hi <= 2 * lo, "round robin keeps them within a factor of two: {writes:?}");
+    // With different priorities only the higher one is used while it has room.
+    let doc = run(
+        "two-devices.toml",
+        &["memcg.limit=4MiB", "workload.generator.region=12MiB", "swap.devices.1.priority=1"],
+    );
+    assert_eq!(doc["block"][1]["writes"]["queued"], 0);
+}
