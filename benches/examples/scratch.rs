@@ -19,7 +19,7 @@ fn main() {
     cfg.memcg.limit = Some(ByteSize::mib(256) );
     cfg.memcg.version = 1;
     cfg.swap.page_cluster = pc;
-    cfg.devices.push(SwapDeviceSpec { name: "vda".into(), size: ByteSize::gib(2), priority: None });
+    cfg.devices.push(SwapDeviceSpec { name: "vda".into(), size: ByteSize::gib(3), priority: None });
     let dev = swapsim_devices::DeviceConfig::preset("virtio").build(SimRng::derive(1, "dev")).unwrap();
     let ctx = swapsim_policies::ReadaheadContext { vma_ra_enabled: true, any_rotational: true };
     let rac = swapsim_policies::ReadaheadConfig::from_name(ra).unwrap();
