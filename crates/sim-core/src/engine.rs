@@ -21,7 +21,7 @@
 //! neighbours; kswapd runs on a CPU of its own.
 
 use crate::block::{Bio, BlockLayer, Dispatched, ReqId};
-use crate::config::{CoreConfig, CpuCosts, ValidatedConfig};
+use crate::config::{CoreConfig, CpuCosts, LruModel, ValidatedConfig};
 use crate::device::{BlockDevice, IoDir};
 use crate::error::SimError;
 use crate::ids::{DeviceId, Pfn, SwapSlot, TaskId, VirtPage};
@@ -290,7 +290,7 @@ impl Mm {
             }
             return Fate::Putback;
         }
-        let young = self.folio_referenced(pfn);
+        let young = sc.check_references && self.folio_referenced(pfn);
         let referenced_before = self.frames.test_and_clear(pfn, flag::REFERENCED);
         if young {
             self.frames.set(pfn, flag::REFERENCED);
@@ -324,17 +324,24 @@ impl Mm {
             self.frames.set_owner(pfn, None);
         }
         if self.frames.test_and_clear(pfn, flag::DIRTY) {
-            // pageout(): write to the slot; the folio is freed after the write completes.
-            self.frames.set(pfn, flag::WRITEBACK | flag::RECLAIM);
-            self.nr_writeback += 1;
+            // pageout(): write to the slot.
             self.vmstat.pswpout += 1;
             self.vmstat.pgpgout += 4;
             res.pageouts += 1;
             self.spend(self.cfg.cpu.swapout_submit_ns);
             let now = self.now;
             let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
-            self.block.submit(sc.owner, bio, now, &mut self.dispatched);
-            return Fate::Putback;
+            if self.block.is_synchronous(slot.device) {
+                // The write completed in this context: the folio is clean now and is
+                // freed in the same pass.
+                self.now = self.block.submit_sync(bio, now);
+            } else {
+                // The folio is freed by a later scan, after the write completes.
+                self.frames.set(pfn, flag::WRITEBACK | flag::RECLAIM);
+                self.nr_writeback += 1;
+                self.block.submit(sc.owner, bio, now, &mut self.dispatched);
+                return Fate::Putback;
+            }
         }
         // Clean: __remove_mapping leaves a workingset shadow in the swap cache.
         let shadow = Shadow {
@@ -503,6 +510,8 @@ struct Cpu {
 pub struct Simulation {
     mm: Mm,
     lru: Box<dyn Lru>,
+    /// The LRU wants to hear of every resident access (exact LRU only).
+    track_access: bool,
     readahead: Box<dyn Readahead>,
     tasks: Vec<Task>,
     cpus: Vec<Cpu>,
@@ -581,6 +590,7 @@ impl Simulation {
         let wmark =
             Watermarks::derive(total_pages, cfg.machine.min_free_kbytes, cfg.machine.watermark_scale_factor);
         let memcg_limit = cfg.memcg.limit.map(|l| l.pages());
+        let lru_model = cfg.lru;
         let mm = Mm {
             frames: Frames::new(total_pages),
             pt,
@@ -604,7 +614,11 @@ impl Simulation {
         };
         let mut sim = Simulation {
             mm,
-            lru: Box::new(ClassicLru::default()),
+            lru: match lru_model {
+                LruModel::Classic => Box::new(ClassicLru::default()),
+                LruModel::Exact => Box::new(ClassicLru::exact()),
+            },
+            track_access: lru_model == LruModel::Exact,
             readahead: setup.readahead,
             tasks,
             cpus: (0..cpus).map(|_| Cpu::default()).collect(),
@@ -815,6 +829,11 @@ impl Simulation {
                 let pte = self.mm.pt.pte_mut(p);
                 if pte.is_present() {
                     pte.touch(a.write);
+                    if self.track_access {
+                        if let PteState::Present(pfn) = self.mm.pt.pte(p).state() {
+                            self.lru.accessed(&mut self.mm, pfn);
+                        }
+                    }
                     return Ok(Step::Done);
                 }
                 p
@@ -924,8 +943,22 @@ impl Simulation {
         // The task will sleep on the target; a read that completes early (a plug flushed
         // by size, then polled by nested reclaim) must still wake it.
         self.mm.frames.set(target, flag::WAITED);
-        let plan = self.readahead.plan(&view);
+        let sync = self.mm.block.is_synchronous(slot.device);
+        // Synchronous devices read only the faulting page (the kernel's swap-cache bypass
+        // path has no readahead).
+        let plan = if sync { ReadaheadPlan::TargetOnly } else { self.readahead.plan(&view) };
         let window = self.window(t, region_idx, slot, plan);
+        if sync {
+            self.mm.frames.clear(target, flag::WAITED);
+            self.read_swap_cache(t, slot, target, true);
+            let now = self.mm.now;
+            let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
+            self.mm.now = self.mm.block.submit_sync(bio, now);
+            self.mm.frames.clear(target, flag::LOCKED);
+            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major };
+            self.finish_swap_fault(target, fault, self.mm.now);
+            return Step::Done;
+        }
         self.mm.block.start_plug(t);
         for s in window {
             if s == slot {
@@ -998,6 +1031,9 @@ impl Simulation {
         self.mm.vmstat.pswpin += 1;
         self.mm.vmstat.pgpgin += 4;
         self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
+        if self.mm.block.is_synchronous(slot.device) {
+            return;
+        }
         let now = self.mm.now;
         self.mm.block.submit(
             t,
@@ -1094,6 +1130,7 @@ impl Simulation {
             swappiness: self.mm.cfg.memcg.swappiness,
             owner,
             cpu,
+            check_references: self.lru.checks_references(),
         };
         loop {
             self.mm.block.start_plug(owner);
@@ -1142,6 +1179,7 @@ impl Simulation {
             swappiness: self.mm.cfg.memcg.swappiness,
             owner: kswapd_owner,
             cpu: kswapd_cpu,
+            check_references: self.lru.checks_references(),
         };
         self.mm.block.start_plug(kswapd_owner);
         self.lru.shrink(&mut self.mm, &mut sc);
