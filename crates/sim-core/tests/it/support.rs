@@ -5,10 +5,10 @@ use swapsim_core::*;
 
 /// A device with a fixed service time and a configurable synchronous flag.
 #[derive(Debug)]
-pub struct TestDevice {
-    pub ns: u64,
-    pub synchronous: bool,
-    pub depth: u32,
+pub(crate) struct TestDevice {
+    pub(crate) ns: u64,
+    pub(crate) synchronous: bool,
+    pub(crate) depth: u32,
 }
 
 impl BlockDevice for TestDevice {
@@ -30,7 +30,7 @@ impl BlockDevice for TestDevice {
 
 /// Reads the aligned window of `2^page_cluster` slots around the fault.
 #[derive(Debug)]
-pub struct AlignedWindow;
+pub(crate) struct AlignedWindow;
 
 impl Readahead for AlignedWindow {
     fn kind(&self) -> &'static str {
@@ -50,7 +50,7 @@ impl Readahead for AlignedWindow {
 
 /// Reads a window of virtual pages centred on the fault, within the region.
 #[derive(Debug)]
-pub struct PageWindow;
+pub(crate) struct PageWindow;
 
 impl Readahead for PageWindow {
     fn kind(&self) -> &'static str {
@@ -65,7 +65,7 @@ impl Readahead for PageWindow {
 
 /// Makes the first access to each page a write (so that it owns memory), as the
 /// validation workloads' fill does.
-pub fn first_touch_writes(accesses: &[(u64, bool)]) -> Vec<Access> {
+pub(crate) fn first_touch_writes(accesses: &[(u64, bool)]) -> Vec<Access> {
     let mut seen = std::collections::BTreeSet::new();
     accesses
         .iter()
@@ -73,17 +73,17 @@ pub fn first_touch_writes(accesses: &[(u64, bool)]) -> Vec<Access> {
         .collect()
 }
 
-pub struct Machine {
-    pub limit_pages: u64,
-    pub swap_pages: u64,
-    pub cpus: u32,
-    pub page_cluster: u32,
-    pub plugging: bool,
-    pub lru: config::LruModel,
-    pub memcg_version: u8,
+pub(crate) struct Machine {
+    pub(crate) limit_pages: u64,
+    pub(crate) swap_pages: u64,
+    pub(crate) cpus: u32,
+    pub(crate) page_cluster: u32,
+    pub(crate) plugging: bool,
+    pub(crate) lru: config::LruModel,
+    pub(crate) memcg_version: u8,
 }
 
-pub fn setup(
+pub(crate) fn setup(
     m: &Machine,
     devices: Vec<Box<dyn BlockDevice>>,
     readahead: Box<dyn Readahead>,
@@ -123,7 +123,7 @@ pub fn setup(
 }
 
 /// Runs to the end, checking every invariant after every event.
-pub fn run_checked(setup: Setup) -> SimReport {
+pub(crate) fn run_checked(setup: Setup) -> SimReport {
     let mut sim = Simulation::new(setup).expect("setup is valid");
     sim.check_invariants();
     while sim.step().expect("no trace errors in tests") {
