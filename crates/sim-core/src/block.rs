@@ -151,6 +151,11 @@ impl BlockLayer {
         }
     }
 
+    /// True for devices that complete I/O in the submitting context (zram, pmem).
+    pub(crate) fn is_synchronous(&self, dev: DeviceId) -> bool {
+        self.queues[dev.0 as usize].traits.synchronous
+    }
+
     /// `blk_start_plug`; nested plugs join the outer one.
     pub(crate) fn start_plug(&mut self, owner: usize) {
         if self.cfg.plugging {
@@ -359,6 +364,30 @@ impl BlockLayer {
             q.dir(req.dir).stats.dispatches += 1;
             out.push(Dispatched { req: id, at: done });
         }
+    }
+
+    /// Performs a one-page request synchronously, as a `SWP_SYNCHRONOUS_IO` device does
+    /// (zram): no plug, no queue, completed before the call returns. Returns the
+    /// completion time; the submitting context waits for it.
+    pub(crate) fn submit_sync(&mut self, bio: Bio, now: SimTime) -> SimTime {
+        let q = &mut self.queues[bio.device.0 as usize];
+        let req = IoRequest {
+            dir: bio.dir,
+            sector: u64::from(bio.offset) * SECTORS_PER_PAGE,
+            bytes: crate::PAGE_SIZE,
+        };
+        let t = now.max(q.last_dispatch);
+        q.last_dispatch = t;
+        let done = q.model.service(t, &req).max(t);
+        q.sizes[0] += 1;
+        let c = q.dir(bio.dir);
+        c.stats.queued += 1;
+        c.stats.queued_kib += crate::PAGE_SIZE / 1024;
+        c.stats.dispatches += 1;
+        c.stats.completed += 1;
+        c.stats.completed_kib += crate::PAGE_SIZE / 1024;
+        c.service.record(done.since(t).0);
+        done
     }
 
     /// A request finished: account it, free its tag and issue more.

@@ -247,6 +247,18 @@ impl Default for LimitsConfig {
     }
 }
 
+/// Which LRU model reclaim uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LruModel {
+    /// The kernel's two-list active/inactive LRU (`mm/vmscan.c`).
+    #[default]
+    Classic,
+    /// A strict LRU in access order with no second chance, for checking the engine
+    /// against textbook models; not a kernel policy.
+    Exact,
+}
+
 /// Everything the core needs besides device models, policies and workloads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -259,6 +271,8 @@ pub struct CoreConfig {
     pub swap: SwapConfig,
     /// Swap devices in swapon order.
     pub devices: Vec<SwapDeviceSpec>,
+    /// LRU model: "classic" (default) or "exact".
+    pub lru: LruModel,
     /// Block layer.
     pub block: BlockConfig,
     /// CPU cost profile.
@@ -295,8 +309,8 @@ impl CoreConfig {
             return bad("machine.cpus", format!("{} is outside 1..=1024", self.machine.cpus));
         }
         if let Some(limit) = self.memcg.limit {
-            if limit.pages() < 64 {
-                return bad("memcg.limit", format!("{limit} is below the minimum of 256KiB"));
+            if limit.pages() < 16 {
+                return bad("memcg.limit", format!("{limit} is below the minimum of 64KiB"));
             }
         }
         if self.memcg.swappiness > 200 {

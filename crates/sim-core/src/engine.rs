@@ -21,7 +21,7 @@
 //! neighbours; kswapd runs on a CPU of its own.
 
 use crate::block::{Bio, BlockLayer, Dispatched, ReqId};
-use crate::config::{CoreConfig, CpuCosts, ValidatedConfig};
+use crate::config::{CoreConfig, CpuCosts, LruModel, ValidatedConfig};
 use crate::device::{BlockDevice, IoDir};
 use crate::error::SimError;
 use crate::ids::{DeviceId, Pfn, SwapSlot, TaskId, VirtPage};
@@ -168,8 +168,19 @@ pub(crate) struct Mm {
     memcg_usage: u64,
     nr_writeback: u64,
     wmark: Watermarks,
-    /// Requests issued to devices whose completions the engine must schedule.
+    /// Requests issued to devices whose completions must be scheduled.
     dispatched: Vec<Dispatched>,
+    /// The event queue; Mm owns it so that reclaim can absorb I/O completions that fall
+    /// due while it scans.
+    queue: EventQueue<Event>,
+    /// Events taken off the queue.
+    events: u64,
+    /// Folios whose writeback ended with `RECLAIM` set, for the LRU to rotate.
+    pub(crate) rotations: Vec<Pfn>,
+    /// Reads that completed for folios a task sleeps on, with the completion time.
+    reads_done: Vec<(Pfn, SimTime)>,
+    /// The latest write completion not yet announced to tasks waiting on writeback.
+    write_done: Option<SimTime>,
     /// Sizes of the LRU lists as of the last LRU operation (for refault distance).
     active_anon: u64,
 }
@@ -279,7 +290,7 @@ impl Mm {
             }
             return Fate::Putback;
         }
-        let young = self.folio_referenced(pfn);
+        let young = sc.check_references && self.folio_referenced(pfn);
         let referenced_before = self.frames.test_and_clear(pfn, flag::REFERENCED);
         if young {
             self.frames.set(pfn, flag::REFERENCED);
@@ -313,17 +324,24 @@ impl Mm {
             self.frames.set_owner(pfn, None);
         }
         if self.frames.test_and_clear(pfn, flag::DIRTY) {
-            // pageout(): write to the slot; the folio is freed after the write completes.
-            self.frames.set(pfn, flag::WRITEBACK | flag::RECLAIM);
-            self.nr_writeback += 1;
+            // pageout(): write to the slot.
             self.vmstat.pswpout += 1;
             self.vmstat.pgpgout += 4;
             res.pageouts += 1;
             self.spend(self.cfg.cpu.swapout_submit_ns);
             let now = self.now;
             let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
-            self.block.submit(sc.owner, bio, now, &mut self.dispatched);
-            return Fate::Putback;
+            if self.block.is_synchronous(slot.device) {
+                // The write completed in this context: the folio is clean now and is
+                // freed in the same pass.
+                self.now = self.block.submit_sync(bio, now);
+            } else {
+                // The folio is freed by a later scan, after the write completes.
+                self.frames.set(pfn, flag::WRITEBACK | flag::RECLAIM);
+                self.nr_writeback += 1;
+                self.block.submit(sc.owner, bio, now, &mut self.dispatched);
+                return Fate::Putback;
+            }
         }
         // Clean: __remove_mapping leaves a workingset shadow in the swap cache.
         let shadow = Shadow {
@@ -381,6 +399,66 @@ impl Mm {
         self.spend(self.cfg.cpu.swapin_map_ns);
     }
 
+    fn schedule(&mut self, at: SimTime, ev: Event) {
+        if let Err(e) = self.queue.schedule(at, ev) {
+            panic!("engine invariant broken: {e} (event {ev:?})");
+        }
+    }
+
+    /// Schedules the completions of requests the block layer issued.
+    fn flush_dispatched(&mut self) {
+        let mut d = std::mem::take(&mut self.dispatched);
+        for x in d.drain(..) {
+            self.schedule(x.at, Event::IoComplete(x.req));
+        }
+        self.dispatched = d;
+    }
+
+    /// A block request completed at `now`: unlock read folios, end writeback of written
+    /// ones, and record what the LRU and sleeping tasks must learn.
+    fn complete_io(&mut self, req: ReqId, now: SimTime) {
+        let mut out = std::mem::take(&mut self.dispatched);
+        let done = self.block.complete(req, now, &mut out);
+        self.dispatched = out;
+        match done.dir {
+            IoDir::Read => {
+                for &pfn in &done.frames {
+                    if self.frames.test(pfn, flag::WAITED) {
+                        self.reads_done.push((pfn, now));
+                    } else {
+                        self.frames.clear(pfn, flag::LOCKED);
+                    }
+                }
+            }
+            IoDir::Write => {
+                for &pfn in &done.frames {
+                    self.frames.clear(pfn, flag::WRITEBACK);
+                    self.nr_writeback -= 1;
+                    if self.frames.test_and_clear(pfn, flag::RECLAIM) {
+                        self.rotations.push(pfn);
+                    }
+                }
+                self.write_done = Some(now);
+            }
+        }
+        self.flush_dispatched();
+    }
+
+    /// Processes I/O completions that fell due while the acting context ran ahead, as
+    /// long as they are the earliest pending events. Reclaim calls this between batches,
+    /// so that writes completing during a long scan free their folios as in the kernel.
+    pub(crate) fn poll_io(&mut self) {
+        self.flush_dispatched();
+        while let Some((at, &Event::IoComplete(req))) = self.queue.peek() {
+            if at > self.now {
+                break;
+            }
+            self.queue.pop();
+            self.events += 1;
+            self.complete_io(req, at);
+        }
+    }
+
     fn memcg_over(&self) -> bool {
         self.memcg_limit.is_some_and(|l| self.memcg_usage >= l)
     }
@@ -432,26 +510,25 @@ struct Cpu {
 pub struct Simulation {
     mm: Mm,
     lru: Box<dyn Lru>,
+    /// The LRU wants to hear of every resident access (exact LRU only).
+    track_access: bool,
     readahead: Box<dyn Readahead>,
-    queue: EventQueue<Event>,
     tasks: Vec<Task>,
     cpus: Vec<Cpu>,
     kswapd: Kswapd,
-    events: u64,
     accesses: u64,
     outcome: Option<Outcome>,
     lat_major: LatencyHistogram,
     lat_minor: LatencyHistogram,
     lat_anon: LatencyHistogram,
     end: SimTime,
-    scratch: Vec<Dispatched>,
 }
 
 impl std::fmt::Debug for Simulation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulation")
-            .field("now", &self.queue.now())
-            .field("events", &self.events)
+            .field("now", &self.mm.queue.now())
+            .field("events", &self.mm.events)
             .finish_non_exhaustive()
     }
 }
@@ -513,6 +590,7 @@ impl Simulation {
         let wmark =
             Watermarks::derive(total_pages, cfg.machine.min_free_kbytes, cfg.machine.watermark_scale_factor);
         let memcg_limit = cfg.memcg.limit.map(|l| l.pages());
+        let lru_model = cfg.lru;
         let mm = Mm {
             frames: Frames::new(total_pages),
             pt,
@@ -527,24 +605,30 @@ impl Simulation {
             nr_writeback: 0,
             wmark,
             dispatched: Vec::new(),
+            queue: EventQueue::default(),
+            events: 0,
+            rotations: Vec::new(),
+            reads_done: Vec::new(),
+            write_done: None,
             active_anon: 0,
         };
         let mut sim = Simulation {
             mm,
-            lru: Box::new(ClassicLru::default()),
+            lru: match lru_model {
+                LruModel::Classic => Box::new(ClassicLru::default()),
+                LruModel::Exact => Box::new(ClassicLru::exact()),
+            },
+            track_access: lru_model == LruModel::Exact,
             readahead: setup.readahead,
-            queue: EventQueue::default(),
             tasks,
             cpus: (0..cpus).map(|_| Cpu::default()).collect(),
             kswapd: Kswapd { awake: false, priority: DEF_PRIORITY, failures: 0, clock: SimTime::ZERO },
-            events: 0,
             accesses: 0,
             outcome: None,
             lat_major: LatencyHistogram::default(),
             lat_minor: LatencyHistogram::default(),
             lat_anon: LatencyHistogram::default(),
             end: SimTime::ZERO,
-            scratch: Vec::new(),
         };
         for t in 0..sim.tasks.len() {
             let cpu = sim.tasks[t].cpu;
@@ -560,32 +644,71 @@ impl Simulation {
     }
 
     fn schedule(&mut self, at: SimTime, ev: Event) {
-        if let Err(e) = self.queue.schedule(at, ev) {
-            panic!("engine invariant broken: {e} (event {ev:?})");
-        }
+        self.mm.schedule(at, ev);
     }
 
-    /// Schedules the completions of requests the block layer issued.
     fn flush_dispatched(&mut self) {
-        let mut d = std::mem::take(&mut self.mm.dispatched);
-        for x in d.drain(..) {
-            self.schedule(x.at, Event::IoComplete(x.req));
+        self.mm.flush_dispatched();
+    }
+
+    /// Delivers what I/O completions left for the LRU and for sleeping tasks: rotations
+    /// of written folios, finished swap faults, and retries after writeback.
+    fn after_io(&mut self) {
+        if !self.mm.rotations.is_empty() {
+            let mut rot = std::mem::take(&mut self.mm.rotations);
+            for &pfn in &rot {
+                self.lru.rotate_reclaimable(&mut self.mm, pfn);
+            }
+            rot.clear();
+            self.mm.rotations = rot;
         }
-        self.mm.dispatched = d;
+        if !self.mm.reads_done.is_empty() {
+            let mut done = std::mem::take(&mut self.mm.reads_done);
+            let saved_now = self.mm.now;
+            for &(pfn, at) in &done {
+                let t = (0..self.tasks.len())
+                    .find(|&t| matches!(self.tasks[t].wait, Some(Wait::Frame { pfn: p, .. }) if p == pfn))
+                    .expect("a WAITED folio has a sleeping task");
+                let Some(Wait::Frame { fault, .. }) = self.tasks[t].wait else {
+                    unreachable!("matched above")
+                };
+                self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
+                self.finish_swap_fault(pfn, fault, at.max(self.tasks[t].blocked_since));
+                let end = self.mm.now;
+                self.wake(t, end, at);
+            }
+            self.mm.now = saved_now;
+            done.clear();
+            self.mm.reads_done = done;
+        }
+        if let Some(at) = self.mm.write_done.take() {
+            for t in 0..self.tasks.len() {
+                if matches!(self.tasks[t].wait, Some(Wait::Writeback)) {
+                    self.wake(t, at, at);
+                }
+            }
+        }
     }
 
     /// Processes one event. Returns `Ok(false)` when the run is over.
     pub fn step(&mut self) -> Result<bool, SimError> {
-        let Some((now, ev)) = self.queue.pop() else {
+        let Some((now, ev)) = self.mm.queue.pop() else {
+            if let Some(t) = self.tasks.iter().find(|t| t.state == TaskState::Blocked) {
+                panic!(
+                    "engine invariant broken: task {} sleeps ({:?}) with nothing left to wake it at {}; \
+                     nr_writeback {}",
+                    t.name, t.wait, self.end, self.mm.nr_writeback
+                );
+            }
             if self.outcome.is_none() {
                 self.outcome = Some(Outcome::Completed);
             }
             return Ok(false);
         };
-        self.events += 1;
+        self.mm.events += 1;
         self.end = self.end.max(now);
         let limits = &self.mm.cfg.limits;
-        if self.events > limits.max_events {
+        if self.mm.events > limits.max_events {
             self.outcome = Some(Outcome::EventLimit);
             return Ok(false);
         }
@@ -595,7 +718,10 @@ impl Simulation {
         }
         match ev {
             Event::CpuRun(c) => self.run_cpu(c as usize, now)?,
-            Event::IoComplete(req) => self.io_complete(req, now),
+            Event::IoComplete(req) => {
+                self.mm.complete_io(req, now);
+                self.after_io();
+            }
             Event::KswapdRun => self.kswapd_run(now),
         }
         Ok(true)
@@ -622,7 +748,7 @@ impl Simulation {
             let access_ns = self.mm.cfg.cpu.access_ns;
             loop {
                 let clock = self.tasks[t].clock;
-                if self.queue.peek_time().is_some_and(|next| clock > next) {
+                if self.mm.queue.peek_time().is_some_and(|next| clock > next) {
                     self.schedule(clock, Event::CpuRun(c as u32));
                     self.cpus[c].scheduled = true;
                     return Ok(());
@@ -650,25 +776,36 @@ impl Simulation {
                 let step = self.access(t, access)?;
                 self.tasks[t].clock = self.mm.now;
                 self.flush_dispatched();
+                // Completions absorbed during this access are delivered once the task's
+                // own state is final, so that a read it waits on can wake it.
                 match step {
                     Step::Done => {
                         self.tasks[t].accesses += 1;
                         self.accesses += 1;
+                        self.after_io();
                     }
                     Step::Blocked(wait) => {
                         let task = &mut self.tasks[t];
-                        if matches!(wait, Wait::Writeback) {
-                            task.retry = Some(access);
+                        match wait {
+                            // The access is retried once writeback makes room.
+                            Wait::Writeback => task.retry = Some(access),
+                            // The access completes when the read does.
+                            Wait::Frame { .. } => {
+                                task.accesses += 1;
+                                self.accesses += 1;
+                            }
                         }
                         task.state = TaskState::Blocked;
                         task.wait = Some(wait);
                         task.blocked_since = task.clock;
                         self.cpus[c].current = None;
+                        self.after_io();
                         break;
                     }
                     Step::Oom => {
                         self.oom_kill(t);
                         self.cpus[c].current = None;
+                        self.after_io();
                         break;
                     }
                 }
@@ -692,6 +829,11 @@ impl Simulation {
                 let pte = self.mm.pt.pte_mut(p);
                 if pte.is_present() {
                     pte.touch(a.write);
+                    if self.track_access {
+                        if let PteState::Present(pfn) = self.mm.pt.pte(p).state() {
+                            self.lru.accessed(&mut self.mm, pfn);
+                        }
+                    }
                     return Ok(Step::Done);
                 }
                 p
@@ -769,6 +911,7 @@ impl Simulation {
             self.readahead.observe(ReadaheadOutcome::SwapCacheHit { region, vpage, readahead });
             let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor };
             if self.mm.frames.test(pfn, flag::LOCKED) {
+                self.mm.frames.set(pfn, flag::WAITED);
                 return Step::Blocked(Wait::Frame { pfn, fault });
             }
             self.finish_swap_fault(pfn, fault, self.mm.now);
@@ -797,8 +940,25 @@ impl Simulation {
                 swapoff: false,
             }
         };
-        let plan = self.readahead.plan(&view);
+        // The task will sleep on the target; a read that completes early (a plug flushed
+        // by size, then polled by nested reclaim) must still wake it.
+        self.mm.frames.set(target, flag::WAITED);
+        let sync = self.mm.block.is_synchronous(slot.device);
+        // Synchronous devices read only the faulting page (the kernel's swap-cache bypass
+        // path has no readahead).
+        let plan = if sync { ReadaheadPlan::TargetOnly } else { self.readahead.plan(&view) };
         let window = self.window(t, region_idx, slot, plan);
+        if sync {
+            self.mm.frames.clear(target, flag::WAITED);
+            self.read_swap_cache(t, slot, target, true);
+            let now = self.mm.now;
+            let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
+            self.mm.now = self.mm.block.submit_sync(bio, now);
+            self.mm.frames.clear(target, flag::LOCKED);
+            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major };
+            self.finish_swap_fault(target, fault, self.mm.now);
+            return Step::Done;
+        }
         self.mm.block.start_plug(t);
         for s in window {
             if s == slot {
@@ -871,6 +1031,9 @@ impl Simulation {
         self.mm.vmstat.pswpin += 1;
         self.mm.vmstat.pgpgin += 4;
         self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
+        if self.mm.block.is_synchronous(slot.device) {
+            return;
+        }
         let now = self.mm.now;
         self.mm.block.submit(
             t,
@@ -967,6 +1130,7 @@ impl Simulation {
             swappiness: self.mm.cfg.memcg.swappiness,
             owner,
             cpu,
+            check_references: self.lru.checks_references(),
         };
         loop {
             self.mm.block.start_plug(owner);
@@ -986,7 +1150,7 @@ impl Simulation {
         if !self.kswapd.awake {
             self.kswapd.awake = true;
             self.mm.vmstat.pageoutrun += 1;
-            let at = self.mm.now.max(self.queue.now());
+            let at = self.mm.now.max(self.mm.queue.now());
             self.schedule(at, Event::KswapdRun);
         }
     }
@@ -1015,6 +1179,7 @@ impl Simulation {
             swappiness: self.mm.cfg.memcg.swappiness,
             owner: kswapd_owner,
             cpu: kswapd_cpu,
+            check_references: self.lru.checks_references(),
         };
         self.mm.block.start_plug(kswapd_owner);
         self.lru.shrink(&mut self.mm, &mut sc);
@@ -1022,6 +1187,7 @@ impl Simulation {
         self.mm.block.finish_plug(kswapd_owner, t, &mut self.mm.dispatched);
         self.mm.active_anon = self.lru.sizes().active_anon;
         self.flush_dispatched();
+        self.after_io();
         // Spend at least some time so that a futile loop still advances.
         let mut next = self.mm.now.max(start + SimDuration(1_000));
         if sc.nr_reclaimed == 0 {
@@ -1043,44 +1209,6 @@ impl Simulation {
         self.schedule(next, Event::KswapdRun);
     }
 
-    fn io_complete(&mut self, req: ReqId, now: SimTime) {
-        let mut out = std::mem::take(&mut self.scratch);
-        let done = self.mm.block.complete(req, now, &mut out);
-        self.mm.dispatched.append(&mut out);
-        self.scratch = out;
-        match done.dir {
-            IoDir::Read => {
-                for &pfn in &done.frames {
-                    self.mm.frames.clear(pfn, flag::LOCKED);
-                }
-                for t in 0..self.tasks.len() {
-                    if let Some(Wait::Frame { pfn, fault }) = self.tasks[t].wait {
-                        if done.frames.contains(&pfn) {
-                            self.finish_swap_fault(pfn, fault, now.max(self.tasks[t].blocked_since));
-                            let end = self.mm.now;
-                            self.wake(t, end, now);
-                        }
-                    }
-                }
-            }
-            IoDir::Write => {
-                for &pfn in &done.frames {
-                    self.mm.frames.clear(pfn, flag::WRITEBACK);
-                    self.mm.nr_writeback -= 1;
-                    if self.mm.frames.test_and_clear(pfn, flag::RECLAIM) {
-                        self.lru.rotate_reclaimable(&mut self.mm, pfn);
-                    }
-                }
-                for t in 0..self.tasks.len() {
-                    if matches!(self.tasks[t].wait, Some(Wait::Writeback)) {
-                        self.wake(t, now, now);
-                    }
-                }
-            }
-        }
-        self.flush_dispatched();
-    }
-
     /// Makes a blocked task runnable at `clock`.
     fn wake(&mut self, t: usize, clock: SimTime, now: SimTime) {
         let task = &mut self.tasks[t];
@@ -1092,7 +1220,8 @@ impl Simulation {
         self.cpus[c].runq.push_back(t);
         if self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
             self.cpus[c].scheduled = true;
-            self.schedule(now, Event::CpuRun(c as u32));
+            let at = now.max(self.mm.queue.now());
+            self.schedule(at, Event::CpuRun(c as u32));
         }
     }
 
@@ -1221,6 +1350,15 @@ impl Simulation {
                     pfn.0
                 );
             }
+            if f & flag::WAITED != 0 {
+                assert!(f & flag::LOCKED != 0, "frame {} waited on but not locked", pfn.0);
+                let waiters = self
+                    .tasks
+                    .iter()
+                    .filter(|t| matches!(t.wait, Some(Wait::Frame { pfn: p, .. }) if p == pfn))
+                    .count();
+                assert_eq!(waiters, 1, "frame {} waited on by {waiters} tasks", pfn.0);
+            }
             if f & flag::LOCKED != 0 {
                 assert!(live.contains(&(IoDir::Read, pfn)), "frame {} locked without a read request", pfn.0);
             }
@@ -1261,7 +1399,7 @@ impl Simulation {
         SimReport {
             outcome: self.outcome.clone().unwrap_or(Outcome::Completed),
             sim_time_s: self.end.as_secs_f64(),
-            events: self.events,
+            events: self.mm.events,
             accesses: self.accesses,
             readahead: self.readahead.kind().to_string(),
             vmstat: mm.vmstat.clone(),

@@ -83,6 +83,11 @@ impl<E> EventQueue<E> {
         Some((entry.time, entry.event))
     }
 
+    /// The earliest pending event and its time, if any.
+    pub fn peek(&self) -> Option<(SimTime, &E)> {
+        self.heap.peek().map(|Reverse(e)| (e.time, &e.event))
+    }
+
     /// The time of the earliest pending event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|Reverse(e)| e.time)

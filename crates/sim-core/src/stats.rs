@@ -70,7 +70,9 @@ pub struct LatencyHistogram(Histogram<u64>);
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram(Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds and precision are valid"))
+        LatencyHistogram(
+            Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds and precision are valid"),
+        )
     }
 }
 

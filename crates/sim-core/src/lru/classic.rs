@@ -44,6 +44,10 @@ pub(crate) struct ClassicLru {
     refaults_snapshot: u64,
     scratch: Vec<Pfn>,
     fates: Vec<Fate>,
+    /// Exact LRU mode: one list in access order, no second chance, eviction of exactly
+    /// `nr_to_reclaim` folios from the tail. A reference model for tests, not a kernel
+    /// policy.
+    exact: bool,
 }
 
 impl Default for ClassicLru {
@@ -56,11 +60,17 @@ impl Default for ClassicLru {
             refaults_snapshot: 0,
             scratch: Vec::new(),
             fates: Vec::new(),
+            exact: false,
         }
     }
 }
 
 impl ClassicLru {
+    /// The exact-LRU reference mode.
+    pub(crate) fn exact() -> ClassicLru {
+        ClassicLru { exact: true, ..ClassicLru::default() }
+    }
+
     fn ensure(&mut self, pfn: Pfn) {
         let need = pfn.0 as usize + 1;
         if self.links.len() < need {
@@ -178,6 +188,15 @@ impl ClassicLru {
 
     /// `shrink_inactive_list`: reclaim from up to `n` folios at the inactive tail.
     fn shrink_inactive(&mut self, mm: &mut Mm, sc: &mut ScanControl, n: u64) -> u64 {
+        // Writes that completed while this reclaimer scanned move their folios to the
+        // tail first, where this batch can free them.
+        mm.poll_io();
+        let rotations = std::mem::take(&mut mm.rotations);
+        for &pfn in &rotations {
+            self.rotate_reclaimable(mm, pfn);
+        }
+        mm.rotations = rotations;
+        mm.rotations.clear();
         self.isolate(mm, INACTIVE, n);
         let batch = std::mem::take(&mut self.scratch);
         let mut fates = std::mem::take(&mut self.fates);
@@ -237,6 +256,7 @@ impl ClassicLru {
 impl Lru for ClassicLru {
     fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement) {
         debug_assert!(!mm.frames.test(pfn, flag::LRU));
+        let placement = if self.exact { Placement::Inactive } else { placement };
         let which = match placement {
             Placement::Active => {
                 mm.frames.set(pfn, flag::ACTIVE);
@@ -268,7 +288,25 @@ impl Lru for ClassicLru {
         }
     }
 
+    fn checks_references(&self) -> bool {
+        !self.exact
+    }
+
+    fn accessed(&mut self, _mm: &mut Mm, pfn: Pfn) {
+        if self.exact {
+            self.unlink(INACTIVE, pfn);
+            self.push_head(INACTIVE, pfn);
+        }
+    }
+
     fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        if self.exact {
+            let want = sc.nr_to_reclaim.saturating_sub(sc.nr_reclaimed);
+            if want > 0 && mm.can_reclaim_anon() {
+                self.shrink_inactive(mm, sc, want);
+            }
+            return;
+        }
         // prepare_scan_control: age the active list only if refaults activated pages
         // since the last cycle or the inactive list is low.
         let refaults = mm.vmstat.workingset_activate_anon;

@@ -33,6 +33,8 @@ pub(crate) struct ScanControl {
     /// Plug owner and CPU of the reclaiming context.
     pub(crate) owner: usize,
     pub(crate) cpu: usize,
+    /// Run `folio_check_references` (false: evict whatever the LRU isolates).
+    pub(crate) check_references: bool,
 }
 
 /// Where `folio_add_lru` should put a new folio.
@@ -71,6 +73,13 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl);
     /// Current list sizes.
     fn sizes(&self) -> LruSizes;
+    /// Whether reclaim should run `folio_check_references` on isolated folios.
+    fn checks_references(&self) -> bool {
+        true
+    }
+    /// A resident page was accessed. Called only for LRUs built to track every access
+    /// (the exact reference LRU); real kernels learn of accesses through PTE young bits.
+    fn accessed(&mut self, _mm: &mut Mm, _pfn: Pfn) {}
     /// Recounts the lists from scratch and checks them against the frame flags.
     fn check_invariants(&self, mm: &Mm);
 }

@@ -26,6 +26,8 @@ pub(crate) mod flag {
     /// On an LRU list (not isolated).
     pub(crate) const LRU: u16 = 1 << 8;
     pub(crate) const IN_USE: u16 = 1 << 9;
+    /// A task sleeps on this folio's read; it stays locked until the task maps it.
+    pub(crate) const WAITED: u16 = 1 << 10;
 }
 
 const NO_OWNER: u32 = u32::MAX;

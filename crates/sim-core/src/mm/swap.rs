@@ -7,9 +7,10 @@
 //! non-zero or a frame caches it (the kernel's `SWAP_HAS_CACHE`). Slot 0 holds the swap
 //! header and is never allocated.
 //!
-//! Allocation follows the kernel's order for order-0 folios: continue in the current
-//! cluster (one per CPU on non-rotational devices, one per device on rotational ones), else
-//! take a free cluster, else a non-full one. Devices are chosen by priority, round-robin
+//! Allocation follows the kernel's order for order-0 folios (6.14 and later, device
+//! without page discard): continue in the current cluster (one per CPU on non-rotational
+//! devices, one per device on rotational ones), else refill a non-full cluster, else open
+//! a free one. Devices are chosen by priority, round-robin
 //! among equal priorities.
 //!
 //! Simplified: no discard, no count continuation (a slot is referenced by at most one PTE
@@ -161,13 +162,15 @@ impl SwapDevice {
             }
         }
         while found.is_none() {
-            let c = if let Some(c) = self.free_clusters.pop_front() {
-                if self.clusters[c as usize].state != ClusterState::Free {
+            // Since 6.14 ("prefer nonfull over free clusters") a device without page
+            // discard refills partly used clusters before opening a free one.
+            let c = if let Some(c) = self.nonfull_clusters.pop_front() {
+                if self.clusters[c as usize].state != ClusterState::Nonfull || self.cluster_full(c) {
                     continue;
                 }
                 c
-            } else if let Some(c) = self.nonfull_clusters.pop_front() {
-                if self.clusters[c as usize].state != ClusterState::Nonfull || self.cluster_full(c) {
+            } else if let Some(c) = self.free_clusters.pop_front() {
+                if self.clusters[c as usize].state != ClusterState::Free {
                     continue;
                 }
                 c

@@ -1,0 +1,6 @@
+//! Integration tests of the core through its public API: invariants under random
+//! workloads, agreement with a naive LRU model, determinism.
+
+mod determinism;
+mod properties;
+mod support;

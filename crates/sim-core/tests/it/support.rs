@@ -1,0 +1,133 @@
+//! Tiny device models and readahead plans for tests, independent of the other crates.
+
+use swapsim_core::device::{BlockDevice, DeviceTraits, IoRequest};
+use swapsim_core::*;
+
+/// A device with a fixed service time and a configurable synchronous flag.
+#[derive(Debug)]
+pub(crate) struct TestDevice {
+    pub(crate) ns: u64,
+    pub(crate) synchronous: bool,
+    pub(crate) depth: u32,
+}
+
+impl BlockDevice for TestDevice {
+    fn kind(&self) -> &str {
+        "test"
+    }
+    fn traits(&self) -> DeviceTraits {
+        DeviceTraits {
+            rotational: true,
+            synchronous: self.synchronous,
+            queue_depth: self.depth,
+            max_sectors_kb: 64,
+        }
+    }
+    fn service(&mut self, now: SimTime, req: &IoRequest) -> SimTime {
+        SimTime(now.0 + self.ns + req.bytes / 4)
+    }
+}
+
+/// Reads the aligned window of `2^page_cluster` slots around the fault.
+#[derive(Debug)]
+pub(crate) struct AlignedWindow;
+
+impl Readahead for AlignedWindow {
+    fn kind(&self) -> &'static str {
+        "aligned"
+    }
+    fn plan(&mut self, f: &FaultView) -> ReadaheadPlan {
+        let mask = (1u32 << f.page_cluster.min(8)) - 1;
+        if mask == 0 {
+            return ReadaheadPlan::TargetOnly;
+        }
+        ReadaheadPlan::Slots {
+            first: (f.offset & !mask).max(1),
+            last: (f.offset | mask).min(f.device_slots - 1),
+        }
+    }
+}
+
+/// Reads a window of virtual pages centred on the fault, within the region.
+#[derive(Debug)]
+pub(crate) struct PageWindow;
+
+impl Readahead for PageWindow {
+    fn kind(&self) -> &'static str {
+        "pages"
+    }
+    fn plan(&mut self, f: &FaultView) -> ReadaheadPlan {
+        let first = f.vpage.0.saturating_sub(2).max(f.region_start.0);
+        let last = (f.vpage.0 + 2).min(f.region_end.0 - 1);
+        ReadaheadPlan::Pages { first: VirtPage(first), last: VirtPage(last) }
+    }
+}
+
+/// Makes the first access to each page a write (so that it owns memory), as the
+/// validation workloads' fill does.
+pub(crate) fn first_touch_writes(accesses: &[(u64, bool)]) -> Vec<Access> {
+    let mut seen = std::collections::BTreeSet::new();
+    accesses
+        .iter()
+        .map(|&(p, w)| Access { vpage: VirtPage(p), write: w || seen.insert(p), think_ns: None })
+        .collect()
+}
+
+pub(crate) struct Machine {
+    pub(crate) limit_pages: u64,
+    pub(crate) swap_pages: u64,
+    pub(crate) cpus: u32,
+    pub(crate) page_cluster: u32,
+    pub(crate) plugging: bool,
+    pub(crate) lru: config::LruModel,
+    pub(crate) memcg_version: u8,
+}
+
+pub(crate) fn setup(
+    m: &Machine,
+    devices: Vec<Box<dyn BlockDevice>>,
+    readahead: Box<dyn Readahead>,
+    tasks: Vec<(u64, Vec<Access>)>,
+    seed: u64,
+) -> Setup {
+    let mut cfg = CoreConfig::default();
+    cfg.machine.memory = ByteSize::mib(64);
+    cfg.machine.cpus = m.cpus;
+    cfg.memcg.limit = Some(ByteSize(m.limit_pages * 4096));
+    cfg.memcg.version = m.memcg_version;
+    cfg.swap.page_cluster = m.page_cluster;
+    cfg.block.plugging = m.plugging;
+    cfg.lru = m.lru;
+    for i in 0..devices.len() {
+        cfg.devices.push(SwapDeviceSpec {
+            name: format!("swap{i}"),
+            size: ByteSize(m.swap_pages * 4096),
+            priority: None,
+        });
+    }
+    Setup {
+        config: cfg.validate().expect("test config is valid"),
+        seed,
+        devices,
+        readahead,
+        tasks: tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (pages, acc))| TaskSpec {
+                name: format!("t{i}"),
+                regions: vec![RegionSpec { start: VirtPage(0), pages }],
+                accesses: Box::new(acc.into_iter()),
+            })
+            .collect(),
+    }
+}
+
+/// Runs to the end, checking every invariant after every event.
+pub(crate) fn run_checked(setup: Setup) -> SimReport {
+    let mut sim = Simulation::new(setup).expect("setup is valid");
+    sim.check_invariants();
+    while sim.step().expect("no trace errors in tests") {
+        sim.check_invariants();
+    }
+    sim.into_report()
+}
