@@ -17,7 +17,9 @@
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use swapsim_core::config::{BlockConfig, CpuCosts, LimitsConfig, MachineConfig, MemcgConfig, SwapConfig};
+use swapsim_core::config::{
+    BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig,
+};
 use swapsim_core::gen::GeneratorConfig;
 use swapsim_core::{ByteSize, CoreConfig, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig};
 use swapsim_devices::{DeviceConfig, DeviceProfile};
@@ -42,6 +44,9 @@ pub(crate) struct Scenario {
     memcg: MemcgConfig,
     #[serde(default)]
     swap: SwapSection,
+    /// LRU model: "classic" (the kernel's two lists, default) or "exact".
+    #[serde(default)]
+    lru: LruModel,
     #[serde(default)]
     block: BlockConfig,
     #[serde(default)]
@@ -173,6 +178,7 @@ pub(crate) struct ResolvedScenario {
     pub(crate) machine: MachineConfig,
     pub(crate) memcg: MemcgConfig,
     pub(crate) swap: ResolvedSwap,
+    pub(crate) lru: LruModel,
     pub(crate) block: BlockConfig,
     pub(crate) cpu: CpuCosts,
     pub(crate) limits: LimitsConfig,
@@ -251,6 +257,7 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
             .iter()
             .map(|d| SwapDeviceSpec { name: d.name.clone(), size: d.size, priority: d.priority })
             .collect(),
+        lru: scenario.lru,
         block: scenario.block.clone(),
         cpu: scenario.cpu.clone(),
         limits: scenario.limits.clone(),
@@ -314,6 +321,7 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
                 })
                 .collect(),
         },
+        lru: scenario.lru,
         block: scenario.block,
         cpu: scenario.cpu,
         limits: scenario.limits,
