@@ -362,3 +362,78 @@ impl Prepared {
         swapsim_core::run(setup).map_err(|err| anyhow!("{err}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    /// Loads `text` with `sets` applied and renders the summary line or the error chain.
+    fn check(text: &str, sets: &[&str], expect: Expect) {
+        let source = ScenarioSource { display: "s.toml".into(), text: text.into(), base_dir: PathBuf::new() };
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let options = LoadOptions { sets: &sets, trace: None, seed: None };
+        let actual = match load(&source, options) {
+            Ok(prepared) => crate::output::summary_line(prepared.seed, &prepared.resolved),
+            Err(err) => format!("error: {err:#}"),
+        };
+        expect.assert_eq(&actual);
+    }
+
+    const BASE: &str = r#"
+        [memcg]
+        limit = "64MiB"
+        [[swap.devices]]
+        name = "vda"
+        size = "1GiB"
+        [workload.generator]
+        pattern = "seq"
+        region = "128MiB"
+    "#;
+
+    #[test]
+    fn defaults_and_the_kernel_readahead_choice() {
+        check(
+            BASE,
+            &[],
+            expect!["seed 1 · 4GiB RAM · memcg 64MiB · swap vda 1GiB virtio · page-cluster 3 · readahead cluster (kernel)"],
+        );
+        // No rotational device: the kernel's choice is VMA readahead, unless it is disabled.
+        check(
+            BASE,
+            &["swap.devices.0.model.preset=nvme", "seed=9"],
+            expect!["seed 9 · 4GiB RAM · memcg 64MiB · swap vda 1GiB nvme · page-cluster 3 · readahead vma (kernel)"],
+        );
+        check(
+            BASE,
+            &["swap.devices.0.model.preset=nvme", "swap.vma_ra_enabled=false"],
+            expect!["seed 1 · 4GiB RAM · memcg 64MiB · swap vda 1GiB nvme · page-cluster 3 · readahead cluster (kernel)"],
+        );
+        check(
+            BASE,
+            &["swap.readahead=none", "memcg.limit={}"],
+            expect![[
+                r#"error: scenario s.toml: --set memcg.limit={}: invalid type: map, expected a size such as "256MiB" or a number of bytes"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn validation_errors_name_the_field() {
+        check(
+            BASE,
+            &["swap.page_cluster=40"],
+            expect!["error: scenario s.toml: swap.page_cluster: 40 is outside 0..=31"],
+        );
+        check(
+            BASE,
+            &["swap.devices.0.model.queue_depth=0"],
+            expect!["error: scenario s.toml: swap.devices[0].model: queue_depth: 0 is below 1"],
+        );
+        check(
+            BASE,
+            &["workload.generator.region=100"],
+            expect!["error: scenario s.toml: workload.generator.region: 100 is smaller than one page (4096 bytes)"],
+        );
+    }
+}
