@@ -123,9 +123,9 @@ pub struct MemcgConfig {
     pub limit: Option<ByteSize>,
     /// `vm.swappiness` / `memory.swappiness`, 0..=200. Default 60.
     pub swappiness: u32,
-    /// cgroup version 1 or 2. With v1 ("legacy", no writeback throttling) a reclaimer that
-    /// meets a folio it already queued for writeback waits for the write, as
-    /// `shrink_folio_list` does; with v2 it activates the folio and moves on. Default 2.
+    /// cgroup version 1 or 2. A reclaimer that meets a folio already under writeback
+    /// activates it with v2, as `shrink_folio_list` does; with v1 the kernel would wait for
+    /// the write, which the model simplifies to keeping the folio in place. Default 2.
     pub version: u8,
 }
 

@@ -18,7 +18,9 @@
 //! charge that cannot be satisfied while writes are in flight blocks the task until a
 //! write completes and then retries; readahead pages that cannot be charged without
 //! blocking are skipped; the target page of a swap fault is charged before its
-//! neighbours; kswapd runs on a CPU of its own.
+//! neighbours; kswapd runs on a CPU of its own; synchronous devices (zram) take the
+//! swap-cache path, as after the kernel's swap-table rework, rather than the 6.12–6.18
+//! bypass, and read only the faulting page.
 
 use crate::block::{Bio, BlockLayer, Dispatched, ReqId};
 use crate::config::{CoreConfig, CpuCosts, LruModel, ValidatedConfig};

@@ -1,0 +1,192 @@
+//! Whole runs of the simulator: accesses replayed per second of host time.
+//!
+//! * `resident_hit`: one task fills a 64 MiB region with no memory cgroup limit, then
+//!   makes random passes over it. After the fill every access hits a resident page, so
+//!   this times the engine's inline fast path (page-table lookup, PTE bit update, CPU
+//!   time accounting) plus the workload generator.
+//! * `fault_heavy`: one task works on a 96 MiB region under a 32 MiB memory cgroup limit,
+//!   so most accesses of the passes miss: memcg reclaim, pageout, writeback completions,
+//!   swap-ins with readahead and block-layer merging all run. The device is the measured
+//!   `virtio` preset and readahead is the kernel's cluster policy.
+//!
+//! Inputs come from fixed seeds. Each benchmark's result is checked once outside the timed
+//! loop (access count, outcome, and for `fault_heavy` that pages really were swapped in),
+//! so a broken path cannot post a fast time. The access count is taken on the workload
+//! side, by counting what the engine pulled from each task's stream: the report's
+//! `accesses` counts only accesses that completed without blocking, so it leaves out the
+//! swap faults that waited for a read.
+//!
+//! The ≥10M-access figure for the fault-heavy case is taken once, outside criterion, by
+//! `cargo run --release -p swapsim-benches --example one_shot`.
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use swapsim_core::gen::{GeneratorConfig, Pattern};
+use swapsim_core::workload::{Access, AccessSource};
+use swapsim_core::{
+    run, ByteSize, CoreConfig, Outcome, Setup, SimReport, SimRng, SwapDeviceSpec, TaskSpec, TraceError,
+};
+use swapsim_devices::DeviceConfig;
+use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
+
+/// Root seed of every run in this file.
+const SEED: u64 = 42;
+
+/// One benchmarked run.
+#[derive(Clone, Debug)]
+struct Scenario {
+    /// The task's region.
+    region: ByteSize,
+    /// The memory cgroup limit; `None` is unlimited.
+    memcg_limit: Option<ByteSize>,
+    /// Pattern of the passes after the fill.
+    pattern: Pattern,
+    /// Passes after the fill.
+    passes: u32,
+    /// `vm.page-cluster`.
+    page_cluster: u32,
+}
+
+impl Scenario {
+    fn generator(&self) -> GeneratorConfig {
+        let mut gen = GeneratorConfig::new(self.pattern, self.region);
+        gen.passes = self.passes;
+        gen.validate().expect("benchmark workload is valid");
+        gen
+    }
+
+    /// Accesses one run replays, fill included.
+    fn accesses(&self) -> u64 {
+        self.generator().total_accesses()
+    }
+
+    fn run(&self) -> SimReport {
+        self.run_tasks(self.generator().tasks(SEED))
+    }
+
+    /// Runs once with every task's stream counted; returns the report and the number of
+    /// accesses the engine pulled from the streams.
+    fn run_counted(&self) -> (SimReport, u64) {
+        let pulled = Arc::new(AtomicU64::new(0));
+        let tasks = self
+            .generator()
+            .tasks(SEED)
+            .into_iter()
+            .map(|t| TaskSpec {
+                accesses: Box::new(Counted { inner: t.accesses, n_pulled: 0, total: Arc::clone(&pulled) }),
+                ..t
+            })
+            .collect();
+        let report = self.run_tasks(tasks);
+        (report, pulled.load(Ordering::Relaxed))
+    }
+
+    fn run_tasks(&self, tasks: Vec<TaskSpec>) -> SimReport {
+        let mut cfg = CoreConfig::default();
+        cfg.memcg.limit = self.memcg_limit;
+        cfg.swap.page_cluster = self.page_cluster;
+        cfg.devices.push(SwapDeviceSpec { name: "vda".into(), size: ByteSize::mib(512), priority: None });
+        let device = DeviceConfig::preset("virtio")
+            .build(SimRng::derive(SEED, "devices.vda"))
+            .expect("the virtio preset is valid");
+        let ctx = ReadaheadContext { vma_ra_enabled: true, any_rotational: true };
+        let setup = Setup {
+            config: cfg.validate().expect("benchmark configuration is valid"),
+            seed: SEED,
+            devices: vec![device],
+            readahead: ReadaheadConfig::Cluster.build(&ctx),
+            tasks,
+        };
+        run(setup).expect("benchmark run succeeds")
+    }
+}
+
+/// Resident-hit replay: 64 MiB filled, then 610 random passes, 10,010,624 accesses.
+fn resident_hit() -> Scenario {
+    Scenario {
+        region: ByteSize::mib(64),
+        memcg_limit: None,
+        pattern: Pattern::Rand,
+        passes: 610,
+        page_cluster: 3,
+    }
+}
+
+/// Fault-heavy replay: a region three times the memcg limit.
+fn fault_heavy(pattern: Pattern, passes: u32) -> Scenario {
+    Scenario {
+        region: ByteSize::mib(96),
+        memcg_limit: Some(ByteSize::mib(32)),
+        pattern,
+        passes,
+        page_cluster: 3,
+    }
+}
+
+/// An access stream that counts what the engine pulls from it and adds the count to
+/// `total` when the engine drops it at the end of the run.
+struct Counted {
+    inner: Box<dyn AccessSource>,
+    n_pulled: u64,
+    total: Arc<AtomicU64>,
+}
+
+impl AccessSource for Counted {
+    fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
+        let res = self.inner.next_access();
+        if let Ok(Some(_)) = res {
+            self.n_pulled += 1;
+        }
+        res
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.total.fetch_add(self.n_pulled, Ordering::Relaxed);
+    }
+}
+
+/// Runs the scenario once more, untimed, and checks that it completed after replaying
+/// every access of the workload.
+fn check_completed(s: &Scenario) -> SimReport {
+    let (report, n_pulled) = s.run_counted();
+    assert_eq!(report.outcome, Outcome::Completed, "{s:?}");
+    assert_eq!(n_pulled, s.accesses(), "{s:?}: accesses pulled from the workload");
+    assert!(report.accesses <= n_pulled, "{s:?}: more accesses reported than replayed");
+    report
+}
+
+fn bench_end_to_end(c: &mut Criterion) {
+    let mut group = c.benchmark_group("end_to_end");
+    group.sample_size(10);
+
+    let s = resident_hit();
+    group.throughput(Throughput::Elements(s.accesses()));
+    group.bench_with_input(
+        BenchmarkId::new("resident_hit", "region=64MiB,memcg=unlimited,pattern=rand"),
+        &s,
+        |b, s| b.iter(|| black_box(s.run())),
+    );
+    let report = check_completed(&s);
+    assert_eq!(report.accesses, s.accesses(), "resident_hit: every access completes without blocking");
+    // Only the fill faults; the passes must all hit.
+    assert_eq!(report.vmstat.pgfault, s.region.pages(), "resident_hit: faults beyond the fill");
+    assert_eq!(report.vmstat.pswpin, 0, "resident_hit: swapped in");
+
+    // 96 MiB = 24,576 pages; 40 passes plus the fill make 1,007,616 accesses.
+    for pattern in [Pattern::Rand, Pattern::Seq] {
+        let s = fault_heavy(pattern, 40);
+        group.throughput(Throughput::Elements(s.accesses()));
+        let id = format!("region=96MiB,memcg=32MiB,pattern={pattern},page_cluster={}", s.page_cluster);
+        group.bench_with_input(BenchmarkId::new("fault_heavy", id), &s, |b, s| b.iter(|| black_box(s.run())));
+        let report = check_completed(&s);
+        assert!(report.vmstat.pswpin > 0, "fault_heavy/{pattern}: nothing was swapped in");
+        assert!(report.vmstat.pswpout > 0, "fault_heavy/{pattern}: nothing was swapped out");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_end_to_end);
+criterion_main!(benches);
