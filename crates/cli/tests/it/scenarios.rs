@@ -93,3 +93,35 @@ fn equal_priorities_share_swap_out_between_devices() {
     );
     assert_eq!(doc["block"][1]["writes"]["queued"], 0);
 }
+
+/// Issue 2, "must show": a zipf workload over a region 2–4x the memcg limit swaps, its
+/// counters agree with each other, and raising page_cluster raises swap_ra and lowers the
+/// read dispatches per MiB read.
+#[test]
+fn issue2_zipf_swaps_and_page_cluster_trades_dispatches_for_readahead() {
+    let shrink = ["memcg.limit=8MiB", "workload.generator.region=24MiB", "workload.generator.passes=2"];
+    let at = |pc: &str| {
+        let mut sets = shrink.to_vec();
+        sets.push(pc);
+        run("zipf-memcg.toml", &sets)
+    };
+    let pc0 = at("swap.page_cluster=0");
+    let pc3 = at("swap.page_cluster=3");
+    let per_mib = |doc: &Value| {
+        let reads = &doc["block"][0]["reads"];
+        let dispatches = reads["dispatches"].as_f64().expect("dispatches");
+        let mib = reads["completed_kib"].as_f64().expect("completed_kib") / 1024.0;
+        dispatches / mib
+    };
+    for doc in [&pc0, &pc3] {
+        let (pswpin, majfault) = (counter(doc, "pswpin"), counter(doc, "pgmajfault"));
+        assert!(counter(doc, "pswpout") > 0 && pswpin > 0 && majfault > 0);
+        // Every page read from swap is counted once: the faulting page or a readahead page.
+        assert!(majfault <= pswpin);
+        assert_eq!(pswpin, majfault + counter(doc, "swap_ra"));
+        assert_eq!(doc["block"][0]["reads"]["queued"].as_u64(), Some(pswpin));
+    }
+    assert_eq!(counter(&pc0, "swap_ra"), 0, "page_cluster 0 disables readahead");
+    assert!(counter(&pc3, "swap_ra") > 0);
+    assert!(per_mib(&pc3) < per_mib(&pc0), "pc3 {} vs pc0 {} dispatches/MiB", per_mib(&pc3), per_mib(&pc0));
+}
