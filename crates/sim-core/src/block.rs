@@ -302,9 +302,11 @@ impl BlockLayer {
     }
 
     fn try_sched_merge(&mut self, dev: DeviceId, dir: IoDir, sector: u64, pfn: Pfn) -> bool {
-        let q = &self.queues[dev.0 as usize];
-        let candidates: Vec<ReqId> = q.queued.iter().rev().take(SCHED_MERGE_WINDOW).copied().collect();
-        candidates.into_iter().any(|id| self.try_merge(id, dev, dir, sector, pfn))
+        let n = self.queues[dev.0 as usize].queued.len();
+        (1..=n.min(SCHED_MERGE_WINDOW)).any(|k| {
+            let id = self.queues[dev.0 as usize].queued[n - k];
+            self.try_merge(id, dev, dir, sector, pfn)
+        })
     }
 
     /// Hands a plugged request to the scheduler, merging it into a queued one if adjacent.
