@@ -12,42 +12,10 @@
 //! each task's stream wrapped in a counter, because the report's `accesses` counts only
 //! accesses that completed without blocking, and the two runs must agree.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
+use swapsim_benches::setup;
 use swapsim_core::gen::{GeneratorConfig, Pattern};
-use swapsim_core::workload::{Access, AccessSource};
-use swapsim_core::{
-    run, ByteSize, CoreConfig, Outcome, Setup, SimReport, SimRng, SwapDeviceSpec, TaskSpec, TraceError,
-};
-use swapsim_devices::DeviceConfig;
-use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
-
-const SEED: u64 = 42;
-
-/// An access stream that counts what the engine pulls from it and adds the count to
-/// `total` when the engine drops it at the end of the run.
-struct Counted {
-    inner: Box<dyn AccessSource>,
-    n_pulled: u64,
-    total: Arc<AtomicU64>,
-}
-
-impl AccessSource for Counted {
-    fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
-        let res = self.inner.next_access();
-        if let Ok(Some(_)) = res {
-            self.n_pulled += 1;
-        }
-        res
-    }
-}
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        self.total.fetch_add(self.n_pulled, Ordering::Relaxed);
-    }
-}
+use swapsim_core::{run, ByteSize, Outcome, SimReport};
 
 /// A finished run: its report, the accesses replayed and the host time it took.
 struct Timed {
@@ -56,48 +24,18 @@ struct Timed {
     wall_s: f64,
 }
 
-/// Builds the run's setup; with `pulled` set, every task's stream is counted into it.
-fn setup(gen: &GeneratorConfig, memcg_limit: Option<ByteSize>, pulled: Option<&Arc<AtomicU64>>) -> Setup {
-    let mut cfg = CoreConfig::default();
-    cfg.memcg.limit = memcg_limit;
-    cfg.swap.page_cluster = 3;
-    cfg.devices.push(SwapDeviceSpec { name: "vda".into(), size: ByteSize::mib(512), priority: None });
-    let device = DeviceConfig::preset("virtio")
-        .build(SimRng::derive(SEED, "devices.vda"))
-        .expect("the virtio preset is valid");
-    let ctx = ReadaheadContext { vma_ra_enabled: true, any_rotational: true };
-    let mut tasks = gen.tasks(SEED);
-    if let Some(pulled) = pulled {
-        tasks = tasks
-            .into_iter()
-            .map(|t| TaskSpec {
-                accesses: Box::new(Counted { inner: t.accesses, n_pulled: 0, total: Arc::clone(pulled) }),
-                ..t
-            })
-            .collect();
-    }
-    Setup {
-        config: cfg.validate().expect("configuration is valid"),
-        seed: SEED,
-        devices: vec![device],
-        readahead: ReadaheadConfig::Cluster.build(&ctx),
-        tasks,
-    }
-}
-
-/// Times one plain run, then repeats it untimed with the streams counted: the repeat
-/// checks that every access was replayed and that the two runs agree.
+/// Times one run, then repeats it untimed: every access must have been replayed and the
+/// two runs must agree.
 fn run_once(region: ByteSize, memcg_limit: Option<ByteSize>, pattern: Pattern, passes: u32) -> Timed {
     let mut gen = GeneratorConfig::new(pattern, region);
     gen.passes = passes;
     gen.validate().expect("workload is valid");
     let start = Instant::now();
-    let report = run(setup(&gen, memcg_limit, None)).expect("run succeeds");
+    let report = run(setup(&gen, memcg_limit, 3)).expect("run succeeds");
     let wall_s = start.elapsed().as_secs_f64();
 
-    let pulled = Arc::new(AtomicU64::new(0));
-    let repeat = run(setup(&gen, memcg_limit, Some(&pulled))).expect("run succeeds");
-    let n_accesses = pulled.load(Ordering::Relaxed);
+    let repeat = run(setup(&gen, memcg_limit, 3)).expect("run succeeds");
+    let n_accesses = report.accesses;
     assert_eq!(report.outcome, Outcome::Completed);
     assert_eq!(n_accesses, gen.total_accesses());
     assert_eq!((report.events, report.accesses), (repeat.events, repeat.accesses), "runs disagree");
