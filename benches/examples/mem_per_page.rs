@@ -59,6 +59,7 @@ fn child(name: &str) {
         devices: vec![device],
         readahead: ReadaheadConfig::Cluster.build(&ctx),
         tasks: gen.tasks(SEED),
+        timeline: Vec::new(),
     })
     .expect("run succeeds");
     assert_eq!(report.outcome, Outcome::Completed);

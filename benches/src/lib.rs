@@ -25,5 +25,6 @@ pub fn setup(gen: &GeneratorConfig, memcg_limit: Option<ByteSize>, page_cluster:
         devices: vec![device],
         readahead: ReadaheadConfig::Cluster.build(&ctx),
         tasks: gen.tasks(SEED),
+        timeline: Vec::new(),
     }
 }

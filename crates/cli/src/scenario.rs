@@ -18,10 +18,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use swapsim_core::config::{
-    BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig,
+    BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig, SwapoffHits,
 };
 use swapsim_core::gen::GeneratorConfig;
 use swapsim_core::{ByteSize, CoreConfig, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig};
+use swapsim_core::{Operation, SimTime, TimelineOp, Trigger};
 use swapsim_devices::{DeviceConfig, DeviceProfile};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
@@ -55,6 +56,138 @@ pub(crate) struct Scenario {
     limits: LimitsConfig,
     #[serde(default)]
     workload: WorkloadSection,
+    /// Operations applied during the run, in order.
+    #[serde(default)]
+    timeline: Vec<TimelineEntry>,
+}
+
+/// `[[timeline]]`: one operation. `at` is "after-previous" (the default), "workload-end"
+/// or a simulated time such as "2.5s" or "150ms"; the other fields belong to one `op` each.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TimelineEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    at: Option<String>,
+    op: OpName,
+    /// swapoff, swapon: the device's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    device: Option<String>,
+    /// set-page-cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    page_cluster: Option<u32>,
+    /// set-readahead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    readahead: Option<ReadaheadConfig>,
+    /// set-vma-ra.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vma_ra_enabled: Option<bool>,
+    /// set-memcg-limit: a size, or "max" for no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    limit: Option<String>,
+}
+
+/// The operations a timeline can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum OpName {
+    Swapoff,
+    Swapon,
+    SetPageCluster,
+    SetReadahead,
+    SetVmaRa,
+    SetMemcgLimit,
+    PauseTasks,
+    ResumeTasks,
+    SwapOutAll,
+}
+
+/// Parses "2.5s", "150ms", "20us" or "500ns" into simulated time.
+fn parse_time(text: &str) -> Result<SimTime, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return Err(format!(
+            "\"{text}\" is not a time (expected e.g. \"2.5s\", \"150ms\", \"workload-end\")"
+        ));
+    };
+    let value: f64 = num.trim().parse().map_err(|_| format!("\"{text}\" is not a time"))?;
+    let ns = value * scale;
+    if !ns.is_finite() || !(0.0..=1e18).contains(&ns) {
+        return Err(format!("\"{text}\" is out of range"));
+    }
+    Ok(SimTime(ns.round() as u64))
+}
+
+impl TimelineEntry {
+    /// Checks that the entry carries exactly the fields its operation needs.
+    fn validate(&self, idx: usize, devices: &[DeviceSection]) -> Result<()> {
+        let field = |name: &str| format!("timeline[{idx}].{name}");
+        if let Some(at) = &self.at {
+            if at != "after-previous" && at != "workload-end" {
+                parse_time(at).map_err(|e| anyhow!("{}: {e}", field("at")))?;
+            }
+        }
+        let given: Vec<&str> = [
+            ("device", self.device.is_some()),
+            ("page_cluster", self.page_cluster.is_some()),
+            ("readahead", self.readahead.is_some()),
+            ("vma_ra_enabled", self.vma_ra_enabled.is_some()),
+            ("limit", self.limit.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, present)| *present)
+        .map(|(name, _)| name)
+        .collect();
+        let needs: &[&str] = match self.op {
+            OpName::Swapoff | OpName::Swapon => &["device"],
+            OpName::SetPageCluster => &["page_cluster"],
+            OpName::SetReadahead => &["readahead"],
+            OpName::SetVmaRa => &["vma_ra_enabled"],
+            OpName::SetMemcgLimit => &["limit"],
+            OpName::PauseTasks | OpName::ResumeTasks | OpName::SwapOutAll => &[],
+        };
+        let op = serde_json::to_value(self.op).expect("op names serialise");
+        let op = op.as_str().unwrap_or("?");
+        for name in needs {
+            if !given.contains(name) {
+                bail!("{}: missing for op \"{op}\"", field(name));
+            }
+        }
+        if let Some(extra) = given.iter().find(|g| !needs.contains(g)) {
+            bail!("{}: not used by op \"{op}\"", field(extra));
+        }
+        if let Some(name) = &self.device {
+            if !devices.iter().any(|d| &d.name == name) {
+                bail!("{}: no swap device named \"{name}\"", field("device"));
+            }
+        }
+        if let Some(pc) = self.page_cluster {
+            if pc > 31 {
+                bail!("{}: {pc} is outside 0..=31", field("page_cluster"));
+            }
+        }
+        if let Some(limit) = &self.limit {
+            if limit != "max" {
+                ByteSize::parse(limit).map_err(|e| anyhow!("{}: {e}", field("limit")))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn trigger(&self) -> Trigger {
+        match self.at.as_deref() {
+            None | Some("after-previous") => Trigger::AfterPrevious,
+            Some("workload-end") => Trigger::WorkloadEnd,
+            Some(t) => Trigger::At(parse_time(t).expect("validated")),
+        }
+    }
 }
 
 fn default_seed() -> u64 {
@@ -73,6 +206,9 @@ struct SwapSection {
     cluster_slots: u32,
     /// Readahead policy. Default "kernel": what the kernel would pick on this machine.
     readahead: ReadaheadConfig,
+    /// Whether swapoff credits readahead hits: "ignored" (6.18, and before 5.8; default)
+    /// or "credited" (5.8 to 6.17).
+    swapoff_readahead_hits: SwapoffHits,
     /// Swap devices in swapon order.
     devices: Vec<DeviceSection>,
 }
@@ -85,6 +221,7 @@ impl Default for SwapSection {
             vma_ra_enabled: core.vma_ra_enabled,
             cluster_slots: core.cluster_slots,
             readahead: ReadaheadConfig::default(),
+            swapoff_readahead_hits: core.swapoff_readahead_hits,
             devices: Vec::new(),
         }
     }
@@ -183,6 +320,7 @@ pub(crate) struct ResolvedScenario {
     pub(crate) cpu: CpuCosts,
     pub(crate) limits: LimitsConfig,
     pub(crate) workload: ResolvedWorkload,
+    pub(crate) timeline: Vec<TimelineEntry>,
 }
 
 /// `[swap]` with the readahead choice resolved and every device model in full.
@@ -195,6 +333,7 @@ pub(crate) struct ResolvedSwap {
     pub(crate) readahead: ReadaheadConfig,
     /// The policy that runs, e.g. "cluster".
     pub(crate) readahead_resolved: ReadaheadConfig,
+    pub(crate) swapoff_readahead_hits: SwapoffHits,
     pub(crate) devices: Vec<ResolvedDevice>,
 }
 
@@ -251,6 +390,7 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
             page_cluster: swap.page_cluster,
             vma_ra_enabled: swap.vma_ra_enabled,
             cluster_slots: swap.cluster_slots,
+            swapoff_readahead_hits: swap.swapoff_readahead_hits,
         },
         devices: swap
             .devices
@@ -263,6 +403,9 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
         limits: scenario.limits.clone(),
     };
     let core = core.validate()?;
+    for (idx, entry) in scenario.timeline.iter().enumerate() {
+        entry.validate(idx, &swap.devices)?;
+    }
     let mut profiles = Vec::with_capacity(swap.devices.len());
     for (idx, device) in swap.devices.iter().enumerate() {
         let profile = device.model.resolve().with_context(|| format!("swap.devices[{idx}].model"))?;
@@ -309,6 +452,7 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
             cluster_slots: swap.cluster_slots,
             readahead: swap.readahead,
             readahead_resolved: swap.readahead.resolve(&readahead_ctx),
+            swapoff_readahead_hits: swap.swapoff_readahead_hits,
             devices: swap
                 .devices
                 .iter()
@@ -326,6 +470,7 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
         cpu: scenario.cpu,
         limits: scenario.limits,
         workload: resolved_workload,
+        timeline: scenario.timeline,
     };
     Ok(Prepared {
         seed: options.seed.unwrap_or(scenario.seed),
@@ -351,7 +496,43 @@ impl Prepared {
             Workload::Trace(trace) => vec![trace.task()?],
             Workload::Generator(generator) => generator.tasks(seed),
         };
-        Ok(Setup { config: self.core.clone(), seed, devices, readahead, tasks })
+        let timeline = self.timeline();
+        Ok(Setup { config: self.core.clone(), seed, devices, readahead, tasks, timeline })
+    }
+
+    /// The timeline as core operations, with readahead policies built for the settings in
+    /// force when each operation runs.
+    fn timeline(&self) -> Vec<TimelineOp> {
+        let mut ctx = self.readahead_ctx;
+        let mut policy = self.resolved.swap.readahead;
+        self.resolved
+            .timeline
+            .iter()
+            .map(|e| {
+                let op = match e.op {
+                    OpName::Swapoff => Operation::Swapoff { device: e.device.clone().expect("validated") },
+                    OpName::Swapon => Operation::Swapon { device: e.device.clone().expect("validated") },
+                    OpName::SetPageCluster => Operation::SetPageCluster(e.page_cluster.expect("validated")),
+                    OpName::SetReadahead => {
+                        policy = e.readahead.expect("validated");
+                        Operation::SetReadahead(policy.build(&ctx))
+                    }
+                    OpName::SetVmaRa => {
+                        // The knob matters through the kernel's choice of policy.
+                        ctx.vma_ra_enabled = e.vma_ra_enabled.expect("validated");
+                        Operation::SetReadahead(policy.build(&ctx))
+                    }
+                    OpName::SetMemcgLimit => Operation::SetMemcgLimit(match e.limit.as_deref() {
+                        Some("max") | None => None,
+                        Some(size) => Some(ByteSize::parse(size).expect("validated").pages()),
+                    }),
+                    OpName::PauseTasks => Operation::PauseTasks,
+                    OpName::ResumeTasks => Operation::ResumeTasks,
+                    OpName::SwapOutAll => Operation::SwapOutAll,
+                };
+                TimelineOp { trigger: e.trigger(), op }
+            })
+            .collect()
     }
 
     /// Builds and runs the scenario once.

@@ -151,6 +151,12 @@ impl BlockLayer {
         }
     }
 
+    /// Adds a plug for a new submitting context (a kernel task); returns its owner index.
+    pub(crate) fn add_plug_owner(&mut self) -> usize {
+        self.plugs.push(Plug::default());
+        self.plugs.len() - 1
+    }
+
     /// True for devices that complete I/O in the submitting context (zram, pmem).
     pub(crate) fn is_synchronous(&self, dev: DeviceId) -> bool {
         self.queues[dev.0 as usize].traits.synchronous

@@ -159,11 +159,33 @@ pub struct SwapConfig {
     pub vma_ra_enabled: bool,
     /// Slots per allocation cluster (`SWAPFILE_CLUSTER`). Default 512.
     pub cluster_slots: u32,
+    /// Whether swapoff credits readahead hits to the readahead heuristics. Kernels 5.8
+    /// to 6.17 do ("credited", commit ebc5951eea49); earlier kernels did not, and 6.18,
+    /// whose swapoff looks pages up without the readahead bookkeeping, credits none
+    /// either ("ignored", measured on this project's validation machine). Default
+    /// "ignored".
+    pub swapoff_readahead_hits: SwapoffHits,
+}
+
+/// How swapoff accounts readahead hits (see [`SwapConfig::swapoff_readahead_hits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapoffHits {
+    /// Hits are not seen: `PG_readahead` stays set and no `swap_ra_hit` is counted.
+    #[default]
+    Ignored,
+    /// Hits are credited as on a fault.
+    Credited,
 }
 
 impl Default for SwapConfig {
     fn default() -> Self {
-        SwapConfig { page_cluster: 3, vma_ra_enabled: true, cluster_slots: 512 }
+        SwapConfig {
+            page_cluster: 3,
+            vma_ra_enabled: true,
+            cluster_slots: 512,
+            swapoff_readahead_hits: SwapoffHits::Ignored,
+        }
     }
 }
 

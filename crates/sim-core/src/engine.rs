@@ -23,7 +23,7 @@
 //! bypass, and read only the faulting page.
 
 use crate::block::{Bio, BlockLayer, Dispatched, ReqId};
-use crate::config::{CoreConfig, CpuCosts, LruModel, ValidatedConfig};
+use crate::config::{CoreConfig, CpuCosts, LruModel, SwapoffHits, ValidatedConfig};
 use crate::device::{BlockDevice, IoDir};
 use crate::error::SimError;
 use crate::ids::{DeviceId, Pfn, SwapSlot, TaskId, VirtPage};
@@ -37,6 +37,7 @@ use crate::readahead::{FaultView, Readahead, ReadaheadOutcome, ReadaheadPlan};
 use crate::report::{FaultLatency, Outcome, SimReport, TaskReport};
 use crate::stats::{Gauges, LatencyHistogram, Vmstat};
 use crate::time::{SimDuration, SimTime};
+use crate::timeline::TimelineOp;
 use crate::workload::{Access, AccessSource, TaskSpec};
 
 /// `DEF_PRIORITY`.
@@ -59,6 +60,8 @@ pub struct Setup {
     pub readahead: Box<dyn Readahead>,
     /// Tasks to run.
     pub tasks: Vec<TaskSpec>,
+    /// Operations to apply during the run, in order.
+    pub timeline: Vec<TimelineOp>,
 }
 
 /// Runs a simulation to completion and returns its report.
@@ -82,6 +85,8 @@ enum Event {
     IoComplete(ReqId),
     /// kswapd runs its next reclaim batch.
     KswapdRun,
+    /// The timeline operation with this index starts.
+    Timeline(u32),
 }
 
 /// Result of trying to get a charged frame.
@@ -107,6 +112,8 @@ enum Wait {
     Frame { pfn: Pfn, fault: PendingFault },
     /// A charge waits for any writeback to complete, then the access is retried.
     Writeback,
+    /// A kernel task waits for any I/O to complete, then looks again.
+    AnyIo,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +129,23 @@ struct PendingFault {
     write: bool,
     start: SimTime,
     kind: FaultKind,
+    /// Swapoff's `unuse_pte` rather than a fault: the PTE is installed old and the slot
+    /// freed, and no fault is counted.
+    unuse: bool,
+}
+
+/// A swap-in to perform: by task `t` (whose CPU and plug are used) of `page` in address
+/// space `space`.
+#[derive(Clone, Copy, Debug)]
+struct SwapIn {
+    t: usize,
+    space: usize,
+    page: PageId,
+    region_idx: usize,
+    vpage: VirtPage,
+    slot: SwapSlot,
+    write: bool,
+    swapoff: bool,
 }
 
 /// Results of one `shrink_folio_list` call.
@@ -183,6 +207,8 @@ pub(crate) struct Mm {
     reads_done: Vec<(Pfn, SimTime)>,
     /// The latest write completion not yet announced to tasks waiting on writeback.
     write_done: Option<SimTime>,
+    /// The latest completion of any kind not yet announced to kernel tasks waiting on I/O.
+    io_done: Option<SimTime>,
     /// Sizes of the LRU lists as of the last LRU operation (for refault distance).
     active_anon: u64,
 }
@@ -443,6 +469,7 @@ impl Mm {
                 self.write_done = Some(now);
             }
         }
+        self.io_done = Some(now);
         self.flush_dispatched();
     }
 
@@ -459,6 +486,18 @@ impl Mm {
             self.events += 1;
             self.complete_io(req, at);
         }
+    }
+
+    /// Swapoff's `unuse_pte`: map the folio with an old (not young) PTE, drop the PTE's
+    /// reference to the slot and free the slot; the folio is dirty from then on.
+    fn unuse_pte(&mut self, page: PageId, pfn: Pfn, slot: SwapSlot) {
+        debug_assert_eq!(self.pt.pte(page).state(), PteState::Swap(slot));
+        *self.pt.pte_mut(page) = Pte::present(pfn, false, false);
+        self.frames.set_owner(pfn, Some(page));
+        self.frames.clear(pfn, flag::READAHEAD);
+        self.swap.dec_count(slot);
+        self.folio_free_swap(pfn);
+        self.spend(self.cfg.cpu.swapin_map_ns);
     }
 
     fn memcg_over(&self) -> bool {
@@ -485,8 +524,11 @@ enum TaskState {
 
 struct Task {
     name: String,
+    kind: TaskKind,
     space: usize,
     cpu: usize,
+    /// Plug owner index in the block layer.
+    owner: usize,
     source: Box<dyn AccessSource>,
     /// An access to retry after a wait.
     retry: Option<Access>,
@@ -496,6 +538,17 @@ struct Task {
     accesses: u64,
     blocked_since: SimTime,
     io_wait: SimDuration,
+}
+
+/// What a task runs: a user access stream, or kernel work started by the timeline.
+#[derive(Debug)]
+enum TaskKind {
+    User,
+    Swapoff(ops::SwapoffState),
+    /// Reclaim until memcg usage is at most `goal` pages, or everything that can go.
+    Reclaim {
+        goal: Option<u64>,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -524,6 +577,15 @@ pub struct Simulation {
     lat_minor: LatencyHistogram,
     lat_anon: LatencyHistogram,
     end: SimTime,
+    kswapd_owner: usize,
+    timeline: Vec<Option<TimelineOp>>,
+    /// Index of the next timeline operation to start.
+    timeline_next: usize,
+    /// The operation in progress and the counters when it started.
+    op_running: Option<ops::RunningOp>,
+    op_reports: Vec<crate::timeline::OpReport>,
+    paused: bool,
+    workload_done: bool,
 }
 
 impl std::fmt::Debug for Simulation {
@@ -563,6 +625,7 @@ impl Simulation {
         }
         let n_tasks = setup.tasks.len();
         let block = BlockLayer::new(cfg.block.clone(), models, n_tasks + 1);
+        let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
         let mut tasks = Vec::with_capacity(n_tasks);
         for (i, spec) in setup.tasks.into_iter().enumerate() {
@@ -577,8 +640,10 @@ impl Simulation {
             }
             tasks.push(Task {
                 name: spec.name,
+                kind: TaskKind::User,
                 space,
                 cpu: i % cpus,
+                owner: i,
                 source: spec.accesses,
                 retry: None,
                 state: TaskState::Runnable,
@@ -612,6 +677,7 @@ impl Simulation {
             rotations: Vec::new(),
             reads_done: Vec::new(),
             write_done: None,
+            io_done: None,
             active_anon: 0,
         };
         let mut sim = Simulation {
@@ -631,6 +697,13 @@ impl Simulation {
             lat_minor: LatencyHistogram::default(),
             lat_anon: LatencyHistogram::default(),
             end: SimTime::ZERO,
+            kswapd_owner: n_tasks,
+            timeline,
+            timeline_next: 0,
+            op_running: None,
+            op_reports: Vec::new(),
+            paused: false,
+            workload_done: n_tasks == 0,
         };
         for t in 0..sim.tasks.len() {
             let cpu = sim.tasks[t].cpu;
@@ -642,6 +715,7 @@ impl Simulation {
                 sim.cpus[c].scheduled = true;
             }
         }
+        sim.arm_next_op(SimTime::ZERO);
         Ok(sim)
     }
 
@@ -690,6 +764,13 @@ impl Simulation {
                 }
             }
         }
+        if let Some(at) = self.mm.io_done.take() {
+            for t in 0..self.tasks.len() {
+                if matches!(self.tasks[t].wait, Some(Wait::AnyIo)) {
+                    self.wake(t, at, at);
+                }
+            }
+        }
     }
 
     /// Processes one event. Returns `Ok(false)` when the run is over.
@@ -725,12 +806,16 @@ impl Simulation {
                 self.after_io();
             }
             Event::KswapdRun => self.kswapd_run(now),
+            Event::Timeline(i) => self.start_op(i as usize, now),
         }
         Ok(true)
     }
 
     fn run_cpu(&mut self, c: usize, now: SimTime) -> Result<(), SimError> {
         self.cpus[c].scheduled = false;
+        if self.paused && c < self.mm.cfg.machine.cpus as usize {
+            return Ok(());
+        }
         loop {
             let t = match self.cpus[c].current {
                 Some(t) => t,
@@ -755,6 +840,29 @@ impl Simulation {
                     self.cpus[c].scheduled = true;
                     return Ok(());
                 }
+                if !matches!(self.tasks[t].kind, TaskKind::User) {
+                    self.mm.now = self.tasks[t].clock;
+                    let step = self.kernel_step(t);
+                    self.tasks[t].clock = self.mm.now;
+                    self.flush_dispatched();
+                    if self.tasks[t].state == TaskState::Done {
+                        self.cpus[c].current = None;
+                        self.after_io();
+                        self.op_finished(self.tasks[t].clock);
+                        break;
+                    }
+                    if let Step::Blocked(wait) = step {
+                        let task = &mut self.tasks[t];
+                        task.state = TaskState::Blocked;
+                        task.wait = Some(wait);
+                        task.blocked_since = task.clock;
+                        self.cpus[c].current = None;
+                        self.after_io();
+                        break;
+                    }
+                    self.after_io();
+                    continue;
+                }
                 let access = match self.tasks[t].retry.take() {
                     Some(a) => a,
                     None => {
@@ -768,6 +876,8 @@ impl Simulation {
                                 task.state = TaskState::Done;
                                 self.end = self.end.max(task.clock);
                                 self.cpus[c].current = None;
+                                let at = task.clock;
+                                self.check_workload_done(at);
                                 break;
                             }
                             Err(source) => return Err(SimError::Trace { task: task.name.clone(), source }),
@@ -790,7 +900,7 @@ impl Simulation {
                         let task = &mut self.tasks[t];
                         match wait {
                             // The access is retried once writeback makes room.
-                            Wait::Writeback => task.retry = Some(access),
+                            Wait::Writeback | Wait::AnyIo => task.retry = Some(access),
                             // The access completes when the read does.
                             Wait::Frame { .. } => {
                                 task.accesses += 1;
@@ -808,6 +918,8 @@ impl Simulation {
                         self.oom_kill(t);
                         self.cpus[c].current = None;
                         self.after_io();
+                        let at = self.tasks[t].clock;
+                        self.check_workload_done(at);
                         break;
                     }
                 }
@@ -860,7 +972,16 @@ impl Simulation {
                 Ok(Step::Done)
             }
             PteState::None | PteState::Zero => Ok(self.anon_fault(t, page)),
-            PteState::Swap(slot) => Ok(self.swap_fault(t, page, look.region_idx, a.vpage, slot, a.write)),
+            PteState::Swap(slot) => Ok(self.swap_fault(SwapIn {
+                t,
+                space,
+                page,
+                region_idx: look.region_idx,
+                vpage: a.vpage,
+                slot,
+                write: a.write,
+                swapoff: false,
+            })),
         }
     }
 
@@ -890,28 +1011,30 @@ impl Simulation {
         self.mm.active_anon = self.lru.sizes().active_anon;
     }
 
-    /// `do_swap_page`: a swap-cache hit is a minor fault; a miss reads the page and its
-    /// readahead window and blocks the task until the target's read completes.
-    fn swap_fault(
-        &mut self,
-        t: usize,
-        page: PageId,
-        region_idx: usize,
-        vpage: VirtPage,
-        slot: SwapSlot,
-        write: bool,
-    ) -> Step {
+    /// `do_swap_page` (or swapoff's `unuse_pte_range` step): a swap-cache hit is a minor
+    /// fault; a miss reads the page and its readahead window and blocks the task until the
+    /// target's read completes.
+    fn swap_fault(&mut self, f: SwapIn) -> Step {
+        let SwapIn { t, space, page, region_idx, vpage, slot, write, swapoff } = f;
+        // Swapoff is not a fault: no fault counters, and the readahead bookkeeping on a
+        // hit only if the kernel modelled credits it.
+        let credit_hits = !swapoff || self.mm.cfg.swap.swapoff_readahead_hits == SwapoffHits::Credited;
         let start = self.mm.now;
-        let region = self.mm.pt.spaces[self.tasks[t].space].regions[region_idx].id;
+        let owner = self.tasks[t].owner;
+        let region = self.mm.pt.spaces[space].regions[region_idx].id;
         if let Some(pfn) = self.mm.swap.cached_frame(slot) {
-            self.mm.vmstat.pgfault += 1;
-            self.mm.spend(self.mm.cfg.cpu.fault_ns);
-            let readahead = self.mm.frames.test_and_clear(pfn, flag::READAHEAD);
-            if readahead {
-                self.mm.vmstat.swap_ra_hit += 1;
+            if !swapoff {
+                self.mm.vmstat.pgfault += 1;
+                self.mm.spend(self.mm.cfg.cpu.fault_ns);
             }
-            self.readahead.observe(ReadaheadOutcome::SwapCacheHit { region, vpage, readahead });
-            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor };
+            if credit_hits {
+                let readahead = self.mm.frames.test_and_clear(pfn, flag::READAHEAD);
+                if readahead {
+                    self.mm.vmstat.swap_ra_hit += 1;
+                }
+                self.readahead.observe(ReadaheadOutcome::SwapCacheHit { region, vpage, readahead });
+            }
+            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor, unuse: swapoff };
             if self.mm.frames.test(pfn, flag::LOCKED) {
                 self.mm.frames.set(pfn, flag::WAITED);
                 return Step::Blocked(Wait::Frame { pfn, fault });
@@ -924,13 +1047,15 @@ impl Simulation {
             Alloc::Wait => return Step::Blocked(Wait::Writeback),
             Alloc::Oom => return Step::Oom,
         };
-        self.mm.vmstat.pgfault += 1;
-        self.mm.vmstat.pgmajfault += 1;
-        self.mm.spend(self.mm.cfg.cpu.fault_ns);
+        if !swapoff {
+            self.mm.vmstat.pgfault += 1;
+            self.mm.vmstat.pgmajfault += 1;
+            self.mm.spend(self.mm.cfg.cpu.fault_ns);
+        }
         let view = {
-            let r = &self.mm.pt.spaces[self.tasks[t].space].regions[region_idx];
+            let r = &self.mm.pt.spaces[space].regions[region_idx];
             FaultView {
-                task: TaskId(t as u32),
+                task: TaskId(space as u32),
                 region,
                 region_start: r.start,
                 region_end: r.end(),
@@ -939,50 +1064,52 @@ impl Simulation {
                 offset: slot.offset,
                 device_slots: self.mm.swap.devices[slot.device.0 as usize].max(),
                 page_cluster: self.mm.cfg.swap.page_cluster,
-                swapoff: false,
+                swapoff,
             }
         };
+        let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major, unuse: swapoff };
         // The task will sleep on the target; a read that completes early (a plug flushed
         // by size, then polled by nested reclaim) must still wake it.
         self.mm.frames.set(target, flag::WAITED);
-        let sync = self.mm.block.is_synchronous(slot.device);
-        // Synchronous devices read only the faulting page (the kernel's swap-cache bypass
-        // path has no readahead).
-        let plan = if sync { ReadaheadPlan::TargetOnly } else { self.readahead.plan(&view) };
-        let window = self.window(t, region_idx, slot, plan);
-        if sync {
+        if self.mm.block.is_synchronous(slot.device) {
+            // Synchronous devices read only the faulting page, in this context (the
+            // kernel's swap-cache bypass path has no readahead).
             self.mm.frames.clear(target, flag::WAITED);
-            self.read_swap_cache(t, slot, target, true);
+            self.read_swap_cache(owner, slot, target, true);
             let now = self.mm.now;
             let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
             self.mm.now = self.mm.block.submit_sync(bio, now);
             self.mm.frames.clear(target, flag::LOCKED);
-            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major };
             self.finish_swap_fault(target, fault, self.mm.now);
             return Step::Done;
         }
-        self.mm.block.start_plug(t);
+        let plan = self.readahead.plan(&view);
+        let window = self.window(space, region_idx, slot, plan);
+        self.mm.block.start_plug(owner);
         for s in window {
             if s == slot {
-                self.read_swap_cache(t, s, target, true);
+                self.read_swap_cache(owner, s, target, true);
             } else if self.mm.swap.count(s) > 0 && self.mm.swap.cached_frame(s).is_none() {
                 // A neighbour: skip it rather than block if memory is short.
                 if let Alloc::Got(pfn) = self.alloc_frame(t, false) {
-                    self.read_swap_cache(t, s, pfn, false);
+                    self.read_swap_cache(owner, s, pfn, false);
                 }
             }
         }
         let now = self.mm.now;
-        self.mm.block.finish_plug(t, now, &mut self.mm.dispatched);
-        Step::Blocked(Wait::Frame {
-            pfn: target,
-            fault: PendingFault { page, slot, write, start, kind: FaultKind::Major },
-        })
+        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+        Step::Blocked(Wait::Frame { pfn: target, fault })
     }
 
     /// The slots a readahead plan covers, in the order the kernel visits them, clamped to
     /// the device (cluster plans) or to chunks that exist (VMA plans).
-    fn window(&self, t: usize, region_idx: usize, target: SwapSlot, plan: ReadaheadPlan) -> Vec<SwapSlot> {
+    fn window(
+        &self,
+        space: usize,
+        region_idx: usize,
+        target: SwapSlot,
+        plan: ReadaheadPlan,
+    ) -> Vec<SwapSlot> {
         match plan {
             ReadaheadPlan::TargetOnly => vec![target],
             ReadaheadPlan::Slots { first, last } => {
@@ -997,7 +1124,6 @@ impl Simulation {
                 v
             }
             ReadaheadPlan::Pages { first, last } => {
-                let space = self.tasks[t].space;
                 let mut v = Vec::new();
                 let mut has_target = false;
                 for vp in first.0..=last.0 {
@@ -1016,8 +1142,9 @@ impl Simulation {
         }
     }
 
-    /// `__read_swap_cache_async` plus `swap_read_folio` for one slot.
-    fn read_swap_cache(&mut self, t: usize, slot: SwapSlot, pfn: Pfn, target: bool) {
+    /// `__read_swap_cache_async` plus `swap_read_folio` for one slot, on behalf of plug
+    /// owner `owner`.
+    fn read_swap_cache(&mut self, owner: usize, slot: SwapSlot, pfn: Pfn, target: bool) {
         let shadow = self.mm.swap.cache_insert(slot, pfn);
         self.mm.frames.set_swap_slot(pfn, Some(slot));
         self.mm.frames.set(pfn, flag::LOCKED);
@@ -1038,7 +1165,7 @@ impl Simulation {
         }
         let now = self.mm.now;
         self.mm.block.submit(
-            t,
+            owner,
             Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn },
             now,
             &mut self.mm.dispatched,
@@ -1047,6 +1174,10 @@ impl Simulation {
 
     fn finish_swap_fault(&mut self, pfn: Pfn, f: PendingFault, start_map: SimTime) {
         self.mm.now = start_map;
+        if f.unuse {
+            self.mm.unuse_pte(f.page, pfn, f.slot);
+            return;
+        }
         self.mm.map_swapped(f.page, pfn, f.slot, f.write);
         let lat = self.mm.now.since(f.start).0;
         match f.kind {
@@ -1060,10 +1191,11 @@ impl Simulation {
     /// `may_wait` false the caller skips the page instead of blocking.
     fn alloc_frame(&mut self, t: usize, may_wait: bool) -> Alloc {
         let cpu = self.tasks[t].cpu;
+        let owner = self.tasks[t].owner;
         let mut retries = 0;
         loop {
             if self.mm.memcg_over() {
-                let got = self.reclaim(t, cpu, Reclaimer::Memcg, SWAP_CLUSTER_MAX);
+                let got = self.reclaim(owner, cpu, Reclaimer::Memcg, SWAP_CLUSTER_MAX);
                 if self.mm.memcg_over() {
                     if got == 0 {
                         if !may_wait {
@@ -1086,7 +1218,7 @@ impl Simulation {
             }
             if free <= self.mm.wmark.min {
                 self.mm.vmstat.allocstall_normal += 1;
-                let got = self.reclaim(t, cpu, Reclaimer::Direct, SWAP_CLUSTER_MAX);
+                let got = self.reclaim(owner, cpu, Reclaimer::Direct, SWAP_CLUSTER_MAX);
                 if got == 0 && self.mm.frames.free_pages() <= self.mm.wmark.min {
                     if !may_wait || self.mm.nr_writeback > 0 {
                         if self.mm.frames.free_pages() == 0 || may_wait {
@@ -1160,8 +1292,8 @@ impl Simulation {
     /// One batch of `balance_pgdat`: shrink at the current priority until free memory
     /// reaches the high watermark.
     fn kswapd_run(&mut self, now: SimTime) {
-        let kswapd_owner = self.tasks.len();
-        let kswapd_cpu = self.cpus.len();
+        let kswapd_owner = self.kswapd_owner;
+        let kswapd_cpu = self.mm.cfg.machine.cpus as usize;
         let start = self.kswapd.clock.max(now);
         self.mm.now = start;
         let free = self.mm.frames.free_pages();
@@ -1404,6 +1536,7 @@ impl Simulation {
             events: self.mm.events,
             accesses: self.accesses,
             readahead: self.readahead.kind().to_string(),
+            operations: self.op_reports(),
             vmstat: mm.vmstat.clone(),
             at_end,
             block: mm.block.stats(),
@@ -1426,5 +1559,6 @@ impl Simulation {
     }
 }
 
+mod ops;
 #[cfg(test)]
 mod tests;

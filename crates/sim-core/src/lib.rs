@@ -30,6 +30,7 @@
 //!     devices: vec![Box::new(Fixed)],
 //!     readahead: Box::new(swapsim_core::NoReadahead),
 //!     tasks: vec![TaskSpec { name: "demo".into(), regions: vec![RegionSpec { start: VirtPage(0), pages }], accesses: Box::new(accesses) }],
+//!     timeline: Vec::new(),
 //! }).unwrap();
 //! assert!(report.vmstat.pswpout > 0 && report.vmstat.pswpin > 0);
 //! ```
@@ -47,6 +48,7 @@ pub mod report;
 pub mod rng;
 pub mod stats;
 pub mod time;
+pub mod timeline;
 pub mod trace;
 pub mod workload;
 
@@ -67,4 +69,5 @@ pub use readahead::{FaultView, NoReadahead, Readahead, ReadaheadOutcome, Readahe
 pub use report::{Outcome, SimReport};
 pub use rng::SimRng;
 pub use time::{SimDuration, SimTime};
+pub use timeline::{OpReport, Operation, TimelineOp, Trigger};
 pub use workload::{Access, AccessSource, RegionSpec, TaskSpec};

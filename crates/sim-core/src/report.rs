@@ -70,4 +70,6 @@ pub struct SimReport {
     pub fault_latency: FaultLatency,
     /// Per task.
     pub tasks: Vec<TaskReport>,
+    /// Timeline operations: what each did and how long it took.
+    pub operations: Vec<crate::timeline::OpReport>,
 }

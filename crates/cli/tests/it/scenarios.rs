@@ -27,7 +27,14 @@ fn every_scenario_has_a_test() {
     names.sort();
     assert_eq!(
         names,
-        ["demo.toml", "hdd-cluster.toml", "seq-thrash.toml", "two-devices.toml", "zipf-memcg.toml"]
+        [
+            "demo.toml",
+            "hdd-cluster.toml",
+            "seq-thrash.toml",
+            "swapoff.toml",
+            "two-devices.toml",
+            "zipf-memcg.toml"
+        ]
     );
 }
 
@@ -124,4 +131,32 @@ fn issue2_zipf_swaps_and_page_cluster_trades_dispatches_for_readahead() {
     assert_eq!(counter(&pc0, "swap_ra"), 0, "page_cluster 0 disables readahead");
     assert!(counter(&pc3, "swap_ra") > 0);
     assert!(per_mib(&pc3) < per_mib(&pc0), "pc3 {} vs pc0 {} dispatches/MiB", per_mib(&pc3), per_mib(&pc0));
+}
+
+/// Issue 3: swapoff brings every swapped page back (counted as pswpin, not as faults) and
+/// empties the device; the timeline reports its duration and I/O.
+#[test]
+fn swapoff_empties_the_device_without_counting_faults() {
+    let doc = run(
+        "swapoff.toml",
+        &["memcg.limit=8MiB", "workload.generator.region=48MiB", "swap.devices.0.size=128MiB"],
+    );
+    let ops = doc["operations"].as_array().expect("operations");
+    assert_eq!(ops.len(), 2);
+    assert_eq!(ops[0]["op"], "set-memcg-limit");
+    let swapoff = &ops[1];
+    assert_eq!(swapoff["op"], "swapoff");
+    assert_eq!(swapoff["result"], "completed");
+    assert!(swapoff["duration_s"].as_f64().expect("finished") > 0.0);
+    // Pages written during the fill come back, except those still in the swap cache.
+    let swapped_in = swapoff["pswpin"].as_u64().expect("pswpin");
+    assert!(swapped_in > 0 && swapped_in <= counter(&doc, "pswpout"));
+    assert_eq!(swapped_in, counter(&doc, "pswpin"), "all reads happened during swapoff");
+    assert_eq!(counter(&doc, "pgmajfault"), 0, "swapoff is not a fault");
+    assert_eq!(doc["at_end"]["swap_pages"], 0);
+    assert_eq!(doc["at_end"]["swap_slots_used"], 0);
+    assert_eq!(doc["at_end"]["rss_pages"], 48 * 256);
+    // The 6.18 default credits no readahead hits during swapoff.
+    assert_eq!(swapoff["swap_ra_hit"], 0);
+    assert!(swapoff["swap_ra"].as_u64().expect("swap_ra") > 0);
 }

@@ -70,6 +70,7 @@ fn check(
                 think_ns: None,
             })),
         }],
+        timeline: Vec::new(),
     };
     let mut sim = Simulation::new(setup).unwrap();
     sim.check_invariants();

@@ -111,6 +111,11 @@ impl SwapDevice {
     pub(crate) fn pages(&self) -> u32 {
         self.max() - 1
     }
+    /// Allocated slots, header excluded.
+    pub(crate) fn inuse(&self) -> u32 {
+        self.inuse
+    }
+
     pub(crate) fn is_full(&self) -> bool {
         self.inuse == self.pages()
     }
@@ -319,6 +324,17 @@ impl Swap {
             }),
             _ => unreachable!("corrupt swap cache word {w:#x} at {slot}"),
         }
+    }
+
+    /// Every slot of `dev` that a frame caches, in offset order.
+    pub(crate) fn cached_slots(&self, dev: DeviceId) -> Vec<(u32, Pfn)> {
+        let d = &self.devices[dev.0 as usize];
+        d.cache
+            .iter()
+            .enumerate()
+            .filter(|(_, &w)| w & TAG_MASK == TAG_FRAME)
+            .map(|(off, &w)| (off as u32, Pfn(w & !TAG_MASK)))
+            .collect()
     }
 
     #[inline]

@@ -119,6 +119,7 @@ pub(crate) fn setup(
                 accesses: Box::new(acc.into_iter()),
             })
             .collect(),
+        timeline: Vec::new(),
     }
 }
 

@@ -1,0 +1,110 @@
+//! Scenario timelines: operations applied while a run is in progress.
+//!
+//! A timeline is a list of operations carried out one after another. Each waits for its
+//! trigger (a simulated time, the end of the workload, or simply the end of the previous
+//! operation) and for the previous operation to finish. Operations that take time
+//! (swapoff, reclaiming memory) run as kernel tasks on CPUs of their own; the others take
+//! effect at once. Policies are built by the caller, so that the core never depends on a
+//! concrete policy.
+
+use crate::readahead::Readahead;
+use crate::time::SimTime;
+use serde::Serialize;
+
+/// When an operation may start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// As soon as the previous operation finished (at the start of the run for the first).
+    AfterPrevious,
+    /// At this simulated time, or when the previous operation finished if later.
+    At(SimTime),
+    /// When every task has replayed its whole stream (or was killed).
+    WorkloadEnd,
+}
+
+/// What an operation does.
+#[derive(Debug)]
+pub enum Operation {
+    /// `swapoff`: bring every page on the device back into memory (`try_to_unuse`), then
+    /// stop using the device.
+    Swapoff {
+        /// Device name as in the scenario.
+        device: String,
+    },
+    /// `swapon` of a device that was swapped off.
+    Swapon {
+        /// Device name as in the scenario.
+        device: String,
+    },
+    /// Set `vm.page-cluster`.
+    SetPageCluster(u32),
+    /// Replace the swap-in readahead policy (built by the caller).
+    SetReadahead(Box<dyn Readahead>),
+    /// Set or remove (`None`) the memory cgroup limit, in pages. Lowering it reclaims down
+    /// to the new limit in the writer's context, as writing `memory.max` does.
+    SetMemcgLimit(Option<u64>),
+    /// Stop scheduling the tasks (they keep their memory).
+    PauseTasks,
+    /// Resume paused tasks.
+    ResumeTasks,
+    /// Push every anonymous page out to swap, the state a guest is in after hibernation
+    /// and resume (`shrink_all_memory` until nothing more can go).
+    SwapOutAll,
+}
+
+impl Operation {
+    /// Stable name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Operation::Swapoff { .. } => "swapoff",
+            Operation::Swapon { .. } => "swapon",
+            Operation::SetPageCluster(_) => "set-page-cluster",
+            Operation::SetReadahead(_) => "set-readahead",
+            Operation::SetMemcgLimit(_) => "set-memcg-limit",
+            Operation::PauseTasks => "pause-tasks",
+            Operation::ResumeTasks => "resume-tasks",
+            Operation::SwapOutAll => "swap-out-all",
+        }
+    }
+}
+
+/// One timeline entry.
+#[derive(Debug)]
+pub struct TimelineOp {
+    /// When it may start.
+    pub trigger: Trigger,
+    /// What it does.
+    pub op: Operation,
+}
+
+/// What an operation did, for the report.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OpReport {
+    /// Operation name (see [`Operation::name`]).
+    pub op: String,
+    /// Device, for swapoff and swapon.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Simulated time it started, in seconds.
+    pub start_s: f64,
+    /// Simulated time it finished, in seconds (absent if the run ended first).
+    pub end_s: Option<f64>,
+    /// `end_s - start_s`.
+    pub duration_s: Option<f64>,
+    /// "completed", "running" (the run ended first) or why it failed.
+    pub result: String,
+    /// Pages read from swap while it ran.
+    pub pswpin: u64,
+    /// Pages written to swap while it ran.
+    pub pswpout: u64,
+    /// Readahead pages read while it ran.
+    pub swap_ra: u64,
+    /// Readahead hits credited while it ran.
+    pub swap_ra_hit: u64,
+    /// Read requests completed, over all devices, while it ran.
+    pub read_requests: u64,
+    /// KiB read, over all devices, while it ran.
+    pub read_kib: u64,
+    /// Write requests completed, over all devices, while it ran.
+    pub write_requests: u64,
+}
