@@ -47,6 +47,48 @@ proptest! {
     }
 
     #[test]
+    fn swapoff_empties_the_device_and_every_page_is_present_once(
+        tasks in prop::collection::vec(accesses(128, 400), 1..3),
+        limit_pages in 24u64..64,
+        page_cluster in 0u32..4,
+        swap_out_all_first: bool,
+        vma_window: bool,
+    ) {
+        let m = Machine {
+            limit_pages, swap_pages: 600, cpus: 2, page_cluster, plugging: true,
+            lru: LruModel::Classic, memcg_version: 2,
+        };
+        let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
+        let distinct: Vec<usize> = tasks
+            .iter()
+            .map(|t| t.iter().map(|a| a.0).collect::<std::collections::BTreeSet<_>>().len())
+            .collect();
+        let tasks: Vec<_> = tasks.iter().map(|t| (128, first_touch_writes(t))).collect();
+        let mut timeline = vec![TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SetMemcgLimit(None) }];
+        if swap_out_all_first {
+            timeline.push(TimelineOp { trigger: Trigger::AfterPrevious, op: Operation::SwapOutAll });
+        }
+        timeline.push(TimelineOp { trigger: Trigger::AfterPrevious, op: Operation::Swapoff { device: "swap0".into() } });
+        let dev = TestDevice { ns: 15_000, synchronous: false, depth: 4 };
+        let r = run_checked(setup_with_timeline(&m, vec![Box::new(dev)], readahead, tasks, timeline));
+        prop_assert_eq!(&r.outcome, &Outcome::Completed);
+        let swapoff = r.operations.last().expect("swapoff reported");
+        prop_assert_eq!(swapoff.op.as_str(), "swapoff");
+        prop_assert_eq!(swapoff.result.as_str(), "completed");
+        prop_assert_eq!(r.at_end.swap_slots_used, 0);
+        prop_assert_eq!(r.at_end.swap_pages, 0);
+        prop_assert_eq!(r.at_end.nr_swapcached, 0);
+        // Every page a task wrote is present, once.
+        prop_assert_eq!(r.at_end.rss_pages, distinct.iter().sum::<usize>() as u64);
+        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
+        if swap_out_all_first {
+            let out = &r.operations[1];
+            prop_assert_eq!(out.op.as_str(), "swap-out-all");
+            prop_assert!(swapoff.pswpin > 0, "everything was pushed out, so swapoff reads");
+        }
+    }
+
+    #[test]
     fn exact_lru_without_readahead_misses_like_a_naive_lru(
         raw in accesses(120, 800),
         limit_pages in 40u64..100,

@@ -83,6 +83,18 @@ pub(crate) struct Machine {
     pub(crate) memcg_version: u8,
 }
 
+pub(crate) fn setup_with_timeline(
+    m: &Machine,
+    devices: Vec<Box<dyn BlockDevice>>,
+    readahead: Box<dyn Readahead>,
+    tasks: Vec<(u64, Vec<Access>)>,
+    timeline: Vec<TimelineOp>,
+) -> Setup {
+    let mut s = setup(m, devices, readahead, tasks, 1);
+    s.timeline = timeline;
+    s
+}
+
 pub(crate) fn setup(
     m: &Machine,
     devices: Vec<Box<dyn BlockDevice>>,
