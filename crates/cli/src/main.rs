@@ -12,12 +12,13 @@
 //! which it keeps under one `host` key so the rest of a report stays reproducible.
 
 mod demo;
+mod experiment;
 mod output;
 mod overrides;
 mod scenario;
 mod tracefile;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -43,6 +44,41 @@ enum Command {
     Demo(DemoArgs),
     /// Write the accesses of a scenario's `[workload.generator]` as a text trace.
     WriteTrace(WriteTraceArgs),
+    /// Reproduce a published kernel experiment (`experiment list` names them).
+    #[command(subcommand)]
+    Experiment(ExperimentCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ExperimentCommand {
+    /// List the named experiments and what was published.
+    List,
+    /// Run one experiment: its setup, a table laid out like the publication's, a verdict.
+    Run(ExperimentArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ExperimentArgs {
+    /// Experiment name, e.g. `swapoff-readahead` or `plug-merge`.
+    name: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExperimentFormat::Table)]
+    format: ExperimentFormat,
+    /// Also write result.json and result.csv into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Shrink memory and swap sizes by this factor (0 < scale <= 1) for a quick run; the
+    /// comparison with the publication holds at 1.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+}
+
+/// How an experiment's result is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ExperimentFormat {
+    Table,
+    Json,
+    Csv,
 }
 
 /// How a report is printed.
@@ -159,6 +195,40 @@ fn dispatch(cli: Cli) -> Result<()> {
             match args.format {
                 Format::Json => demo::write_json(&mut out, &runs, started.elapsed())?,
                 Format::Table => demo::write_table(&mut out, &runs, started.elapsed())?,
+            }
+        }
+        Command::Experiment(ExperimentCommand::List) => {
+            for e in &experiment::EXPERIMENTS {
+                writeln!(out, "{}\n  {}\n  published: {}\n", e.name, e.title, e.published)?;
+            }
+        }
+        Command::Experiment(ExperimentCommand::Run(args)) => {
+            let started = std::time::Instant::now();
+            let outcome = experiment::run(&args.name, args.scale)?;
+            let wall_s = started.elapsed().as_secs_f64();
+            // The result's fields, then `host`: the only part that depends on this machine.
+            let mut doc = serde_json::to_value(&outcome)?;
+            doc.as_object_mut()
+                .context("an experiment result is an object")?
+                .insert("host".into(), serde_json::json!({ "wall_s": wall_s }));
+            if let Some(dir) = &args.out {
+                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+                let mut json = Vec::new();
+                output::write_json(&mut json, &doc)?;
+                std::fs::write(dir.join("result.json"), json)
+                    .with_context(|| format!("writing {}", dir.display()))?;
+                let mut csv = Vec::new();
+                experiment::write_csv(&mut csv, &outcome)?;
+                std::fs::write(dir.join("result.csv"), csv)
+                    .with_context(|| format!("writing {}", dir.display()))?;
+            }
+            match args.format {
+                ExperimentFormat::Json => output::write_json(&mut out, &doc)?,
+                ExperimentFormat::Csv => experiment::write_csv(&mut out, &outcome)?,
+                ExperimentFormat::Table => {
+                    experiment::write_table(&mut out, &outcome)?;
+                    writeln!(out, "host: {wall_s:.1} s wall")?;
+                }
             }
         }
         Command::WriteTrace(args) => {

@@ -6,6 +6,7 @@
 mod demo;
 mod determinism;
 mod errors;
+mod experiments;
 mod overrides;
 mod readme;
 mod scenarios;
