@@ -852,12 +852,7 @@ impl Simulation {
                         break;
                     }
                     if let Step::Blocked(wait) = step {
-                        let task = &mut self.tasks[t];
-                        task.state = TaskState::Blocked;
-                        task.wait = Some(wait);
-                        task.blocked_since = task.clock;
-                        self.cpus[c].current = None;
-                        self.after_io();
+                        self.sleep(t, c, wait);
                         break;
                     }
                     self.after_io();
@@ -907,11 +902,7 @@ impl Simulation {
                                 self.accesses += 1;
                             }
                         }
-                        task.state = TaskState::Blocked;
-                        task.wait = Some(wait);
-                        task.blocked_since = task.clock;
-                        self.cpus[c].current = None;
-                        self.after_io();
+                        self.sleep(t, c, wait);
                         break;
                     }
                     Step::Oom => {
@@ -925,6 +916,17 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// Task `t` leaves CPU `c` to sleep on `wait`; completions absorbed meanwhile are
+    /// delivered after its state is final, so that a read it waits on can wake it.
+    fn sleep(&mut self, t: usize, c: usize, wait: Wait) {
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Blocked;
+        task.wait = Some(wait);
+        task.blocked_since = task.clock;
+        self.cpus[c].current = None;
+        self.after_io();
     }
 
     /// Handles one access by task `t`. Resident pages take the fast path.
