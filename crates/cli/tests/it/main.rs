@@ -10,3 +10,4 @@ mod overrides;
 mod readme;
 mod scenarios;
 mod support;
+mod sweep;
