@@ -13,15 +13,19 @@
 
 mod demo;
 mod experiment;
+mod merge;
 mod output;
 mod overrides;
+mod plot;
 mod scenario;
+mod sweep;
+mod sweep_output;
 mod tracefile;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Command line of `swapsim`.
@@ -44,6 +48,10 @@ enum Command {
     Demo(DemoArgs),
     /// Write the accesses of a scenario's `[workload.generator]` as a text trace.
     WriteTrace(WriteTraceArgs),
+    /// Run a scenario once per combination of `--vary` values and tabulate the results.
+    Sweep(SweepArgs),
+    /// Join the `--shard` documents of one sweep into the whole sweep's result.
+    Merge(MergeArgs),
     /// Reproduce a published kernel experiment (`experiment list` names them).
     #[command(subcommand)]
     Experiment(ExperimentCommand),
@@ -107,6 +115,71 @@ struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+}
+
+/// How a sweep is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum SweepFormat {
+    /// One row per variant, aligned for reading.
+    Table,
+    /// One JSON document holding every variant's full report.
+    Json,
+    /// The table's columns as CSV, with a header row and plain numbers.
+    Csv,
+}
+
+#[derive(Debug, clap::Args)]
+struct SweepArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// A setting to vary, with the key syntax of `--set`: a comma list
+    /// (`swap.readahead=cluster,fixed`) or an inclusive integer range
+    /// (`swap.page_cluster=1..8`). Repeat for a cross product, in which the first key varies
+    /// slowest. At most 10000 variants.
+    #[arg(long = "vary", value_name = "KEY=VALUES", required = true)]
+    varies: Vec<String>,
+    /// Edit the scenario before every variant, as for `run`. May be repeated; applied in
+    /// order, before the varied edits.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Root seed of every variant; overrides the scenario's `seed`.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Variants run at once [default: the number of available cores]. The results do not
+    /// depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: Option<u16>,
+    /// Output format [default: table, or json with --shard].
+    #[arg(long, value_enum)]
+    format: Option<SweepFormat>,
+    /// Also write DIR/sweep.json, DIR/sweep.csv and DIR/sweep.svg (a plot of --metric),
+    /// creating DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// What the plot shows on its y axis: any vmstat counter, or read_dispatches,
+    /// reads_per_dispatch, major_p50_us, major_p99_us, sim_time_s.
+    #[arg(long, default_value = "pgmajfault")]
+    metric: String,
+    /// Run only the variants whose index is K-1 modulo N, and print them as a JSON shard
+    /// document for `swapsim merge`. For array jobs: one shard per task.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+struct MergeArgs {
+    /// The shard documents, each printed by `swapsim sweep --shard K/N`; any order.
+    #[arg(required = true)]
+    shards: Vec<PathBuf>,
+    /// Output format; `json` is byte-identical to the unsharded sweep's apart from `host`.
+    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
+    format: SweepFormat,
+    /// Also write DIR/sweep.json, DIR/sweep.csv and DIR/sweep.svg, creating DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// What the plot in --out shows on its y axis, as for `sweep`.
+    #[arg(long, default_value = "pgmajfault")]
+    metric: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -238,7 +311,71 @@ fn dispatch(cli: Cli) -> Result<()> {
             let n_accesses = tracefile::write_generated(&prepared, &args.output)?;
             writeln!(out, "wrote {n_accesses} accesses to {}", args.output.display())?;
         }
+        Command::Sweep(args) => run_sweep(&mut out, &args)?,
+        Command::Merge(args) => {
+            sweep_output::check_metric(&args.metric)?;
+            let merged = merge::merge(&args.shards)?;
+            emit_sweep(&mut out, args.format, &merged.doc, &merged.view, args.out.as_deref(), &args.metric)?;
+        }
     }
     out.flush()?;
     Ok(())
+}
+
+fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
+    sweep_output::check_metric(&args.metric)?;
+    let axes = args
+        .varies
+        .iter()
+        .map(|arg| sweep::Axis::parse(arg).map_err(|message| anyhow!(message)))
+        .collect::<Result<Vec<_>>>()?;
+    let plan = sweep::Plan::new(axes, args.sets.clone())?;
+    let shard = match &args.shard {
+        Some(text) => Some(sweep::Shard::parse(text).map_err(|message| anyhow!("--shard {message}"))?),
+        None => None,
+    };
+    let format = match (shard, args.format) {
+        (Some(_), None | Some(SweepFormat::Json)) => SweepFormat::Json,
+        (Some(_), Some(_)) => bail!("--shard prints a JSON document for `swapsim merge`; use --format json"),
+        (None, format) => format.unwrap_or(SweepFormat::Table),
+    };
+    if shard.is_some() && args.out.is_some() {
+        bail!("--shard and --out: write the files from the merged result, `swapsim merge ... --out DIR`");
+    }
+    let jobs = match args.jobs {
+        Some(jobs) => usize::from(jobs),
+        None => std::thread::available_parallelism().map(std::num::NonZeroUsize::get).unwrap_or(1),
+    };
+    let source = scenario::ScenarioSource::read(&args.scenario)?;
+    sweep::install_reproduce_hint();
+    let started = std::time::Instant::now();
+    let options = sweep::SweepOptions { source: &source, seed: args.seed, shard, jobs };
+    let run = sweep::run(&plan, options)?;
+    let wall_s = (started.elapsed().as_secs_f64() * 1e6).round() / 1e6;
+    let host = sweep_output::SweepHost { wall_s, jobs, shards: None };
+    let shard_info =
+        shard.map(|shard| sweep_output::ShardInfo { k: shard.k, n: shard.n, total: plan.n_variants() });
+    let doc = sweep_output::document(&source.display, &plan, &run, shard_info, host);
+    let axes = plan.axes.iter().map(|axis| (axis.key.clone(), axis.values.clone())).collect();
+    let view = sweep_output::SweepView::of(&doc, axes, plan.fixed.clone())?;
+    emit_sweep(out, format, &doc, &view, args.out.as_deref(), &args.metric)
+}
+
+/// Prints a sweep (or merged) document in `format`, after writing the `--out` files.
+fn emit_sweep(
+    out: &mut impl Write,
+    format: SweepFormat,
+    doc: &impl serde::Serialize,
+    view: &sweep_output::SweepView,
+    dir: Option<&Path>,
+    metric: &str,
+) -> Result<()> {
+    if let Some(dir) = dir {
+        sweep_output::write_dir(dir, doc, view, metric)?;
+    }
+    match format {
+        SweepFormat::Json => output::write_json(out, doc),
+        SweepFormat::Table => sweep_output::write_table(out, view),
+        SweepFormat::Csv => sweep_output::write_csv(out, view),
+    }
 }

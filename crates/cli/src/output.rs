@@ -75,8 +75,11 @@ impl<'a> RunDocument<'a> {
 
 /// Prints `value` as pretty JSON followed by a newline.
 pub(crate) fn write_json(out: &mut impl Write, value: &impl Serialize) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
-    writeln!(out)?;
+    // Serialised first and written in one go, so that a closed pipe surfaces as the
+    // `io::Error` that `main` recognises rather than wrapped in a serde error.
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    out.write_all(&bytes)?;
     Ok(())
 }
 

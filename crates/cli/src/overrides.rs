@@ -34,6 +34,16 @@ impl Override {
         Ok(Override { text: text.to_string(), path, value: parse_value(raw_value.trim()) })
     }
 
+    /// The dotted key, as it will be written back.
+    pub(crate) fn key(&self) -> String {
+        self.path.join(".")
+    }
+
+    /// The value the edit writes.
+    pub(crate) fn value(&self) -> &Value {
+        &self.value
+    }
+
     /// Writes the value into `root`, creating missing tables along the path.
     pub(crate) fn apply(&self, root: &mut Table) -> Result<(), String> {
         let fail = |message: String| Err(format!("--set {}: {message}", self.text));

@@ -11,3 +11,4 @@ mod overrides;
 mod readme;
 mod scenarios;
 mod support;
+mod sweep;

@@ -1,0 +1,431 @@
+//! `swapsim sweep`: one scenario run once per combination of `--vary` values.
+//!
+//! A sweep is a plan (the axes and the fixed `--set` edits) expanded into numbered
+//! variants. Variant `i` is the scenario with the fixed edits followed by one edit per
+//! axis, loaded and run through exactly the path `swapsim run` takes, so any row of a
+//! sweep can be reproduced with `run` and the same `--set` arguments.
+//!
+//! Determinism: the variants run in parallel, but results are collected by variant index,
+//! never by completion order, and every variant runs with the same seed. The job count
+//! therefore changes only the wall-clock time, which is reported under `host`.
+//!
+//! What it deliberately does not do: vary the seed. A sweep compares settings at one seed;
+//! `--vary seed=...` is refused rather than silently overridden by `--seed`.
+
+use anyhow::{anyhow, bail, Context, Result};
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::io::IsTerminal;
+use swapsim_core::SimReport;
+
+use crate::overrides::Override;
+use crate::scenario::{self, LoadOptions, Prepared, ScenarioSource};
+
+/// The most variants one sweep may hold. A cross product grows fast, and a typo such as
+/// `1..100000` should fail at once rather than run for a day.
+pub(crate) const MAX_VARIANTS: usize = 10_000;
+
+/// One `--vary` argument: a key and the values it takes, in the order given.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Axis {
+    /// The dotted key, as for `--set`.
+    pub(crate) key: String,
+    /// Each value as typed: the text after `=` of the edit it makes.
+    pub(crate) texts: Vec<String>,
+    /// Each value as the edit writes it (`0` is an integer, `cluster` a string); reports
+    /// show these.
+    pub(crate) values: Vec<serde_json::Value>,
+}
+
+impl Axis {
+    /// Parses `key=v1,v2,...` or `key=a..b` (integers, both ends included).
+    pub(crate) fn parse(arg: &str) -> Result<Axis, String> {
+        let fail = |message: String| Err(format!("--vary {arg}: {message}"));
+        let Some((key, spec)) = arg.split_once('=') else {
+            return fail("expected KEY=VALUES: a comma list such as 0,1,3 or a range such as 1..8".into());
+        };
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(|part| part.trim().is_empty()) {
+            return fail(format!("\"{key}\" is not a dotted key path"));
+        }
+        if key == "seed" {
+            return fail("every variant runs with the sweep's seed; choose it with --seed".into());
+        }
+        let spec = spec.trim();
+        let texts: Vec<String> = if let Some((low, high)) = spec.split_once("..") {
+            let (Ok(low), Ok(high)) = (low.trim().parse::<i64>(), high.trim().parse::<i64>()) else {
+                return fail(format!("\"{spec}\" is not a range of integers such as 1..8"));
+            };
+            if low > high {
+                return fail(format!("the range {low}..{high} is empty ({low} is above {high})"));
+            }
+            let n_values = i128::from(high) - i128::from(low) + 1;
+            if n_values > MAX_VARIANTS as i128 {
+                return fail(format!("{n_values} values; a sweep runs at most {MAX_VARIANTS} variants"));
+            }
+            (low..=high).map(|value| value.to_string()).collect()
+        } else {
+            if spec.is_empty() {
+                return fail("no values".into());
+            }
+            let texts: Vec<String> = spec.split(',').map(|text| text.trim().to_string()).collect();
+            if texts.iter().any(String::is_empty) {
+                return fail(format!("empty value in the list \"{spec}\""));
+            }
+            for (idx, text) in texts.iter().enumerate() {
+                if texts[..idx].contains(text) {
+                    return fail(format!("the value {text} is listed twice"));
+                }
+            }
+            if texts.len() > MAX_VARIANTS {
+                return fail(format!("{} values; a sweep runs at most {MAX_VARIANTS} variants", texts.len()));
+            }
+            texts
+        };
+        let mut values = Vec::with_capacity(texts.len());
+        for text in &texts {
+            let edit = Override::parse(&format!("{key}={text}"))
+                .map_err(|message| format!("--vary {arg}: {message}"))?;
+            let value = serde_json::to_value(edit.value()).map_err(|err| format!("--vary {arg}: {err}"))?;
+            values.push(value);
+        }
+        Ok(Axis { key: key.to_string(), texts, values })
+    }
+
+    /// The edit that gives this axis its `value_idx`-th value.
+    fn edit(&self, value_idx: usize) -> String {
+        format!("{}={}", self.key, self.texts[value_idx])
+    }
+}
+
+/// The variants of a sweep: the cross product of its axes, the first axis varying slowest.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub(crate) axes: Vec<Axis>,
+    /// The `--set` edits every variant starts from, in order.
+    pub(crate) fixed: Vec<String>,
+    n_variants: usize,
+}
+
+impl Plan {
+    /// Checks the axes against each other and against the variant limit.
+    pub(crate) fn new(axes: Vec<Axis>, fixed: Vec<String>) -> Result<Plan> {
+        if axes.is_empty() {
+            bail!("a sweep needs at least one --vary");
+        }
+        for (idx, axis) in axes.iter().enumerate() {
+            if axes[..idx].iter().any(|earlier| earlier.key == axis.key) {
+                bail!("--vary {}: the key is varied twice; list all its values in one --vary", axis.key);
+            }
+        }
+        for text in &fixed {
+            let edit = Override::parse(text).map_err(|message| anyhow!(message))?;
+            if axes.iter().any(|axis| axis.key == edit.key()) {
+                bail!("--set {text}: {} is also varied; drop one of the two", edit.key());
+            }
+        }
+        // Saturating, so that a silly number of axes is reported rather than overflowing.
+        let n_variants = axes.iter().fold(1u128, |acc, axis| acc.saturating_mul(axis.texts.len() as u128));
+        if n_variants > MAX_VARIANTS as u128 {
+            let sizes: Vec<String> = axes.iter().map(|axis| axis.texts.len().to_string()).collect();
+            bail!(
+                "the sweep has {n_variants} variants ({}); a sweep runs at most {MAX_VARIANTS}",
+                sizes.join(" × ")
+            );
+        }
+        Ok(Plan { axes, fixed, n_variants: n_variants as usize })
+    }
+
+    /// How many variants the full sweep holds.
+    pub(crate) fn n_variants(&self) -> usize {
+        self.n_variants
+    }
+
+    /// For variant `index`, the index of its value on each axis.
+    pub(crate) fn value_indices(&self, index: usize) -> Vec<usize> {
+        assert!(index < self.n_variants, "variant {index} of {}", self.n_variants);
+        let mut rest = index;
+        let mut indices = vec![0; self.axes.len()];
+        for (slot, axis) in indices.iter_mut().zip(&self.axes).rev() {
+            *slot = rest % axis.texts.len();
+            rest /= axis.texts.len();
+        }
+        indices
+    }
+
+    /// Every `--set` edit of variant `index`: the fixed ones, then one per axis.
+    pub(crate) fn edits(&self, index: usize) -> Vec<String> {
+        let mut edits = self.fixed.clone();
+        for (axis, value_idx) in self.axes.iter().zip(self.value_indices(index)) {
+            edits.push(axis.edit(value_idx));
+        }
+        edits
+    }
+
+    /// The varied settings of variant `index`, as `key=value` text for messages.
+    fn describe(&self, index: usize) -> String {
+        let edits: Vec<String> =
+            self.axes.iter().zip(self.value_indices(index)).map(|(axis, idx)| axis.edit(idx)).collect();
+        edits.join(", ")
+    }
+}
+
+/// `--shard K/N`: the variants whose index is `K-1` modulo `N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shard {
+    /// 1-based shard number.
+    pub(crate) k: usize,
+    pub(crate) n: usize,
+}
+
+impl Shard {
+    /// Parses `K/N` with `1 <= K <= N`.
+    pub(crate) fn parse(text: &str) -> Result<Shard, String> {
+        let parsed =
+            text.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+        match parsed {
+            Some((k, n)) if 1 <= k && k <= n => Ok(Shard { k, n }),
+            _ => Err(format!("\"{text}\" is not K/N with 1 <= K <= N, e.g. 2/8")),
+        }
+    }
+
+    /// Whether variant `index` belongs to this shard.
+    pub(crate) fn holds(&self, index: usize) -> bool {
+        index % self.n == self.k - 1
+    }
+}
+
+/// Everything a sweep needs besides the plan.
+#[derive(Debug)]
+pub(crate) struct SweepOptions<'a> {
+    pub(crate) source: &'a ScenarioSource,
+    /// `--seed`: replaces the scenario's seed for every variant.
+    pub(crate) seed: Option<u64>,
+    pub(crate) shard: Option<Shard>,
+    /// Threads in the pool that runs the variants.
+    pub(crate) jobs: usize,
+}
+
+/// One finished variant.
+#[derive(Debug)]
+pub(crate) struct VariantRun {
+    pub(crate) index: usize,
+    pub(crate) prepared: Prepared,
+    pub(crate) report: SimReport,
+}
+
+/// The variants a sweep ran, in index order.
+#[derive(Debug)]
+pub(crate) struct SweepRun {
+    /// The seed every variant ran with.
+    pub(crate) seed: u64,
+    pub(crate) variants: Vec<VariantRun>,
+}
+
+/// Loads the scenario once per axis value to catch a bad key or value before anything
+/// runs, then runs the variants (all of them, or one shard's) on a pool of `jobs` threads.
+pub(crate) fn run(plan: &Plan, options: SweepOptions<'_>) -> Result<SweepRun> {
+    let source = options.source;
+    let base = scenario::load(source, LoadOptions { sets: &plan.fixed, trace: None, seed: options.seed })?;
+    for axis in &plan.axes {
+        for value_idx in 0..axis.texts.len() {
+            let mut sets = plan.fixed.clone();
+            sets.push(axis.edit(value_idx));
+            scenario::load(source, LoadOptions { sets: &sets, trace: None, seed: options.seed })
+                .with_context(|| format!("--vary {}", axis.edit(value_idx)))?;
+        }
+    }
+
+    let indices: Vec<usize> = (0..plan.n_variants())
+        .filter(|&idx| options.shard.as_ref().is_none_or(|shard| shard.holds(idx)))
+        .collect();
+    let progress = progress_bar(indices.len());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs)
+        .build()
+        .context("cannot start the sweep's thread pool")?;
+    let results: Vec<Result<VariantRun>> = pool.install(|| {
+        indices
+            .par_iter()
+            .map(|&index| {
+                let res = run_variant(plan, &options, index);
+                if let Some(bar) = &progress {
+                    bar.inc(1);
+                }
+                res
+            })
+            .collect()
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    // The first failure by index, so the message does not depend on thread timing.
+    let variants = results.into_iter().collect::<Result<Vec<VariantRun>>>()?;
+    for variant in &variants {
+        assert_eq!(variant.prepared.seed, base.seed, "the seed is never varied");
+    }
+    Ok(SweepRun { seed: base.seed, variants })
+}
+
+fn run_variant(plan: &Plan, options: &SweepOptions<'_>, index: usize) -> Result<VariantRun> {
+    let context = || format!("variant {index} ({})", plan.describe(index));
+    let sets = plan.edits(index);
+    let prepared =
+        scenario::load(options.source, LoadOptions { sets: &sets, trace: None, seed: options.seed })
+            .with_context(context)?;
+    let mut command = format!("swapsim run {} --seed {}", options.source.display, prepared.seed);
+    for set in &sets {
+        command.push_str(&format!(" --set '{set}'"));
+    }
+    REPRODUCE.with(|slot| *slot.borrow_mut() = Some(command));
+    let report = prepared.run().with_context(context);
+    REPRODUCE.with(|slot| *slot.borrow_mut() = None);
+    Ok(VariantRun { index, prepared, report: report? })
+}
+
+thread_local! {
+    /// The `swapsim run` command that replays the variant this thread is running.
+    static REPRODUCE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A panic is a broken invariant in the simulator; print the `run` command that replays
+/// the variant it happened in. The hook runs on the panicking thread, which is the one
+/// whose slot names the variant.
+pub(crate) fn install_reproduce_hint() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        let command = REPRODUCE.with(|slot| slot.borrow().clone());
+        if let Some(command) = command {
+            eprintln!("this is a bug in swapsim; reproduce with: {command}");
+        }
+    }));
+}
+
+/// A progress bar on stderr, only for a person watching a terminal and only when there is
+/// more than one variant to wait for.
+fn progress_bar(n_variants: usize) -> Option<indicatif::ProgressBar> {
+    if n_variants <= 1 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(n_variants as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    let style = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} variants, {elapsed} elapsed")
+        .expect("the template is valid");
+    bar.set_style(style);
+    Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    /// Parses each `--vary` argument and renders the plan's edits per variant, or the error.
+    fn check(args: &[&str], expect: Expect) {
+        let actual = args
+            .iter()
+            .map(|arg| Axis::parse(arg).map_err(|message| anyhow!(message)))
+            .collect::<Result<Vec<Axis>>>()
+            .and_then(|axes| Plan::new(axes, Vec::new()))
+            .map(|plan| {
+                (0..plan.n_variants())
+                    .map(|idx| format!("{idx}: {}\n", plan.describe(idx)))
+                    .collect::<String>()
+            })
+            .unwrap_or_else(|err| format!("error: {err:#}"));
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn the_first_axis_varies_slowest() {
+        check(
+            &["swap.page_cluster=0,3", "swap.readahead=cluster,none"],
+            expect![[r#"
+                0: swap.page_cluster=0, swap.readahead=cluster
+                1: swap.page_cluster=0, swap.readahead=none
+                2: swap.page_cluster=3, swap.readahead=cluster
+                3: swap.page_cluster=3, swap.readahead=none
+            "#]],
+        );
+        check(
+            &["memcg.limit=1MiB", "swap.page_cluster=-1..1"],
+            expect![[r#"
+                0: memcg.limit=1MiB, swap.page_cluster=-1
+                1: memcg.limit=1MiB, swap.page_cluster=0
+                2: memcg.limit=1MiB, swap.page_cluster=1
+            "#]],
+        );
+    }
+
+    #[test]
+    fn values_are_typed_as_edits_write_them() {
+        let axis = Axis::parse("swap.x=0, fixed ,1.5,true").expect("a valid list");
+        let values: Vec<String> = axis.values.iter().map(|v| v.to_string()).collect();
+        assert_eq!(values, ["0", "\"fixed\"", "1.5", "true"]);
+        assert_eq!(axis.texts, ["0", "fixed", "1.5", "true"]);
+    }
+
+    #[test]
+    fn bad_axes_are_errors() {
+        check(&["swap.page_cluster"], expect!["error: --vary swap.page_cluster: expected KEY=VALUES: a comma list such as 0,1,3 or a range such as 1..8"]);
+        check(&["swap.page_cluster="], expect!["error: --vary swap.page_cluster=: no values"]);
+        check(
+            &["swap.page_cluster=1,,2"],
+            expect![[r#"error: --vary swap.page_cluster=1,,2: empty value in the list "1,,2""#]],
+        );
+        check(
+            &["swap.page_cluster=8..1"],
+            expect!["error: --vary swap.page_cluster=8..1: the range 8..1 is empty (8 is above 1)"],
+        );
+        check(
+            &["swap.page_cluster=1..x"],
+            expect![[
+                r#"error: --vary swap.page_cluster=1..x: "1..x" is not a range of integers such as 1..8"#
+            ]],
+        );
+        check(
+            &["swap.page_cluster=0.5..2"],
+            expect![[
+                r#"error: --vary swap.page_cluster=0.5..2: "0.5..2" is not a range of integers such as 1..8"#
+            ]],
+        );
+        check(
+            &["swap..page_cluster=1"],
+            expect![[r#"error: --vary swap..page_cluster=1: "swap..page_cluster" is not a dotted key path"#]],
+        );
+        check(
+            &["seed=1,2"],
+            expect![
+                "error: --vary seed=1,2: every variant runs with the sweep's seed; choose it with --seed"
+            ],
+        );
+        check(&["a=1,2,1"], expect!["error: --vary a=1,2,1: the value 1 is listed twice"]);
+        check(
+            &["a=0..10000"],
+            expect!["error: --vary a=0..10000: 10001 values; a sweep runs at most 10000 variants"],
+        );
+        check(
+            &["a=1..100", "b=1..101"],
+            expect!["error: the sweep has 10100 variants (100 × 101); a sweep runs at most 10000"],
+        );
+        check(
+            &["a=1", "a=2"],
+            expect!["error: --vary a: the key is varied twice; list all its values in one --vary"],
+        );
+        check(&[], expect!["error: a sweep needs at least one --vary"]);
+    }
+
+    #[test]
+    fn shards_split_by_index_modulo_n() {
+        let shard = Shard::parse("2/3").expect("valid");
+        let held: Vec<usize> = (0..8).filter(|&idx| shard.holds(idx)).collect();
+        assert_eq!(held, [1, 4, 7]);
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/2"] {
+            let err = Shard::parse(bad).expect_err(bad);
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+}

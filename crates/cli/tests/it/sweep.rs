@@ -1,0 +1,281 @@
+//! `swapsim sweep` and `swapsim merge`: variants in a stable order, each equal to a `run`
+//! with the same edits, independent of the job count and of sharding.
+
+use crate::support::{data, fails, ok, parse, run_json, without_host};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The tiny scenario, one pass: a few milliseconds per variant.
+const SHRINK: [&str; 2] = ["--set", "workload.generator.passes=1"];
+
+/// `sweep` over the tiny scenario with `extra` arguments; returns stdout.
+fn sweep(extra: &[&str]) -> String {
+    let scenario = data("tiny.toml");
+    let mut args = vec!["sweep", scenario.as_str()];
+    args.extend_from_slice(&SHRINK);
+    args.extend_from_slice(extra);
+    ok(&args)
+}
+
+/// The two-key sweep most tests use: page_cluster 0, 3 × readahead cluster, none.
+const TWO_KEYS: [&str; 4] = ["--vary", "swap.page_cluster=0,3", "--vary", "swap.readahead=cluster,none"];
+
+/// A fresh directory for one test's files, under Cargo's scratch directory for tests.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep").join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("the old scratch directory can be removed");
+    }
+    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
+    dir
+}
+
+fn write(path: &PathBuf, text: &str) -> String {
+    std::fs::write(path, text).expect("the scratch file can be written");
+    path.display().to_string()
+}
+
+#[test]
+fn two_keys_give_four_variants_first_key_slowest_each_equal_to_run() {
+    let mut args = TWO_KEYS.to_vec();
+    args.extend(["--format", "json", "--jobs", "2"]);
+    let doc = parse(&sweep(&args));
+    assert_eq!(doc["scenario"], data("tiny.toml"), "the path as given");
+    assert_eq!(doc["seed"], 7);
+    assert_eq!(doc["fixed"], serde_json::json!(["workload.generator.passes=1"]));
+    assert_eq!(
+        doc["vary"],
+        serde_json::json!([
+            {"key": "swap.page_cluster", "values": [0, 3]},
+            {"key": "swap.readahead", "values": ["cluster", "none"]},
+        ])
+    );
+    assert!(doc.get("shard").is_none());
+    assert_eq!(doc["host"]["jobs"], 2);
+    let variants = doc["variants"].as_array().expect("variants is an array");
+    let expected = [("0", "cluster"), ("0", "none"), ("3", "cluster"), ("3", "none")];
+    assert_eq!(variants.len(), expected.len());
+    for (idx, (variant, (page_cluster, readahead))) in variants.iter().zip(expected).enumerate() {
+        assert_eq!(variant["index"], idx);
+        let settings: Vec<(&String, String)> = variant["settings"]
+            .as_object()
+            .expect("settings is an object")
+            .iter()
+            .map(|(key, value)| (key, value.to_string()))
+            .collect();
+        assert_eq!(settings.len(), 2);
+        assert_eq!(variant["settings"]["swap.page_cluster"], page_cluster.parse::<u32>().unwrap());
+        assert_eq!(variant["settings"]["swap.readahead"], readahead);
+
+        let pc = format!("swap.page_cluster={page_cluster}");
+        let ra = format!("swap.readahead={readahead}");
+        let mut run =
+            parse(&run_json(&data("tiny.toml"), &[SHRINK[0], SHRINK[1], "--set", &pc, "--set", &ra]));
+        run.as_object_mut().expect("an object").remove("host");
+        assert_eq!(variant["report"], run, "variant {idx} differs from `run` with the same edits");
+    }
+    // The settings reached the runs: page_cluster 3 with cluster readahead reads ahead.
+    assert!(variants[2]["report"]["vmstat"]["swap_ra"].as_u64().unwrap() > 0);
+    assert_eq!(variants[0]["report"]["vmstat"]["swap_ra"], 0);
+}
+
+#[test]
+fn the_job_count_changes_nothing_but_host() {
+    let mut one = TWO_KEYS.to_vec();
+    one.extend(["--format", "json", "--jobs", "1"]);
+    let mut two = TWO_KEYS.to_vec();
+    two.extend(["--format", "json", "--jobs", "2"]);
+    let (one, two) = (sweep(&one), sweep(&two));
+    assert_eq!(without_host(&one), without_host(&two));
+    assert_eq!(parse(&one)["host"]["jobs"], 1);
+}
+
+#[test]
+fn every_split_into_shards_merges_back_to_the_unsharded_document() {
+    let vary = ["--vary", "swap.page_cluster=0..2", "--vary", "swap.readahead=cluster,fixed"];
+    let mut whole = vary.to_vec();
+    whole.extend(["--format", "json"]);
+    let whole = sweep(&whole);
+    let dir = scratch("every-split");
+    for n in 1..=3 {
+        let mut files = Vec::new();
+        for k in 1..=n {
+            let spec = format!("{k}/{n}");
+            let mut args = vary.to_vec();
+            args.extend(["--shard", spec.as_str()]);
+            let shard = sweep(&args);
+            let doc = parse(&shard);
+            assert_eq!(doc["shard"], serde_json::json!({"k": k, "n": n, "total": 6}));
+            let indices: Vec<u64> =
+                doc["variants"].as_array().unwrap().iter().map(|v| v["index"].as_u64().unwrap()).collect();
+            let expected: Vec<u64> = (0..6).filter(|idx| idx % n == k - 1).collect();
+            assert_eq!(indices, expected, "shard {spec}");
+            files.push(write(&dir.join(format!("shard-{k}-of-{n}.json")), &shard));
+        }
+        // Any order of the files gives the same result.
+        files.reverse();
+        let mut args = vec!["merge"];
+        args.extend(files.iter().map(String::as_str));
+        args.extend(["--format", "json"]);
+        let merged = ok(&args);
+        assert_eq!(without_host(&merged), without_host(&whole), "merging {n} shards");
+        assert_eq!(parse(&merged)["host"]["shards"], n);
+    }
+}
+
+#[test]
+fn merge_refuses_missing_duplicate_and_foreign_shards() {
+    let dir = scratch("merge-errors");
+    let shard = |name: &str, spec: &str, vary: &str| {
+        let text = sweep(&["--vary", vary, "--shard", spec]);
+        write(&dir.join(name), &text)
+    };
+    let first = shard("first.json", "1/2", "swap.page_cluster=0..3");
+    let second = shard("second.json", "2/2", "swap.page_cluster=0..3");
+    let other = shard("other.json", "2/2", "swap.page_cluster=0..4");
+
+    let err = fails(&["merge", &first]);
+    assert!(err.contains("missing shard 2/2 (variants 1, 3)") && err.contains(&first), "{err}");
+    let err = fails(&["merge", &first, &second, &first]);
+    assert!(err.contains("duplicate shard 1/2") && err.contains(&first), "{err}");
+    let err = fails(&["merge", &first, &other]);
+    assert!(
+        err.contains(&other) && err.contains("not a shard of the same sweep") && err.contains("vary"),
+        "{err}"
+    );
+
+    // A shard file that lost a variant is named, as is a whole sweep given as a shard.
+    let mut doc = parse(&std::fs::read_to_string(&second).unwrap());
+    doc["variants"].as_array_mut().unwrap().pop();
+    let truncated = write(&dir.join("truncated.json"), &serde_json::to_string_pretty(&doc).unwrap());
+    let err = fails(&["merge", &first, &truncated]);
+    assert!(err.contains(&truncated) && err.contains("lacks variants 3"), "{err}");
+    let whole =
+        write(&dir.join("whole.json"), &sweep(&["--vary", "swap.page_cluster=0,1", "--format", "json"]));
+    let err = fails(&["merge", &whole]);
+    assert!(err.contains(&whole) && err.contains("not one shard"), "{err}");
+    let err = fails(&["merge", &dir.join("absent.json").display().to_string()]);
+    assert!(err.contains("cannot read shard") && err.contains("absent.json"), "{err}");
+}
+
+#[test]
+fn out_writes_json_csv_and_a_plot_with_one_line_per_second_key_value() {
+    let dir = scratch("out").join("results");
+    let dir_arg = dir.display().to_string();
+    let mut args = TWO_KEYS.to_vec();
+    args.extend(["--out", &dir_arg, "--metric", "swap_ra"]);
+    let table = sweep(&args);
+    assert!(table.starts_with("swapsim "), "the table is still printed: {table}");
+
+    let json = std::fs::read_to_string(dir.join("sweep.json")).expect("sweep.json is written");
+    assert_eq!(parse(&json)["variants"].as_array().unwrap().len(), 4);
+    let csv = std::fs::read_to_string(dir.join("sweep.csv")).expect("sweep.csv is written");
+    let rows: Vec<Vec<&str>> = csv.lines().map(|line| line.split(',').collect()).collect();
+    assert_eq!(rows[0][..3], ["swap.page_cluster", "swap.readahead", "pgmajfault"]);
+    assert_eq!(rows.len(), 5);
+    for row in &rows[1..] {
+        assert_eq!(row.len(), rows[0].len());
+        let pgmajfault: u64 = row[2].parse().expect("counts are plain integers");
+        assert!(pgmajfault > 0);
+    }
+
+    let svg = std::fs::read_to_string(dir.join("sweep.svg")).expect("sweep.svg is written");
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for label in ["swap.readahead=cluster", "swap.readahead=none", "swap.page_cluster", "swap_ra"] {
+        assert!(svg.contains(label), "the plot names {label}");
+    }
+    // One polyline per line, plus one per legend entry.
+    assert!(svg.matches("<polyline").count() >= 4, "{svg}");
+}
+
+#[test]
+fn a_single_key_sweep_plots_one_categorical_line() {
+    let dir = scratch("one-line");
+    let dir_arg = dir.display().to_string();
+    sweep(&["--vary", "swap.readahead=cluster,fixed,none", "--out", &dir_arg, "--metric", "major_p99_us"]);
+    let svg = std::fs::read_to_string(dir.join("sweep.svg")).expect("sweep.svg is written");
+    for label in [">\ncluster\n<", ">\nfixed\n<", ">\nnone\n<", "major_p99_us"] {
+        assert!(svg.contains(label), "the plot shows {label:?}");
+    }
+}
+
+#[test]
+fn table_and_csv_list_the_variants_in_order() {
+    let mut args = TWO_KEYS.to_vec();
+    args.extend(["--format", "csv"]);
+    let csv = sweep(&args);
+    let settings: Vec<String> =
+        csv.lines().skip(1).map(|line| line.split(',').take(2).collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(settings, ["0 cluster", "0 none", "3 cluster", "3 none"]);
+    assert!(csv.lines().skip(1).all(|line| line.ends_with(",completed")), "{csv}");
+
+    let table = sweep(&TWO_KEYS);
+    let header = table.lines().find(|line| line.starts_with("swap.page_cluster")).expect("a header row");
+    for column in
+        ["pgmajfault", "swap_ra_hit", "read dispatches", "reads/dispatch", "major p99 µs", "sim time s"]
+    {
+        assert!(header.contains(column), "{header}");
+    }
+    let rows: Vec<String> = table
+        .lines()
+        .skip_while(|line| !line.starts_with("swap.page_cluster"))
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .map(|line| line.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(rows, ["0 cluster", "0 none", "3 cluster", "3 none"]);
+    assert!(table.contains("fixed: --set workload.generator.passes=1"), "{table}");
+}
+
+#[test]
+fn bad_sweep_arguments_are_rejected_with_messages() {
+    let tiny = data("tiny.toml");
+    let check = |vary: &[&str], expected: &str| {
+        let mut args = vec!["sweep", tiny.as_str()];
+        args.extend_from_slice(vary);
+        let err = fails(&args);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    };
+    check(&["--vary", "swap.page_cluster="], "--vary swap.page_cluster=: no values");
+    check(&["--vary", "swap.page_cluster=3..1"], "the range 3..1 is empty");
+    check(&["--vary", "swap.page_cluster=1..two"], "not a range of integers");
+    check(&["--vary", "swap.page_clustr=0,1"], "unknown field `page_clustr`");
+    check(&["--vary", "swap.page_clustr=0,1"], "--vary swap.page_clustr=0");
+    check(&["--vary", "swap.page_cluster=0,99"], "swap.page_cluster: 99 is outside 0..=31");
+    check(&["--vary", "swap.page_cluster"], "expected KEY=VALUES");
+    check(&["--vary", "memcg.swappiness=0..100", "--vary", "swap.page_cluster=0..99"], "at most 10000");
+    check(&["--vary", "seed=1,2"], "--seed");
+    check(&["--vary", "swap.page_cluster=0,1", "--set", "swap.page_cluster=2"], "also varied");
+    check(&["--vary", "swap.page_cluster=0,1", "--shard", "3/2"], "--shard \"3/2\" is not K/N");
+    check(&["--vary", "swap.page_cluster=0,1", "--shard", "1/2", "--format", "csv"], "use --format json");
+    check(&["--vary", "swap.page_cluster=0,1", "--metric", "pgmajfaults"], "unknown metric");
+    check(&["--vary", "swap.page_cluster=0,1", "--jobs", "0"], "0");
+    // --vary is required.
+    check(&[], "--vary");
+}
+
+#[test]
+fn progress_is_never_drawn_when_stderr_is_not_a_terminal() {
+    let out = crate::support::swapsim(&[
+        "sweep",
+        &data("tiny.toml"),
+        SHRINK[0],
+        SHRINK[1],
+        "--vary",
+        "swap.page_cluster=0..3",
+    ]);
+    assert!(out.success, "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+}
+
+#[test]
+fn the_same_seed_runs_every_variant() {
+    let doc = parse(&sweep(&["--vary", "swap.page_cluster=0,1", "--seed", "9", "--format", "json"]));
+    assert_eq!(doc["seed"], 9);
+    for variant in doc["variants"].as_array().unwrap() {
+        assert_eq!(variant["report"]["seed"], 9);
+    }
+    let value: &Value = &doc["variants"][1]["settings"]["swap.page_cluster"];
+    assert_eq!(value, 1);
+}
