@@ -131,7 +131,11 @@ fn mib(full: f64, scale: f64, min: f64) -> u64 {
 fn swapoff_readahead(scale: f64) -> Result<Outcome> {
     let ram = mib(8192.0, scale, 64.0);
     let swap = mib(16384.0, scale, 128.0);
-    let filled = (ram as f64 * 0.85).round() as u64;
+    // 85% of memory, held by four processes that wrote their memory at the same time, so
+    // that their pages interleave on the LRU and in swap as a real guest's do.
+    let n_procs = 4u64;
+    let per_proc = (ram as f64 * 0.85 / n_procs as f64).round() as u64;
+    let filled = per_proc * n_procs;
     // (column name, readahead policy, swapoff hit accounting)
     let policies: [(&'static str, &str, &str); 4] = [
         ("scaling-pre-5.8", "cluster", "ignored"),
@@ -160,8 +164,9 @@ size = "{swap}MiB"
 model = {{ preset = "virtio" }}
 [workload.generator]
 pattern = "seq"
-region = "{filled}MiB"
+region = "{per_proc}MiB"
 passes = 0
+tasks = {n_procs}
 [[timeline]]
 at = "workload-end"
 op = "swap-out-all"
@@ -210,8 +215,9 @@ device = "vda"
         experiment: "swapoff-readahead",
         title: EXPERIMENTS[0].title,
         setup: format!(
-            "{ram} MiB guest, 2 CPUs, {swap} MiB swap on the virtio preset; a {filled} MiB region written once, \
-             pushed out to swap (swap-out-all), then swapoff timed; page-cluster 1..8 under scaling readahead \
+            "{ram} MiB guest, 2 CPUs, {swap} MiB swap on the virtio preset; {n_procs} processes write \
+             {per_proc} MiB each at the same time ({filled} MiB, 85% of memory), everything is pushed out to \
+             swap (swap-out-all), then swapoff is timed; page-cluster 1..8 under scaling readahead \
              with swapoff hits ignored (pre-5.8, and 6.18) or credited (5.8-6.17), fixed, and VMA readahead"
         ),
         published: EXPERIMENTS[0].published,
