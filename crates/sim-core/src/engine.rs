@@ -628,9 +628,18 @@ impl Simulation {
         let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
         let mut tasks = Vec::with_capacity(n_tasks);
+        // Tasks with the same address-space key share one space (threads of a process).
+        let mut shared: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
         for (i, spec) in setup.tasks.into_iter().enumerate() {
-            let space = pt.add_space();
+            let space = match spec.address_space {
+                Some(key) => *shared.entry(key).or_insert_with(|| pt.add_space()),
+                None => pt.add_space(),
+            };
             for r in &spec.regions {
+                // A region another thread of the process already declared is not mapped twice.
+                if pt.spaces[space].regions.iter().any(|x| x.start == r.start && x.pages == r.pages) {
+                    continue;
+                }
                 pt.map_region(space, r.start, r.pages).map_err(|e| {
                     SimError::Setup(format!(
                         "task {}: region at page {} of {} pages: {e:?}",
@@ -818,9 +827,16 @@ impl Simulation {
         }
         loop {
             let t = match self.cpus[c].current {
+                Some(t) if self.tasks[t].state == TaskState::Killed => {
+                    self.cpus[c].current = None;
+                    continue;
+                }
                 Some(t) => t,
                 None => {
                     let Some(t) = self.cpus[c].runq.pop_front() else { return Ok(()) };
+                    if self.tasks[t].state == TaskState::Killed {
+                        continue;
+                    }
                     self.cpus[c].current = Some(t);
                     let task = &mut self.tasks[t];
                     task.clock = task.clock.max(now);
@@ -1369,9 +1385,20 @@ impl Simulation {
             self.outcome =
                 Some(Outcome::OomKilled { task: self.tasks[t].name.clone(), at_s: at.as_secs_f64() });
         }
-        self.tasks[t].state = TaskState::Killed;
+        // The whole process goes: every task sharing the address space.
+        let space = self.tasks[t].space;
+        for u in 0..self.tasks.len() {
+            if self.tasks[u].space != space || !matches!(self.tasks[u].kind, TaskKind::User) {
+                continue;
+            }
+            if let Some(Wait::Frame { pfn, .. }) = self.tasks[u].wait.take() {
+                // The read completes unobserved; the folio stays in the swap cache.
+                self.mm.frames.clear(pfn, flag::WAITED);
+            }
+            self.tasks[u].state = TaskState::Killed;
+        }
         self.end = self.end.max(at);
-        for page in self.space_pages(self.tasks[t].space) {
+        for page in self.space_pages(space) {
             match self.mm.pt.pte(page).state() {
                 PteState::Present(pfn) => {
                     self.mm.frames.set_owner(pfn, None);

@@ -259,6 +259,7 @@ impl GeneratorConfig {
         let rng = SimRng::derive(seed, &format!("workload.task{index}"));
         let stream = GenStream::new(self, rng, zipf);
         TaskSpec {
+            address_space: None,
             name: format!("gen:{}#{index}", self.pattern),
             regions: vec![RegionSpec { start: VirtPage(0), pages: stream.pages }],
             accesses: Box::new(stream),

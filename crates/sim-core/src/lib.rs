@@ -29,7 +29,7 @@
 //!     seed: 1,
 //!     devices: vec![Box::new(Fixed)],
 //!     readahead: Box::new(swapsim_core::NoReadahead),
-//!     tasks: vec![TaskSpec { name: "demo".into(), regions: vec![RegionSpec { start: VirtPage(0), pages }], accesses: Box::new(accesses) }],
+//!     tasks: vec![TaskSpec { name: "demo".into(), address_space: None, regions: vec![RegionSpec { start: VirtPage(0), pages }], accesses: Box::new(accesses) }],
 //!     timeline: Vec::new(),
 //! }).unwrap();
 //! assert!(report.vmstat.pswpout > 0 && report.vmstat.pswpin > 0);

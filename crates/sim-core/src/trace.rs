@@ -197,7 +197,7 @@ pub fn text_trace_task<R: BufRead + Send + 'static>(name: String, reader: R) -> 
     let trace = TextTrace::new(reader)?;
     let regions =
         trace.declared_pages().map(|pages| RegionSpec { start: VirtPage(0), pages }).into_iter().collect();
-    Ok(TaskSpec { name, regions, accesses: Box::new(trace) })
+    Ok(TaskSpec { name, address_space: None, regions, accesses: Box::new(trace) })
 }
 
 /// One access line: `Ok(None)` for a blank or comment line, or a message saying what is

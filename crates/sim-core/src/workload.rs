@@ -47,6 +47,10 @@ pub struct RegionSpec {
 pub struct TaskSpec {
     /// Name used in reports and errors (e.g. the trace file).
     pub name: String,
+    /// Tasks with the same key share one address space, as the threads of a process do
+    /// (the key is typically the pid); `None` gives the task an address space of its own.
+    /// Regions declared by any task sharing a space are mapped in it.
+    pub address_space: Option<u64>,
     /// VMAs mapped at start.
     pub regions: Vec<RegionSpec>,
     /// The access stream.

@@ -62,6 +62,7 @@ fn check(
         devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
         readahead,
         tasks: vec![TaskSpec {
+            address_space: None,
             name: "t".into(),
             regions: vec![RegionSpec { start: VirtPage(0), pages }],
             accesses: Box::new(accesses.into_iter().map(|(p, w)| Access {
@@ -134,4 +135,54 @@ fn watermarks_follow_the_kernel_formula() {
     assert_eq!(w.min, 2048);
     assert_eq!(w.low - w.min, (1 << 20) * 10 / 10_000);
     assert_eq!(w.high - w.min, 2 * ((1 << 20) * 10 / 10_000));
+}
+
+fn two_threads(cfg: CoreConfig, pages: u64, a: Vec<(u64, bool)>, b: Vec<(u64, bool)>) -> SimReport {
+    let task = |name: &str, acc: Vec<(u64, bool)>| TaskSpec {
+        name: name.into(),
+        address_space: Some(7),
+        regions: vec![RegionSpec { start: VirtPage(0), pages }],
+        accesses: Box::new(acc.into_iter().map(|(p, w)| Access {
+            vpage: VirtPage(p),
+            write: w,
+            think_ns: None,
+        })),
+    };
+    let mut cfg = cfg;
+    cfg.machine.cpus = 2;
+    let setup = Setup {
+        config: cfg.validate().unwrap(),
+        seed: 1,
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        readahead: Box::new(NoReadahead),
+        tasks: vec![task("t1", a), task("t2", b)],
+        timeline: Vec::new(),
+    };
+    let mut sim = Simulation::new(setup).unwrap();
+    while sim.step().unwrap() {
+        sim.check_invariants();
+    }
+    sim.into_report()
+}
+
+#[test]
+fn threads_share_their_process_address_space() {
+    // Both threads write the same 32 pages: each page faults once, whoever comes first.
+    let acc: Vec<_> = (0..32).map(|p| (p, true)).collect();
+    let r = two_threads(config(64, 256), 32, acc.clone(), acc);
+    assert_eq!(r.vmstat.pgfault, 32);
+    assert_eq!(r.at_end.rss_pages, 32);
+    assert_eq!(r.accesses, 64);
+}
+
+#[test]
+fn an_oom_kill_takes_every_thread_of_the_process() {
+    // 200 pages written under a 64-page limit with 31 usable slots: the process dies.
+    let a: Vec<_> = (0..100).map(|p| (p, true)).collect();
+    let b: Vec<_> = (100..200).map(|p| (p, true)).collect();
+    let r = two_threads(config(64, 32), 200, a, b);
+    assert!(matches!(r.outcome, Outcome::OomKilled { .. }), "{:?}", r.outcome);
+    assert_eq!(r.vmstat.oom_kill, 1, "one kill takes both threads");
+    assert_eq!(r.at_end.rss_pages, 0);
+    assert_eq!(r.at_end.swap_slots_used, 0);
 }

@@ -126,6 +126,7 @@ pub(crate) fn setup(
             .into_iter()
             .enumerate()
             .map(|(i, (pages, acc))| TaskSpec {
+                address_space: None,
                 name: format!("t{i}"),
                 regions: vec![RegionSpec { start: VirtPage(0), pages }],
                 accesses: Box::new(acc.into_iter()),
