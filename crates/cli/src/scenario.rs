@@ -62,13 +62,22 @@ pub(crate) struct Scenario {
 }
 
 /// `[[timeline]]`: one operation. `at` is "after-previous" (the default), "workload-end"
-/// or a simulated time such as "2.5s" or "150ms"; the other fields belong to one `op` each.
+/// or a simulated time such as "2.5s" or "150ms"; instead, `after_accesses = N` (with
+/// `task`, default 0) fires when that task has completed N accesses. The other fields
+/// belong to one `op` each.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TimelineEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    after_accesses: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    task: Option<usize>,
     op: OpName,
+    /// mark: a name for the point in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
     /// swapoff, swapon: the device's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     device: Option<String>,
@@ -99,6 +108,7 @@ enum OpName {
     PauseTasks,
     ResumeTasks,
     SwapOutAll,
+    Mark,
 }
 
 /// Parses "2.5s", "150ms", "20us" or "500ns" into simulated time.
@@ -130,9 +140,15 @@ impl TimelineEntry {
     fn validate(&self, idx: usize, devices: &[DeviceSection]) -> Result<()> {
         let field = |name: &str| format!("timeline[{idx}].{name}");
         if let Some(at) = &self.at {
+            if self.after_accesses.is_some() {
+                bail!("{}: give either at or after_accesses, not both", field("at"));
+            }
             if at != "after-previous" && at != "workload-end" {
                 parse_time(at).map_err(|e| anyhow!("{}: {e}", field("at")))?;
             }
+        }
+        if self.task.is_some() && self.after_accesses.is_none() {
+            bail!("{}: only used with after_accesses", field("task"));
         }
         let given: Vec<&str> = [
             ("device", self.device.is_some()),
@@ -140,6 +156,7 @@ impl TimelineEntry {
             ("readahead", self.readahead.is_some()),
             ("vma_ra_enabled", self.vma_ra_enabled.is_some()),
             ("limit", self.limit.is_some()),
+            ("label", self.label.is_some()),
         ]
         .into_iter()
         .filter(|(_, present)| *present)
@@ -151,6 +168,7 @@ impl TimelineEntry {
             OpName::SetReadahead => &["readahead"],
             OpName::SetVmaRa => &["vma_ra_enabled"],
             OpName::SetMemcgLimit => &["limit"],
+            OpName::Mark => &["label"],
             OpName::PauseTasks | OpName::ResumeTasks | OpName::SwapOutAll => &[],
         };
         let op = serde_json::to_value(self.op).expect("op names serialise");
@@ -182,6 +200,9 @@ impl TimelineEntry {
     }
 
     fn trigger(&self) -> Trigger {
+        if let Some(accesses) = self.after_accesses {
+            return Trigger::AfterAccesses { task: self.task.unwrap_or(0), accesses };
+        }
         match self.at.as_deref() {
             None | Some("after-previous") => Trigger::AfterPrevious,
             Some("workload-end") => Trigger::WorkloadEnd,
@@ -529,6 +550,7 @@ impl Prepared {
                     OpName::PauseTasks => Operation::PauseTasks,
                     OpName::ResumeTasks => Operation::ResumeTasks,
                     OpName::SwapOutAll => Operation::SwapOutAll,
+                    OpName::Mark => Operation::Mark(e.label.clone().expect("validated")),
                 };
                 TimelineOp { trigger: e.trigger(), op }
             })

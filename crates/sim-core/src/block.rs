@@ -394,6 +394,7 @@ impl BlockLayer {
         c.stats.dispatches += 1;
         c.stats.completed += 1;
         c.stats.completed_kib += crate::PAGE_SIZE / 1024;
+        c.stats.service_ns_total += done.since(t).0;
         c.service.record(done.since(t).0);
         done
     }
@@ -411,6 +412,7 @@ impl BlockLayer {
         let c = q.dir(r.dir);
         c.stats.completed += 1;
         c.stats.completed_kib += kib;
+        c.stats.service_ns_total += now.since(r.issued).0;
         c.service.record(now.since(r.issued).0);
         self.dispatch(dev, now, out);
         Completion { dir: r.dir, frames: r.frames }
@@ -419,6 +421,17 @@ impl BlockLayer {
     /// Frames of a live request (for invariant checks).
     pub(crate) fn live_frames(&self) -> impl Iterator<Item = (IoDir, Pfn)> + '_ {
         self.slab.iter().flatten().flat_map(|r| r.frames.iter().map(move |&f| (r.dir, f)))
+    }
+
+    /// Figures summed over all devices.
+    pub(crate) fn totals(&self) -> crate::stats::BlockTotals {
+        let mut t = crate::stats::BlockTotals::default();
+        for q in &self.queues {
+            t.reads.add(&q.reads.stats);
+            t.writes.add(&q.writes.stats);
+            t.unplugs += q.io_unplugs + q.timer_unplugs;
+        }
+        t
     }
 
     pub(crate) fn stats(&self) -> Vec<BlockStats> {

@@ -536,6 +536,8 @@ struct Task {
     wait: Option<Wait>,
     clock: SimTime,
     accesses: u64,
+    /// Fire the waiting timeline operation when `accesses` reaches this (`u64::MAX`: none).
+    checkpoint_at: u64,
     blocked_since: SimTime,
     io_wait: SimDuration,
 }
@@ -625,6 +627,15 @@ impl Simulation {
         }
         let n_tasks = setup.tasks.len();
         let block = BlockLayer::new(cfg.block.clone(), models, n_tasks + 1);
+        for (i, op) in setup.timeline.iter().enumerate() {
+            if let crate::timeline::Trigger::AfterAccesses { task, .. } = op.trigger {
+                if task >= n_tasks {
+                    return Err(SimError::Setup(format!(
+                        "timeline[{i}]: task {task} does not exist (the setup has {n_tasks} tasks)"
+                    )));
+                }
+            }
+        }
         let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
         let mut tasks = Vec::with_capacity(n_tasks);
@@ -659,6 +670,7 @@ impl Simulation {
                 wait: None,
                 clock: SimTime::ZERO,
                 accesses: 0,
+                checkpoint_at: u64::MAX,
                 blocked_since: SimTime::ZERO,
                 io_wait: SimDuration::ZERO,
             });
@@ -903,20 +915,15 @@ impl Simulation {
                 // own state is final, so that a read it waits on can wake it.
                 match step {
                     Step::Done => {
-                        self.tasks[t].accesses += 1;
-                        self.accesses += 1;
+                        self.count_access(t);
                         self.after_io();
                     }
                     Step::Blocked(wait) => {
-                        let task = &mut self.tasks[t];
                         match wait {
-                            // The access is retried once writeback makes room.
-                            Wait::Writeback | Wait::AnyIo => task.retry = Some(access),
                             // The access completes when the read does.
-                            Wait::Frame { .. } => {
-                                task.accesses += 1;
-                                self.accesses += 1;
-                            }
+                            Wait::Frame { .. } => self.count_access(t),
+                            // The access is retried once writeback makes room.
+                            Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
                         }
                         self.sleep(t, c, wait);
                         break;
@@ -931,6 +938,19 @@ impl Simulation {
                     }
                 }
             }
+        }
+    }
+
+    /// Counts a completed access of task `t` and fires a timeline checkpoint it reached.
+    #[inline]
+    fn count_access(&mut self, t: usize) {
+        self.accesses += 1;
+        let task = &mut self.tasks[t];
+        task.accesses += 1;
+        if task.accesses == task.checkpoint_at {
+            task.checkpoint_at = u64::MAX;
+            let at = task.clock.max(self.mm.queue.now());
+            self.schedule(at, Event::Timeline(self.timeline_next as u32));
         }
     }
 

@@ -7,43 +7,60 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-/// Event counters with /proc/vmstat names. Only events modelled by the simulator move.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Vmstat {
-    pub pgfault: u64,
-    pub pgmajfault: u64,
-    pub pswpin: u64,
-    pub pswpout: u64,
-    pub pgpgin: u64,
-    pub pgpgout: u64,
-    pub swap_ra: u64,
-    pub swap_ra_hit: u64,
-    pub pgscan_kswapd: u64,
-    pub pgscan_direct: u64,
-    pub pgsteal_kswapd: u64,
-    pub pgsteal_direct: u64,
-    pub pgscan_anon: u64,
-    pub pgsteal_anon: u64,
-    pub pgrefill: u64,
-    pub pgactivate: u64,
-    pub pgdeactivate: u64,
-    pub pgrotated: u64,
-    pub workingset_refault_anon: u64,
-    pub workingset_activate_anon: u64,
-    pub workingset_restore_anon: u64,
-    pub allocstall_normal: u64,
-    pub pageoutrun: u64,
-    pub kswapd_low_wmark_hit_quickly: u64,
-    pub kswapd_high_wmark_hit_quickly: u64,
-    pub oom_kill: u64,
-    pub swpin_zero: u64,
-    pub swpout_zero: u64,
-    pub zswpin: u64,
-    pub zswpout: u64,
-    pub zswpwb: u64,
-    pub thp_swpout: u64,
-    pub thp_swpout_fallback: u64,
+/// Declares [`Vmstat`] from one list of counter names, with the field-wise difference
+/// that operation reports need, so that the two can never disagree.
+macro_rules! vmstat_counters {
+    ($($name:ident),* $(,)?) => {
+        /// Event counters with /proc/vmstat names. Only events modelled by the simulator move.
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+        pub struct Vmstat {
+            $(pub $name: u64,)*
+        }
+
+        impl Vmstat {
+            /// Counts between `earlier` and `self` (field by field).
+            pub fn since(&self, earlier: &Vmstat) -> Vmstat {
+                Vmstat { $($name: self.$name - earlier.$name,)* }
+            }
+        }
+    };
 }
+
+vmstat_counters!(
+    pgfault,
+    pgmajfault,
+    pswpin,
+    pswpout,
+    pgpgin,
+    pgpgout,
+    swap_ra,
+    swap_ra_hit,
+    pgscan_kswapd,
+    pgscan_direct,
+    pgsteal_kswapd,
+    pgsteal_direct,
+    pgscan_anon,
+    pgsteal_anon,
+    pgrefill,
+    pgactivate,
+    pgdeactivate,
+    pgrotated,
+    workingset_refault_anon,
+    workingset_activate_anon,
+    workingset_restore_anon,
+    allocstall_normal,
+    pageoutrun,
+    kswapd_low_wmark_hit_quickly,
+    kswapd_high_wmark_hit_quickly,
+    oom_kill,
+    swpin_zero,
+    swpout_zero,
+    zswpin,
+    zswpout,
+    zswpwb,
+    thp_swpout,
+    thp_swpout_fallback,
+);
 
 /// Memory state at the end of the run, with /proc/vmstat and /proc/meminfo names.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -144,6 +161,57 @@ pub struct DirStats {
     pub completed: u64,
     /// KiB in completed requests.
     pub completed_kib: u64,
+    /// Sum of issue-to-completion times of completed requests, in nanoseconds (for means
+    /// over a phase of a run).
+    pub service_ns_total: u64,
+}
+
+impl DirStats {
+    /// Counts between `earlier` and `self`.
+    pub fn since(&self, earlier: &DirStats) -> DirStats {
+        DirStats {
+            queued: self.queued - earlier.queued,
+            queued_kib: self.queued_kib - earlier.queued_kib,
+            merges: self.merges - earlier.merges,
+            front_merges: self.front_merges - earlier.front_merges,
+            dispatches: self.dispatches - earlier.dispatches,
+            completed: self.completed - earlier.completed,
+            completed_kib: self.completed_kib - earlier.completed_kib,
+            service_ns_total: self.service_ns_total - earlier.service_ns_total,
+        }
+    }
+
+    /// Adds `other` into `self` (summing devices).
+    pub fn add(&mut self, other: &DirStats) {
+        self.queued += other.queued;
+        self.queued_kib += other.queued_kib;
+        self.merges += other.merges;
+        self.front_merges += other.front_merges;
+        self.dispatches += other.dispatches;
+        self.completed += other.completed;
+        self.completed_kib += other.completed_kib;
+        self.service_ns_total += other.service_ns_total;
+    }
+}
+
+/// Block figures summed over all devices, for the span of a timeline operation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BlockTotals {
+    pub reads: DirStats,
+    pub writes: DirStats,
+    /// Plug flushes that dispatched requests, explicit and on sleep.
+    pub unplugs: u64,
+}
+
+impl BlockTotals {
+    /// Counts between `earlier` and `self`.
+    pub fn since(&self, earlier: &BlockTotals) -> BlockTotals {
+        BlockTotals {
+            reads: self.reads.since(&earlier.reads),
+            writes: self.writes.since(&earlier.writes),
+            unplugs: self.unplugs - earlier.unplugs,
+        }
+    }
 }
 
 /// Block statistics of one swap device.

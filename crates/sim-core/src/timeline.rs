@@ -8,6 +8,7 @@
 //! concrete policy.
 
 use crate::readahead::Readahead;
+use crate::stats::{BlockTotals, Vmstat};
 use crate::time::SimTime;
 use serde::Serialize;
 
@@ -20,6 +21,14 @@ pub enum Trigger {
     At(SimTime),
     /// When every task has replayed its whole stream (or was killed).
     WorkloadEnd,
+    /// When task `task` (its index in the setup) has completed `accesses` accesses: a
+    /// point inside the workload, such as the end of a fill.
+    AfterAccesses {
+        /// Index of the task in [`crate::Setup::tasks`].
+        task: usize,
+        /// Completed accesses of that task.
+        accesses: u64,
+    },
 }
 
 /// What an operation does.
@@ -50,6 +59,8 @@ pub enum Operation {
     /// Push every anonymous page out to swap, the state a guest is in after hibernation
     /// and resume (`shrink_all_memory` until nothing more can go).
     SwapOutAll,
+    /// Does nothing; its report records when its trigger fired and the counters up to then.
+    Mark(String),
 }
 
 impl Operation {
@@ -64,6 +75,7 @@ impl Operation {
             Operation::PauseTasks => "pause-tasks",
             Operation::ResumeTasks => "resume-tasks",
             Operation::SwapOutAll => "swap-out-all",
+            Operation::Mark(_) => "mark",
         }
     }
 }
@@ -107,4 +119,11 @@ pub struct OpReport {
     pub read_kib: u64,
     /// Write requests completed, over all devices, while it ran.
     pub write_requests: u64,
+    /// Every counter's change while it ran.
+    pub vmstat: Vmstat,
+    /// Block figures over all devices while it ran.
+    pub block: BlockTotals,
+    /// The label of a `mark`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }

@@ -34,30 +34,15 @@ pub(super) struct RunningOp {
 }
 
 /// Counters an operation report is a difference of.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Counters {
-    pswpin: u64,
-    pswpout: u64,
-    swap_ra: u64,
-    swap_ra_hit: u64,
-    read_requests: u64,
-    read_kib: u64,
-    write_requests: u64,
+    vmstat: crate::stats::Vmstat,
+    block: crate::stats::BlockTotals,
 }
 
 impl Simulation {
     fn counters(&self) -> Counters {
-        let v = &self.mm.vmstat;
-        let b = self.mm.block.stats();
-        Counters {
-            pswpin: v.pswpin,
-            pswpout: v.pswpout,
-            swap_ra: v.swap_ra,
-            swap_ra_hit: v.swap_ra_hit,
-            read_requests: b.iter().map(|d| d.reads.completed).sum(),
-            read_kib: b.iter().map(|d| d.reads.completed_kib).sum(),
-            write_requests: b.iter().map(|d| d.writes.completed).sum(),
-        }
+        Counters { vmstat: self.mm.vmstat.clone(), block: self.mm.block.totals() }
     }
 
     /// Schedules the next timeline operation once its trigger allows; `now` is when the
@@ -69,6 +54,15 @@ impl Simulation {
             Trigger::At(t) => t.max(now),
             Trigger::WorkloadEnd if self.workload_done => now,
             Trigger::WorkloadEnd => return,
+            Trigger::AfterAccesses { task, accesses } => {
+                let t = &mut self.tasks[task];
+                if t.accesses < accesses && !matches!(t.state, TaskState::Done | TaskState::Killed) {
+                    // Fired by `count_access` when the task gets there.
+                    t.checkpoint_at = accesses;
+                    return;
+                }
+                now
+            }
         };
         let at = at.max(self.mm.queue.now());
         self.schedule(at, Event::Timeline(self.timeline_next as u32));
@@ -155,6 +149,7 @@ impl Simulation {
                 self.spawn_kernel_task("swap out all".into(), TaskKind::Reclaim { goal: None }, now);
                 finished = false;
             }
+            Operation::Mark(label) => report.label = Some(label),
         }
         self.op_running = Some(RunningOp { report, at_start });
         if finished {
@@ -167,6 +162,8 @@ impl Simulation {
         let Some(RunningOp { mut report, at_start }) = self.op_running.take() else { return };
         self.end = self.end.max(now);
         let c = self.counters();
+        let at_start = &at_start;
+        let c = &c;
         report.end_s = Some(now.as_secs_f64());
         report.duration_s = Some(now.since(SimTime((report.start_s * 1e9).round() as u64)).as_secs_f64());
         if report.result.is_empty() {
@@ -183,7 +180,7 @@ impl Simulation {
         if let Some(r) = &self.op_running {
             let mut report = r.report.clone();
             report.result = "running".into();
-            fill_deltas(&mut report, r.at_start, self.counters());
+            fill_deltas(&mut report, &r.at_start, &self.counters());
             out.push(report);
         }
         out
@@ -211,6 +208,7 @@ impl Simulation {
             wait: None,
             clock: now,
             accesses: 0,
+            checkpoint_at: u64::MAX,
             blocked_since: now,
             io_wait: SimDuration::ZERO,
         });
@@ -379,12 +377,14 @@ impl Simulation {
     }
 }
 
-fn fill_deltas(report: &mut OpReport, a: Counters, b: Counters) {
-    report.pswpin = b.pswpin - a.pswpin;
-    report.pswpout = b.pswpout - a.pswpout;
-    report.swap_ra = b.swap_ra - a.swap_ra;
-    report.swap_ra_hit = b.swap_ra_hit - a.swap_ra_hit;
-    report.read_requests = b.read_requests - a.read_requests;
-    report.read_kib = b.read_kib - a.read_kib;
-    report.write_requests = b.write_requests - a.write_requests;
+fn fill_deltas(report: &mut OpReport, a: &Counters, b: &Counters) {
+    report.vmstat = b.vmstat.since(&a.vmstat);
+    report.block = b.block.since(&a.block);
+    report.pswpin = report.vmstat.pswpin;
+    report.pswpout = report.vmstat.pswpout;
+    report.swap_ra = report.vmstat.swap_ra;
+    report.swap_ra_hit = report.vmstat.swap_ra_hit;
+    report.read_requests = report.block.reads.completed;
+    report.read_kib = report.block.reads.completed_kib;
+    report.write_requests = report.block.writes.completed;
 }

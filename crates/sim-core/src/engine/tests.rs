@@ -186,3 +186,64 @@ fn an_oom_kill_takes_every_thread_of_the_process() {
     assert_eq!(r.at_end.rss_pages, 0);
     assert_eq!(r.at_end.swap_slots_used, 0);
 }
+
+#[test]
+fn a_mark_after_n_accesses_splits_the_run_into_phases() {
+    use crate::timeline::{Operation, TimelineOp, Trigger};
+    // Fill 128 pages under a 64-page limit, then read them all again.
+    let mut acc: Vec<_> = (0..128).map(|p| (p, true)).collect();
+    acc.extend((0..128u64).map(|p| (p, false)));
+    let setup = Setup {
+        config: config(64, 1024).validate().unwrap(),
+        seed: 1,
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        readahead: Box::new(NoReadahead),
+        tasks: vec![TaskSpec {
+            name: "t".into(),
+            address_space: None,
+            regions: vec![RegionSpec { start: VirtPage(0), pages: 128 }],
+            accesses: Box::new(acc.into_iter().map(|(p, w)| Access {
+                vpage: VirtPage(p),
+                write: w,
+                think_ns: None,
+            })),
+        }],
+        timeline: vec![TimelineOp {
+            trigger: Trigger::AfterAccesses { task: 0, accesses: 128 },
+            op: Operation::Mark("fill-end".into()),
+        }],
+    };
+    let mut sim = Simulation::new(setup).unwrap();
+    while sim.step().unwrap() {
+        sim.check_invariants();
+    }
+    let r = sim.into_report();
+    let mark = &r.operations[0];
+    assert_eq!(
+        (mark.op.as_str(), mark.label.as_deref(), mark.result.as_str()),
+        ("mark", Some("fill-end"), "completed")
+    );
+    // The mark fired at the end of the fill: after it, only the second pass happened.
+    assert!(mark.start_s > 0.0 && mark.start_s < r.sim_time_s);
+    assert_eq!(r.tasks[0].accesses, 256);
+    assert_eq!(r.vmstat.pswpin, r.vmstat.pgmajfault);
+    assert!(r.vmstat.pgmajfault > 0);
+}
+
+#[test]
+fn a_checkpoint_for_a_missing_task_is_a_setup_error() {
+    use crate::timeline::{Operation, TimelineOp, Trigger};
+    let setup = Setup {
+        config: config(64, 1024).validate().unwrap(),
+        seed: 1,
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        readahead: Box::new(NoReadahead),
+        tasks: Vec::new(),
+        timeline: vec![TimelineOp {
+            trigger: Trigger::AfterAccesses { task: 3, accesses: 1 },
+            op: Operation::Mark("x".into()),
+        }],
+    };
+    let err = Simulation::new(setup).unwrap_err();
+    assert_eq!(err.to_string(), "setup: timeline[0]: task 3 does not exist (the setup has 0 tasks)");
+}
