@@ -17,10 +17,12 @@ mod merge;
 mod output;
 mod overrides;
 mod plot;
+mod profile_fit;
 mod scenario;
 mod sweep;
 mod sweep_output;
 mod tracefile;
+mod validate;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -55,6 +57,54 @@ enum Command {
     /// Reproduce a published kernel experiment (`experiment list` names them).
     #[command(subcommand)]
     Experiment(ExperimentCommand),
+    /// Replay cases measured on a real kernel and compare, counter by counter.
+    Validate(ValidateArgs),
+    /// Device profiles: `profile fit FIO.json...` writes one fitted from fio's output.
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ProfileCommand {
+    /// Fit a device profile (TOML) from fio JSON output files (`fio --output-format=json`):
+    /// random reads and writes at iodepth 1 with several block sizes, plus a deep-queue
+    /// 4 KiB random read for parallelism and a large sequential job for bandwidth.
+    Fit(ProfileFitArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ProfileFitArgs {
+    /// fio JSON files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Name of the profile.
+    #[arg(long, default_value = "fitted")]
+    name: String,
+    /// Latency fio sees above the block layer, in µs, subtracted from the fitted bases
+    /// (7.7 on the validation machine).
+    #[arg(long, default_value_t = 7.7)]
+    overhead_us: f64,
+}
+
+#[derive(Debug, clap::Args)]
+struct ValidateArgs {
+    /// A directory of cases in the validation format (cases/*.json, traces/), e.g.
+    /// validation/linux-6.18.
+    dir: PathBuf,
+    /// Only this case (by id); may be repeated.
+    #[arg(long = "case", value_name = "ID")]
+    cases: Vec<String>,
+    /// Output format; markdown is what docs/validation.md holds.
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Table)]
+    format: ValidateFormat,
+}
+
+/// How validation results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ValidateFormat {
+    Table,
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Subcommand)]
@@ -268,6 +318,20 @@ fn dispatch(cli: Cli) -> Result<()> {
             match args.format {
                 Format::Json => demo::write_json(&mut out, &runs, started.elapsed())?,
                 Format::Table => demo::write_table(&mut out, &runs, started.elapsed())?,
+            }
+        }
+        Command::Profile(ProfileCommand::Fit(args)) => {
+            let (profile, how) = profile_fit::fit(&args.files, &args.name, args.overhead_us)?;
+            writeln!(out, "# {how}")?;
+            writeln!(out, "# Paste under [swap.devices.model]: every field overrides the virtio preset.")?;
+            writeln!(out, "{}", toml::to_string(&profile).context("serialising the profile")?.trim_end())?;
+        }
+        Command::Validate(args) => {
+            let v = validate::run(&args.dir, &args.cases)?;
+            match args.format {
+                ValidateFormat::Table => validate::write_table(&mut out, &v)?,
+                ValidateFormat::Json => output::write_json(&mut out, &v)?,
+                ValidateFormat::Markdown => validate::write_markdown(&mut out, &v, &args.dir)?,
             }
         }
         Command::Experiment(ExperimentCommand::List) => {

@@ -82,4 +82,4 @@ pub use config::DeviceConfig;
 pub use profile::DeviceProfile;
 
 /// Names of the presets, in the order they are documented.
-pub const PRESETS: &[&str] = &["nvme", "virtio", "san", "hdd", "zram"];
+pub const PRESETS: &[&str] = &["nvme", "virtio", "this-vm", "san", "hdd", "zram"];

@@ -328,9 +328,27 @@ impl DeviceProfile {
         }
     }
 
+    /// This project's validation machine as the kernel's block tracepoints saw it during
+    /// swapping (validation/linux-6.18): the `virtio` fit for reads, whose block-level
+    /// service times it matches (4 KiB ≈ 18 µs measured in the swapoff cases, 32 KiB
+    /// ≈ 42 µs in A-seq-ro-pc3), and slower writes: swap-out writes of 10–20 KiB took
+    /// 70–137 µs at the block level (median of the live cases ≈ 105 µs for 12–21 KiB),
+    /// well above fio's 4 KiB random-write figure, so the write base is 85 µs + 0.9 µs/KiB.
+    pub fn this_vm() -> DeviceProfile {
+        DeviceProfile {
+            name: "this-vm".to_string(),
+            write_base_us: 85.0,
+            source: "validation/linux-6.18 block tracepoint service times on the validation \
+                     machine's virtio disk, reads as the virtio fio fit"
+                .to_string(),
+            ..DeviceProfile::virtio()
+        }
+    }
+
     /// The preset called `name`, if there is one.
     pub(crate) fn by_name(name: &str) -> Option<DeviceProfile> {
         match name {
+            "this-vm" => Some(DeviceProfile::this_vm()),
             "nvme" => Some(DeviceProfile::nvme()),
             "virtio" => Some(DeviceProfile::virtio()),
             "san" => Some(DeviceProfile::san()),

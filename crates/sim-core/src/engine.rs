@@ -1387,7 +1387,7 @@ impl Simulation {
         task.io_wait += now.since(task.blocked_since);
         task.wait = None;
         task.state = TaskState::Runnable;
-        task.clock = task.clock.max(clock);
+        task.clock = task.clock.max(clock) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
         let c = task.cpu;
         self.cpus[c].runq.push_back(t);
         if self.cpus[c].current.is_none() && !self.cpus[c].scheduled {

@@ -1,0 +1,573 @@
+//! `swapsim validate`: replay cases measured on a real kernel and compare.
+//!
+//! A case (format `swapsim-validation/1`, see validation/README.md) names the machine, the
+//! memory cgroup, the swap device and knobs, the exact access trace, and the kernel's
+//! counters, block figures and timings (median, min, max of repeated runs). Each case is
+//! turned into a scenario (as TOML text, through the same loading path as `swapsim run`),
+//! replayed, and its simulated figures are laid out with the same shape and names as the
+//! case's `measured` object, so that the two can be compared figure by figure.
+//!
+//! Not modelled, so such cases are skipped with a reason: zswap, zram, large folios.
+
+use anyhow::{anyhow, bail, Context, Result};
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use swapsim_core::config::CpuCosts;
+use swapsim_core::stats::{BlockTotals, DirStats, Vmstat};
+use swapsim_core::SimReport;
+
+use crate::scenario::{self, LoadOptions, ScenarioSource};
+
+/// Counters the summary (and the regression bound) is computed over, as paths into the
+/// `measured` shape of live cases.
+pub(crate) const SUMMARY_COUNTERS: [&str; 7] = [
+    "vmstat.pswpin",
+    "vmstat.pswpout",
+    "vmstat.pgmajfault",
+    "vmstat.workingset_refault_anon",
+    "vmstat.swap_ra",
+    "vmstat.swap_ra_hit",
+    "block.read_requests",
+];
+
+/// One case file.
+struct Case {
+    id: String,
+    file: PathBuf,
+    doc: Value,
+}
+
+/// A case's outcome.
+#[derive(Debug, Serialize)]
+pub(crate) struct CaseResult {
+    pub(crate) id: String,
+    pub(crate) kind: String,
+    /// Why the case was not replayed, if it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) skipped: Option<String>,
+    pub(crate) sim: Value,
+    pub(crate) real: Value,
+    pub(crate) real_min: Value,
+    pub(crate) real_max: Value,
+    pub(crate) ratio: Value,
+}
+
+/// Errors across cases for one counter.
+#[derive(Debug, Serialize)]
+pub(crate) struct CounterSummary {
+    pub(crate) counter: String,
+    pub(crate) cases: usize,
+    /// Median over cases of |sim / real - 1|.
+    pub(crate) median_abs_error: f64,
+    /// The largest |sim / real - 1| and the case it occurs in.
+    pub(crate) worst_abs_error: f64,
+    pub(crate) worst_case: String,
+}
+
+/// Everything `validate` found.
+#[derive(Debug, Serialize)]
+pub(crate) struct Validation {
+    pub(crate) cases: Vec<CaseResult>,
+    pub(crate) summary: Vec<CounterSummary>,
+}
+
+fn read_cases(dir: &Path, only: &[String]) -> Result<Vec<Case>> {
+    let cases_dir = dir.join("cases");
+    let entries =
+        std::fs::read_dir(&cases_dir).with_context(|| format!("cannot read {}", cases_dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("listing {}", cases_dir.display()))?;
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    let mut cases = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let doc: Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", file.display()))?;
+        if doc["format"] != "swapsim-validation/1" {
+            bail!("{}: format is {}, expected \"swapsim-validation/1\"", file.display(), doc["format"]);
+        }
+        let id = doc["id"].as_str().with_context(|| format!("{}: id missing", file.display()))?.to_string();
+        if only.is_empty() || only.contains(&id) {
+            cases.push(Case { id, file, doc });
+        }
+    }
+    for want in only {
+        if !cases.iter().any(|c| &c.id == want) {
+            bail!("--case {want}: no such case in {}", cases_dir.display());
+        }
+    }
+    if cases.is_empty() {
+        bail!("{}: no case files", cases_dir.display());
+    }
+    Ok(cases)
+}
+
+/// Field `path` (dotted) of a case, with the case file named in the error.
+fn field<'a>(case: &'a Case, path: &str) -> Result<&'a Value> {
+    let mut v = &case.doc;
+    for part in path.split('.') {
+        v = v.get(part).ok_or_else(|| anyhow!("{}: {path} missing", case.file.display()))?;
+    }
+    Ok(v)
+}
+
+fn num(case: &Case, path: &str) -> Result<u64> {
+    field(case, path)?
+        .as_u64()
+        .ok_or_else(|| anyhow!("{}: {path} is not a whole number", case.file.display()))
+}
+
+/// Why a case cannot be replayed by this model, if it cannot.
+fn unsupported(case: &Case) -> Option<String> {
+    if case.doc["setup"]["zswap"]["enabled"] == true {
+        return Some("zswap is not modelled yet".into());
+    }
+    if case.doc["setup"]["swap"]["kind"] != "file" {
+        return Some(format!("swap kind {} is not modelled yet", case.doc["setup"]["swap"]["kind"]));
+    }
+    if case.doc["setup"]["mthp_always_kib"].as_array().is_some_and(|a| !a.is_empty()) {
+        return Some("large folios (mTHP) are not modelled yet".into());
+    }
+    None
+}
+
+/// The scenario a case describes, as TOML text.
+fn scenario_text(case: &Case, dir: &Path) -> Result<String> {
+    // Relative to the case directory, which the scenario is loaded from.
+    let trace = field(case, "workload.trace")?.as_str().context("workload.trace is not a string")?;
+    let _ = dir;
+    let region_pages = num(case, "workload.region_bytes")? / 4096;
+    let rotational = field(case, "setup.swap.rotational")?.as_bool().context("setup.swap.rotational")?;
+    let cpu = toml::to_string(&CpuCosts::this_vm()).context("cpu profile")?;
+    let mut text = format!(
+        r#"seed = 1
+[machine]
+memory = {ram}
+cpus = {cpus}
+[memcg]
+limit = {limit}
+swappiness = {swappiness}
+version = {version}
+[swap]
+page_cluster = {pc}
+vma_ra_enabled = {vma}
+readahead = "kernel"
+[[swap.devices]]
+name = "vda"
+size = {swap}
+model = {{ preset = "this-vm", rotational = {rotational} }}
+[cpu]
+{cpu}
+[workload]
+trace = {trace:?}
+"#,
+        ram = num(case, "setup.machine_ram_bytes")?,
+        cpus = num(case, "setup.cpus")?,
+        limit = num(case, "setup.memcg_limit_bytes")?,
+        swappiness = num(case, "setup.swappiness")?,
+        version = num(case, "setup.memcg_version")?,
+        pc = num(case, "setup.page_cluster")?,
+        vma = field(case, "setup.vma_ra_enabled")?.as_bool().context("setup.vma_ra_enabled")?,
+        swap = num(case, "setup.swap.size_bytes")?,
+        trace = trace,
+    );
+    match field(case, "kind")?.as_str() {
+        Some("live") => {
+            // The fill writes every page of the region once; mark where it ends.
+            text.push_str(&format!(
+                "[[timeline]]\nafter_accesses = {region_pages}\nop = \"mark\"\nlabel = \"fill-end\"\n"
+            ));
+        }
+        Some("swapoff") => {
+            for op in field(case, "operations")?.as_array().context("operations")? {
+                match op["op"].as_str() {
+                    Some("run_trace") => {}
+                    Some("set_memcg_limit") => text.push_str(&format!(
+                        "[[timeline]]\nat = \"workload-end\"\nop = \"set-memcg-limit\"\nlimit = \"{}\"\n",
+                        op["bytes"].as_u64().context("set_memcg_limit.bytes")?
+                    )),
+                    Some("swapoff") => text.push_str("[[timeline]]\nop = \"swapoff\"\ndevice = \"vda\"\n"),
+                    other => bail!("{}: operation {other:?} is not known", case.file.display()),
+                }
+            }
+        }
+        other => bail!("{}: kind {other:?} is not live or swapoff", case.file.display()),
+    }
+    Ok(text)
+}
+
+/// Block figures named as the cases name them.
+fn block_figures(reads: &DirStats, writes: &DirStats, unplugs: u64) -> Map<String, Value> {
+    let mut m = Map::new();
+    let mean = |total: u64, n: u64| if n == 0 { 0.0 } else { total as f64 / n as f64 };
+    m.insert("bios_queued_all".into(), json!(reads.queued + writes.queued));
+    m.insert(
+        "bio_backmerges_all".into(),
+        json!(reads.merges - reads.front_merges + writes.merges - writes.front_merges),
+    );
+    m.insert("bio_frontmerges_all".into(), json!(reads.front_merges + writes.front_merges));
+    // A plug shows in the block tracepoints when its first request is added, and is
+    // unplugged once: both count the flushes that dispatched something.
+    m.insert("plugs_all".into(), json!(unplugs));
+    m.insert("unplugs_all".into(), json!(unplugs));
+    m.insert("requests_issued_all".into(), json!(reads.dispatches + writes.dispatches));
+    m.insert("read_requests".into(), json!(reads.completed));
+    m.insert("read_sectors".into(), json!(reads.completed_kib * 2));
+    m.insert("read_request_kib_mean".into(), json!(mean(reads.completed_kib, reads.completed)));
+    m.insert("read_service_us_mean".into(), json!(mean(reads.service_ns_total, reads.completed) / 1000.0));
+    m.insert("write_requests".into(), json!(writes.completed));
+    m.insert("write_sectors".into(), json!(writes.completed_kib * 2));
+    m.insert("write_request_kib_mean".into(), json!(mean(writes.completed_kib, writes.completed)));
+    m.insert("write_service_us_mean".into(), json!(mean(writes.service_ns_total, writes.completed) / 1000.0));
+    m
+}
+
+fn vmstat_figures(v: &Vmstat) -> Map<String, Value> {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+fn run_totals(report: &SimReport) -> BlockTotals {
+    let mut t = BlockTotals::default();
+    for d in &report.block {
+        t.reads.add(&d.reads);
+        t.writes.add(&d.writes);
+        t.unplugs += d.io_unplugs + d.timer_unplugs;
+    }
+    t
+}
+
+/// The simulated figures in the shape of the case's `measured` object.
+fn sim_shape(case: &Case, report: &SimReport) -> Result<Value> {
+    let totals = run_totals(report);
+    let total_s = report.tasks.first().map(|t| t.end_s).unwrap_or(report.sim_time_s);
+    match case.doc["kind"].as_str() {
+        Some("live") => {
+            let mut block = block_figures(&totals.reads, &totals.writes, totals.unplugs);
+            if let Some(d) = report.block.first() {
+                block.insert("read_service_us_p50".into(), json!(d.read_service.p50_us));
+                block.insert("read_service_us_p99".into(), json!(d.read_service.p99_us));
+            }
+            let fill_s =
+                report.operations.iter().find(|o| o.op == "mark").map(|o| o.start_s).unwrap_or(total_s);
+            Ok(json!({
+                "vmstat": vmstat_figures(&report.vmstat),
+                "block": block,
+                "timing": { "fill_s": fill_s, "passes_s": total_s - fill_s, "total_s": total_s },
+                "at_end": {
+                    "VmRSS_kib": report.at_end.rss_pages * 4,
+                    "VmSwap_kib": report.at_end.swap_pages * 4,
+                },
+            }))
+        }
+        _ => {
+            let swapoff =
+                report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
+            if swapoff.result != "completed" {
+                bail!("swapoff {}", swapoff.result);
+            }
+            let fill_vm = report.vmstat.since(&swapoff.vmstat);
+            let fill_block = totals.since(&swapoff.block);
+            let fill_s = report.operations.first().map(|o| o.start_s).unwrap_or(0.0);
+            Ok(json!({
+                "fill": {
+                    "vmstat": vmstat_figures(&fill_vm),
+                    "block": block_figures(&fill_block.reads, &fill_block.writes, fill_block.unplugs),
+                },
+                "swapoff": {
+                    "vmstat": vmstat_figures(&swapoff.vmstat),
+                    "block": block_figures(&swapoff.block.reads, &swapoff.block.writes, swapoff.block.unplugs),
+                },
+                "timing": { "fill_s": fill_s, "swapoff_s": swapoff.duration_s.unwrap_or(f64::NAN) },
+            }))
+        }
+    }
+}
+
+/// Walks `measured` and builds the matching real (median, min, max), simulated and ratio
+/// trees, keeping only figures both sides have.
+fn compare(measured: &Value, sim: &Value) -> (Value, Value, Value, Value, Value) {
+    let (mut real, mut lo, mut hi, mut s, mut ratio) =
+        (Map::new(), Map::new(), Map::new(), Map::new(), Map::new());
+    if let Value::Object(m) = measured {
+        for (key, value) in m {
+            let Some(sim_value) = sim.get(key) else { continue };
+            if let Some(median) = value.get("median").and_then(Value::as_f64) {
+                let Some(x) = sim_value.as_f64() else { continue };
+                real.insert(key.clone(), json!(median));
+                lo.insert(key.clone(), value["min"].clone());
+                hi.insert(key.clone(), value["max"].clone());
+                s.insert(key.clone(), json!(round4(x)));
+                let r = if median == 0.0 {
+                    if x == 0.0 {
+                        json!(1.0)
+                    } else {
+                        Value::Null
+                    }
+                } else {
+                    json!(round4(x / median))
+                };
+                ratio.insert(key.clone(), r);
+            } else if value.is_object() {
+                let (a, b, c, d, e) = compare(value, sim_value);
+                if a.as_object().is_some_and(|o| !o.is_empty()) {
+                    real.insert(key.clone(), a);
+                    lo.insert(key.clone(), b);
+                    hi.insert(key.clone(), c);
+                    s.insert(key.clone(), d);
+                    ratio.insert(key.clone(), e);
+                }
+            }
+        }
+    }
+    (Value::Object(real), Value::Object(lo), Value::Object(hi), Value::Object(s), Value::Object(ratio))
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(v, |v, part| v.get(part))
+}
+
+/// Runs every case in `dir` (or those named) and compares.
+pub(crate) fn run(dir: &Path, only: &[String]) -> Result<Validation> {
+    let cases = read_cases(dir, only)?;
+    let results: Vec<Result<CaseResult>> = cases
+        .par_iter()
+        .map(|case| {
+            let kind = case.doc["kind"].as_str().unwrap_or("?").to_string();
+            if let Some(why) = unsupported(case) {
+                return Ok(CaseResult {
+                    id: case.id.clone(),
+                    kind,
+                    skipped: Some(why),
+                    sim: json!({}),
+                    real: json!({}),
+                    real_min: json!({}),
+                    real_max: json!({}),
+                    ratio: json!({}),
+                });
+            }
+            let text = scenario_text(case, dir)?;
+            let source =
+                ScenarioSource { display: format!("case {}", case.id), text, base_dir: dir.to_path_buf() };
+            let report = scenario::load(&source, LoadOptions::default())?.run()?;
+            let sim = sim_shape(case, &report).with_context(|| format!("case {}", case.id))?;
+            let (real, real_min, real_max, sim, ratio) = compare(&case.doc["measured"], &sim);
+            Ok(CaseResult { id: case.id.clone(), kind, skipped: None, sim, real, real_min, real_max, ratio })
+        })
+        .collect();
+    let cases: Vec<CaseResult> = results.into_iter().collect::<Result<_>>()?;
+    Ok(Validation { summary: summarize(&cases), cases })
+}
+
+fn summarize(cases: &[CaseResult]) -> Vec<CounterSummary> {
+    let mut paths: Vec<String> = SUMMARY_COUNTERS.iter().map(|s| s.to_string()).collect();
+    paths.push("swapoff.vmstat.pswpin".into());
+    paths.push("swapoff.block.read_requests".into());
+    paths.push("timing.swapoff_s".into());
+    paths.push("timing.total_s".into());
+    let mut out = Vec::new();
+    for path in paths {
+        let mut errors: Vec<(f64, &str)> =
+            cases.iter().filter_map(|c| case_error(c, &path).map(|e| (e, c.id.as_str()))).collect();
+        if errors.is_empty() {
+            continue;
+        }
+        errors.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let n = errors.len();
+        let median = if n % 2 == 1 { errors[n / 2].0 } else { (errors[n / 2 - 1].0 + errors[n / 2].0) / 2.0 };
+        let (worst, worst_case) = errors[n - 1];
+        out.push(CounterSummary {
+            counter: path,
+            cases: n,
+            median_abs_error: round4(median),
+            worst_abs_error: round4(worst),
+            worst_case: worst_case.to_string(),
+        });
+    }
+    out
+}
+
+/// The error of one figure of one case, as the summary counts it: zero when the simulated
+/// value lies within the kernel's own run-to-run range (min..max); otherwise
+/// |sim / median - 1|, where a median below 0.1% of the case's swap-ins is raised to that
+/// floor, so that a counter that is almost zero on both sides (a few readahead pages in a
+/// random workload) is not reported as hundreds of percent off.
+fn case_error(c: &CaseResult, path: &str) -> Option<f64> {
+    let real = lookup(&c.real, path)?.as_f64()?;
+    let sim = lookup(&c.sim, path)?.as_f64()?;
+    let lo = lookup(&c.real_min, path).and_then(Value::as_f64).unwrap_or(real);
+    let hi = lookup(&c.real_max, path).and_then(Value::as_f64).unwrap_or(real);
+    if (lo..=hi).contains(&sim) {
+        return Some(0.0);
+    }
+    let phase = path.split('.').next().filter(|p| *p == "fill" || *p == "swapoff");
+    let pswpin_path = match phase {
+        Some(p) => format!("{p}.vmstat.pswpin"),
+        None => "vmstat.pswpin".to_string(),
+    };
+    // The floor applies to event counts only, never to times or sizes.
+    let is_count = path.contains("vmstat.") || path.ends_with("_requests") || path.ends_with("_all");
+    let floor = if is_count {
+        lookup(&c.real, &pswpin_path).and_then(Value::as_f64).unwrap_or(0.0) * 0.001
+    } else {
+        0.0
+    };
+    let base = real.max(floor);
+    if base == 0.0 {
+        return Some(if sim == 0.0 { 0.0 } else { 1.0 });
+    }
+    Some(round4((sim - real).abs() / base))
+}
+
+/// Flattens the compared figures of a case into (path, real, min, max, sim, ratio) rows.
+fn rows(c: &CaseResult) -> Vec<(String, f64, Value, Value, f64, Value)> {
+    fn walk(
+        prefix: &str,
+        real: &Value,
+        c: &CaseResult,
+        out: &mut Vec<(String, f64, Value, Value, f64, Value)>,
+    ) {
+        if let Value::Object(m) = real {
+            for (k, v) in m {
+                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                if let Some(x) = v.as_f64() {
+                    let get = |tree: &Value| lookup(tree, &path).cloned().unwrap_or(Value::Null);
+                    let sim = get(&c.sim).as_f64().unwrap_or(f64::NAN);
+                    out.push((path.clone(), x, get(&c.real_min), get(&c.real_max), sim, get(&c.ratio)));
+                } else {
+                    walk(&path, v, c, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", &c.real, c, &mut out);
+    out
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// Per case and figure: the kernel's median and range, the simulated value and the ratio;
+/// then the summary.
+pub(crate) fn write_table(out: &mut impl Write, v: &Validation) -> Result<()> {
+    for c in &v.cases {
+        writeln!(out, "case {} ({})", c.id, c.kind)?;
+        if let Some(why) = &c.skipped {
+            writeln!(out, "  skipped: {why}\n")?;
+            continue;
+        }
+        writeln!(
+            out,
+            "  {:<40} {:>14} {:>27} {:>14} {:>8}",
+            "figure", "kernel median", "kernel range", "simulated", "sim/real"
+        )?;
+        for (path, real, lo, hi, sim, ratio) in rows(c) {
+            let range = format!(
+                "{} .. {}",
+                fmt_num(lo.as_f64().unwrap_or(f64::NAN)),
+                fmt_num(hi.as_f64().unwrap_or(f64::NAN))
+            );
+            let ratio = ratio.as_f64().map(|r| format!("{r:.3}")).unwrap_or_else(|| "-".into());
+            writeln!(out, "  {path:<40} {:>14} {range:>27} {:>14} {ratio:>8}", fmt_num(real), fmt_num(sim))?;
+        }
+        writeln!(out)?;
+    }
+    write_summary(out, v)
+}
+
+fn write_summary(out: &mut impl Write, v: &Validation) -> Result<()> {
+    writeln!(
+        out,
+        "summary: error = 0 inside the kernel's run-to-run range, else |sim - median| / median \\
+         (median floored at 0.1% of the case's swap-ins)"
+    )?;
+    writeln!(
+        out,
+        "  {:<32} {:>6} {:>14} {:>14}  {}",
+        "counter", "cases", "median error", "worst error", "worst case"
+    )?;
+    for s in &v.summary {
+        writeln!(
+            out,
+            "  {:<32} {:>6} {:>13.1}% {:>13.1}%  {}",
+            s.counter,
+            s.cases,
+            s.median_abs_error * 100.0,
+            s.worst_abs_error * 100.0,
+            s.worst_case
+        )?;
+    }
+    Ok(())
+}
+
+/// The summary and the per-case key counters as Markdown, for docs/validation.md.
+pub(crate) fn write_markdown(out: &mut impl Write, v: &Validation, dir: &Path) -> Result<()> {
+    writeln!(out, "# How far to trust swapsim's counters\n")?;
+    writeln!(
+        out,
+        "Generated by `swapsim validate {} --format markdown`; do not edit by hand.\n",
+        dir.display()
+    )?;
+    writeln!(
+        out,
+        "Each case was measured on a real Linux 6.18 kernel on this project's validation machine \
+         (virtio disk, swap file, cgroup v1 memory limit, one CPU); swapsim replays the same access \
+         trace with the `this-vm` device and CPU profiles. Errors are |simulated / kernel median - 1|.\n"
+    )?;
+    writeln!(out, "## Summary\n")?;
+    writeln!(out, "| counter | cases | median error | worst error | worst case |")?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    for s in &v.summary {
+        writeln!(
+            out,
+            "| `{}` | {} | {:.1}% | {:.1}% | {} |",
+            s.counter,
+            s.cases,
+            s.median_abs_error * 100.0,
+            s.worst_abs_error * 100.0,
+            s.worst_case
+        )?;
+    }
+    writeln!(out, "\n## Cases\n")?;
+    for c in &v.cases {
+        writeln!(out, "### {} ({})\n", c.id, c.kind)?;
+        if let Some(why) = &c.skipped {
+            writeln!(out, "Skipped: {why}.\n")?;
+            continue;
+        }
+        writeln!(out, "| figure | kernel median | kernel range | simulated | sim/real |")?;
+        writeln!(out, "|---|---|---|---|---|")?;
+        for (path, real, lo, hi, sim, ratio) in rows(c) {
+            let ratio = ratio.as_f64().map(|r| format!("{r:.3}")).unwrap_or_else(|| "-".into());
+            writeln!(
+                out,
+                "| `{path}` | {} | {} .. {} | {} | {ratio} |",
+                fmt_num(real),
+                fmt_num(lo.as_f64().unwrap_or(f64::NAN)),
+                fmt_num(hi.as_f64().unwrap_or(f64::NAN)),
+                fmt_num(sim)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
