@@ -142,7 +142,6 @@ fn unsupported(case: &Case) -> Option<String> {
 fn scenario_text(case: &Case, dir: &Path) -> Result<String> {
     // Relative to the case directory, which the scenario is loaded from.
     let trace = field(case, "workload.trace")?.as_str().context("workload.trace is not a string")?;
-    let _ = dir;
     let region_pages = num(case, "workload.region_bytes")? / 4096;
     let rotational = field(case, "setup.swap.rotational")?.as_bool().context("setup.swap.rotational")?;
     let cpu = toml::to_string(&CpuCosts::this_vm()).context("cpu profile")?;
@@ -180,9 +179,11 @@ trace = {trace:?}
     );
     match field(case, "kind")?.as_str() {
         Some("live") => {
-            // The fill writes every page of the region once; mark where it ends.
+            // Mark where the fill ends: the trace header says how many accesses it has;
+            // without one, the fill writes every page of the region once.
+            let fill = fill_accesses(&dir.join(trace)).unwrap_or(region_pages);
             text.push_str(&format!(
-                "[[timeline]]\nafter_accesses = {region_pages}\nop = \"mark\"\nlabel = \"fill-end\"\n"
+                "[[timeline]]\nafter_accesses = {fill}\nop = \"mark\"\nlabel = \"fill-end\"\n"
             ));
         }
         Some("swapoff") => {
@@ -201,6 +202,24 @@ trace = {trace:?}
         other => bail!("{}: kind {other:?} is not live or swapoff", case.file.display()),
     }
     Ok(text)
+}
+
+/// `fill_accesses=N` from a validation trace's `#` header line, if present.
+fn fill_accesses(trace: &Path) -> Option<u64> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(trace).ok()?;
+    let reader: Box<dyn Read> = if trace.extension().is_some_and(|e| e == "zst") {
+        Box::new(zstd::stream::read::Decoder::new(file).ok()?)
+    } else {
+        Box::new(file)
+    };
+    let mut first = String::new();
+    std::io::BufReader::new(reader.take(64 * 1024)).read_line(&mut first).ok()?;
+    first
+        .strip_prefix('#')?
+        .split_whitespace()
+        .find_map(|tok| tok.strip_prefix("fill_accesses="))
+        .and_then(|n| n.parse().ok())
 }
 
 /// Block figures named as the cases name them.
