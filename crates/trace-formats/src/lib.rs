@@ -12,11 +12,15 @@ pub mod detect;
 pub mod error;
 pub mod ftrace;
 pub mod lackey;
+mod lines;
 pub mod native;
 pub mod perf;
 pub mod record;
+#[cfg(test)]
+mod testutil;
 pub mod text;
 
+pub use demux::{summarize, tasks, Pace, TraceSummary};
 pub use detect::{open, Format, OpenOptions};
 pub use error::FormatError;
 pub use record::{Record, RecordSource, SkipCounts};
