@@ -418,3 +418,182 @@ impl AccessSource for ThreadSource {
         Ok(Some(Access { vpage: VirtPage(record.page), write: record.write, think_ns }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::OpenOptions;
+    use expect_test::{expect, Expect};
+    use std::fmt::Write;
+    use std::io::Cursor;
+
+    const PERF: &str = "\
+ app 100 [000] 10.000000: exceptions:page_fault_user: address=0x1000 ip=0x0 error_code=0x6
+ app 100/101 [001] 10.000250: exceptions:page_fault_user: address=0x2000 ip=0x0 error_code=0x4
+ db 200 [002] 10.001000: exceptions:page_fault_user: address=0x1000 ip=0x0 error_code=0x4
+ app 100 [000] 10.002000: exceptions:page_fault_user: address=0x3000 ip=0x0 error_code=0x4
+ app 100/101 [001] 10.002000: exceptions:page_fault_user: address=0x1000 ip=0x0 error_code=0x6
+ app 100/101 [001] 10.003500: sched:sched_switch: prev_comm=app
+ app 100/101 [001] 10.004000: exceptions:page_fault_user: address=0x2000 ip=0x0 error_code=0x6
+";
+
+    fn opener(text: &'static str) -> Arc<OpenFn> {
+        Arc::new(move || crate::open(Box::new(Cursor::new(text.as_bytes())), OpenOptions::default()))
+    }
+
+    /// Drains every task, taking one access from each in turn (round robin) or each task to
+    /// its end before the next (in order), and renders what each task received.
+    fn drain(mut tasks: Vec<TaskSpec>, round_robin: bool) -> Vec<String> {
+        let mut out = vec![String::new(); tasks.len()];
+        let mut done = vec![false; tasks.len()];
+        while done.contains(&false) {
+            for (index, task) in tasks.iter_mut().enumerate() {
+                while !done[index] {
+                    match task.accesses.next_access() {
+                        Ok(Some(access)) => {
+                            let operation = if access.write { "W" } else { "R" };
+                            let think = access.think_ns.map_or("-".to_string(), |ns| ns.to_string());
+                            writeln!(out[index], "  {operation} {:#x} think {think}", access.vpage.0)
+                                .expect("writing to a string");
+                        }
+                        Ok(None) => done[index] = true,
+                        Err(err) => {
+                            writeln!(out[index], "  error: {err}").expect("writing to a string");
+                            done[index] = true;
+                        }
+                    }
+                    if round_robin {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn check(text: &'static str, pace: Pace, expect: Expect) {
+        let (tasks, summary) =
+            tasks_with_limit(opener(text), "t", pace, QUEUED_RECORDS_MAX).expect("valid trace");
+        let mut rendered = format!("{summary:?}\n");
+        for task in &tasks {
+            writeln!(rendered, "{} space {:?} regions {:?}", task.name, task.address_space, task.regions)
+                .expect("writing to a string");
+        }
+        let received = drain(tasks, true);
+        for (index, accesses) in received.iter().enumerate() {
+            writeln!(rendered, "task {index}:\n{accesses}").expect("writing to a string");
+        }
+        // Any consumption order, with or without detaching, gives each task the same stream.
+        for limit in [0, 1, 2, QUEUED_RECORDS_MAX] {
+            for round_robin in [false, true] {
+                let (tasks, _) = tasks_with_limit(opener(text), "t", pace, limit).expect("valid trace");
+                assert_eq!(drain(tasks, round_robin), received, "limit {limit} round robin {round_robin}");
+            }
+        }
+        expect.assert_eq(&rendered);
+    }
+
+    #[test]
+    fn threads_of_a_process_share_an_address_space_and_keep_their_order() {
+        check(
+            PERF,
+            Pace::Timestamps,
+            expect![[r#"
+                TraceSummary { format: PerfScript, records: 6, tasks: [(100, 100, 2), (100, 101, 3), (200, 200, 1)], distinct_pages: 4, first_page: 1, last_page: 3, time_span_ns: Some(4000000), reads: 3, writes: 3, skipped: SkipCounts({"other event: sched:sched_switch": 1}) }
+                t:100/100 space Some(100) regions []
+                t:100/101 space Some(100) regions []
+                t:200/200 space Some(200) regions []
+                task 0:
+                  W 0x1 think 0
+                  R 0x3 think 2000000
+
+                task 1:
+                  R 0x2 think 250000
+                  W 0x1 think 1750000
+                  W 0x2 think 2000000
+
+                task 2:
+                  R 0x1 think 1000000
+
+            "#]],
+        );
+    }
+
+    #[test]
+    fn cpu_cost_pacing_drops_times() {
+        check(
+            "R 1\nW 2\n",
+            Pace::CpuCost,
+            expect![[r#"
+                TraceSummary { format: Text, records: 2, tasks: [(0, 0, 2)], distinct_pages: 2, first_page: 1, last_page: 2, time_span_ns: None, reads: 1, writes: 1, skipped: SkipCounts({}) }
+                t:0/0 space Some(0) regions []
+                task 0:
+                  R 0x1 think -
+                  W 0x2 think -
+
+            "#]],
+        );
+        // Records without time never carry a think time.
+        check(
+            " L 1000,4\n",
+            Pace::Timestamps,
+            expect![[r#"
+                TraceSummary { format: Lackey, records: 1, tasks: [(0, 0, 1)], distinct_pages: 1, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}) }
+                t:0/0 space Some(0) regions []
+                task 0:
+                  R 0x1 think -
+
+            "#]],
+        );
+    }
+
+    #[test]
+    fn errors_of_the_first_pass_fail_and_of_later_passes_reach_every_task() {
+        let err = tasks(
+            || crate::open(Box::new(Cursor::new(b"R 1\nX\n")), OpenOptions::default()),
+            "t",
+            Pace::CpuCost,
+        )
+        .expect_err("line 2 is bad");
+        assert_eq!(err.to_string(), "line 2: unknown operation \"X\" (expected R or W)");
+
+        // The trace changes between the passes: the second pass fails.
+        let n_opens = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let open = {
+            let n_opens = Arc::clone(&n_opens);
+            move || {
+                let text: &'static [u8] = match n_opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+                    0 => b"p 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\np 1/2 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\n",
+                    _ => b"p 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\np 1/2 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\n??\n",
+                };
+                crate::open(Box::new(Cursor::new(text)), OpenOptions::default())
+            }
+        };
+        let (tasks, _) = tasks(open, "t", Pace::Timestamps).expect("the first pass is clean");
+        expect![[r#"
+            [
+                "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+                "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+            ]
+        "#]]
+        .assert_debug_eq(&drain(tasks, false));
+    }
+
+    #[test]
+    fn distinct_pages_merge_in_batches() {
+        let mut pages = DistinctPages::default();
+        for round in 0..3u64 {
+            for page in 0..100_000u64 {
+                pages.insert((page % 3) as u32, (page * 7 + round) % 150_000);
+            }
+        }
+        let mut expected = std::collections::BTreeSet::new();
+        for round in 0..3u64 {
+            for page in 0..100_000u64 {
+                expected.insert(((page % 3) as u32, (page * 7 + round) % 150_000));
+            }
+        }
+        assert_eq!(pages.count(), expected.len() as u64);
+        assert!(pages.sorted.iter().copied().eq(expected.iter().copied()));
+    }
+}
