@@ -467,6 +467,17 @@ pub(crate) fn parse_decimal(text: &[u8]) -> Option<u64> {
         return None;
     }
     let mut value: u64 = 0;
+    if text.len() <= 19 {
+        // Nineteen digits cannot overflow.
+        for &byte in text {
+            let digit = byte.wrapping_sub(b'0');
+            if digit > 9 {
+                return None;
+            }
+            value = value * 10 + u64::from(digit);
+        }
+        return Some(value);
+    }
     for &byte in text {
         let digit = byte.wrapping_sub(b'0');
         if digit > 9 {
@@ -477,25 +488,47 @@ pub(crate) fn parse_decimal(text: &[u8]) -> Option<u64> {
     Some(value)
 }
 
+/// The value of each byte as a hex digit, or 0xff.
+const HEX_VALUES: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = match byte as u8 {
+            digit @ b'0'..=b'9' => digit - b'0',
+            digit @ b'a'..=b'f' => digit - b'a' + 10,
+            digit @ b'A'..=b'F' => digit - b'A' + 10,
+            _ => 0xff,
+        };
+        byte += 1;
+    }
+    table
+};
+
 /// Parses ASCII hex digits; `None` if empty, not hex, or above `u64::MAX`.
 pub(crate) fn parse_hex(text: &[u8]) -> Option<u64> {
-    if text.is_empty() {
+    let (digits, value) = hex_prefix(text);
+    if digits != text.len() || digits == 0 {
         return None;
     }
+    value
+}
+
+/// Parses the hex digits that start `text`: how many there are, and their value (`None`
+/// above `u64::MAX`).
+pub(crate) fn hex_prefix(text: &[u8]) -> (usize, Option<u64>) {
     let mut value: u64 = 0;
+    let mut digits = 0;
+    let mut overflow = false;
     for &byte in text {
-        let digit = match byte {
-            b'0'..=b'9' => byte - b'0',
-            b'a'..=b'f' => byte - b'a' + 10,
-            b'A'..=b'F' => byte - b'A' + 10,
-            _ => return None,
-        };
-        if value >> 60 != 0 {
-            return None;
+        let digit = HEX_VALUES[usize::from(byte)];
+        if digit == 0xff {
+            break;
         }
+        overflow |= value >> 60 != 0;
         value = (value << 4) | u64::from(digit);
+        digits += 1;
     }
-    Some(value)
+    (digits, (!overflow).then_some(value))
 }
 
 /// Parses a pid or tid, checking the kernel's limit.

@@ -186,6 +186,10 @@ pub(crate) fn cpu_and_time(line: &[u8], open: usize, flags: bool) -> Option<(&[u
 /// Parses the tracepoint's `address=0x.. ip=0x.. error_code=0x..` fields: the address and
 /// whether the fault was a write.
 pub(crate) fn parse_fault_args(args: &[u8]) -> Result<(u64, bool), Step> {
+    if let Some(fields) = parse_fault_args_fast(args) {
+        let address = check_address(fields.0)?;
+        return Ok((address, fields.1 & 0x2 != 0));
+    }
     let mut address = None;
     let mut error_code = None;
     let mut rest = args;
@@ -209,6 +213,22 @@ pub(crate) fn parse_fault_args(args: &[u8]) -> Result<(u64, bool), Step> {
     };
     let address = check_address(address)?;
     Ok((address, error_code & 0x2 != 0))
+}
+
+/// The common layout, exactly as the kernel prints it: ` address=0x.. ip=0x..
+/// error_code=0x..` and nothing after. `None` for anything else, which the general parser
+/// then reads (or explains).
+fn parse_fault_args_fast(args: &[u8]) -> Option<(u64, u64)> {
+    let rest = args.strip_prefix(b" address=0x")?;
+    let (digits, address) = crate::lines::hex_prefix(rest);
+    let rest = rest[digits..].strip_prefix(b" ip=0x").filter(|_| digits > 0)?;
+    let (digits, _) = crate::lines::hex_prefix(rest);
+    let rest = rest[digits..].strip_prefix(b" error_code=0x").filter(|_| digits > 0)?;
+    let (digits, error_code) = crate::lines::hex_prefix(rest);
+    if digits == 0 || !trim_start(&rest[digits..]).is_empty() {
+        return None;
+    }
+    Some((address?, error_code?))
 }
 
 fn parse_field_hex(value: &[u8], field: &str) -> Result<u64, Step> {
