@@ -26,7 +26,14 @@ pub struct SkipCounts(pub BTreeMap<String, u64>);
 impl SkipCounts {
     /// Counts one skip for `reason`.
     pub fn add(&mut self, reason: &str) {
-        *self.0.entry(reason.to_string()).or_insert(0) += 1;
+        // Readers count skips per line, so the common case, a reason already counted,
+        // allocates nothing.
+        match self.0.get_mut(reason) {
+            Some(count) => *count += 1,
+            None => {
+                self.0.insert(reason.to_string(), 1);
+            }
+        }
     }
     /// Total skipped.
     pub fn total(&self) -> u64 {
