@@ -422,6 +422,7 @@ fn count_other_event(skipped: &mut SkipCounts, event_key: &mut String, name: &[u
 }
 
 /// The message for a line that is not valid UTF-8, or `None` when it is.
+#[inline]
 pub(crate) fn utf8_error(line: &[u8]) -> Option<String> {
     let err = std::str::from_utf8(line).err()?;
     let offset = err.valid_up_to();
@@ -443,6 +444,7 @@ pub(crate) fn seconds(time_ns: u64) -> String {
 }
 
 /// Parses `seconds.fraction` (1 to 9 decimals) exactly into nanoseconds.
+#[inline]
 pub(crate) fn parse_time(text: &[u8]) -> Result<u64, String> {
     let bad = || format!("timestamp {} is not seconds.fraction", quote(text));
     let dot = memchr::memchr(b'.', text).ok_or_else(bad)?;
@@ -462,6 +464,7 @@ pub(crate) fn parse_time(text: &[u8]) -> Result<u64, String> {
 }
 
 /// Parses ASCII decimal digits; `None` if empty, not digits, or above `u64::MAX`.
+#[inline]
 pub(crate) fn parse_decimal(text: &[u8]) -> Option<u64> {
     if text.is_empty() {
         return None;
@@ -505,6 +508,7 @@ const HEX_VALUES: [u8; 256] = {
 };
 
 /// Parses ASCII hex digits; `None` if empty, not hex, or above `u64::MAX`.
+#[inline]
 pub(crate) fn parse_hex(text: &[u8]) -> Option<u64> {
     let (digits, value) = hex_prefix(text);
     if digits != text.len() || digits == 0 {
@@ -515,6 +519,7 @@ pub(crate) fn parse_hex(text: &[u8]) -> Option<u64> {
 
 /// Parses the hex digits that start `text`: how many there are, and their value (`None`
 /// above `u64::MAX`).
+#[inline]
 pub(crate) fn hex_prefix(text: &[u8]) -> (usize, Option<u64>) {
     let mut value: u64 = 0;
     let mut digits = 0;
@@ -532,6 +537,7 @@ pub(crate) fn hex_prefix(text: &[u8]) -> (usize, Option<u64>) {
 }
 
 /// Parses a pid or tid, checking the kernel's limit.
+#[inline]
 pub(crate) fn parse_pid(text: &[u8], what: &str) -> Result<u32, String> {
     if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
         return Err(format!("{what} {} is not a decimal number", quote(text)));
@@ -554,10 +560,12 @@ pub(crate) fn check_address(address: u64) -> Result<u64, Step> {
 }
 
 /// Whether a byte is a space or a tab.
+#[inline]
 pub(crate) fn is_blank(byte: u8) -> bool {
     byte == b' ' || byte == b'\t'
 }
 
+#[inline]
 pub(crate) fn trim_start(mut bytes: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = bytes {
         if !is_blank(*first) {
@@ -568,6 +576,7 @@ pub(crate) fn trim_start(mut bytes: &[u8]) -> &[u8] {
     bytes
 }
 
+#[inline]
 pub(crate) fn trim_end(mut bytes: &[u8]) -> &[u8] {
     while let [rest @ .., last] = bytes {
         if !is_blank(*last) {
@@ -580,6 +589,7 @@ pub(crate) fn trim_end(mut bytes: &[u8]) -> &[u8] {
 
 /// Splits off the first blank-separated token: `(token, rest)` with `rest` starting at the
 /// blank after the token (or empty).
+#[inline]
 pub(crate) fn split_token(bytes: &[u8]) -> (&[u8], &[u8]) {
     let bytes = trim_start(bytes);
     let end = bytes.iter().position(|&byte| is_blank(byte)).unwrap_or(bytes.len());

@@ -132,6 +132,7 @@ impl LineFormat for PerfScriptLines {
 
 /// Finds the head of a perf line: the first `[` that opens a `[cpu]` field followed by a
 /// timestamp and preceded by a pid token.
+#[inline]
 pub(crate) fn parse_head(line: &[u8]) -> Option<Head<'_>> {
     for open in memchr::memchr_iter(b'[', line) {
         let Some((time, rest)) = cpu_and_time(line, open, false) else {
@@ -160,6 +161,7 @@ pub(crate) fn parse_head(line: &[u8]) -> Option<Head<'_>> {
 /// Matches `[<digits>]`, blanks, an optional flags column (when `flags` is allowed), and a
 /// `<digits>.<digits>:` timestamp followed by a blank or the end, starting at `open`.
 /// Returns the timestamp's text and the offset after its colon.
+#[inline]
 pub(crate) fn cpu_and_time(line: &[u8], open: usize, flags: bool) -> Option<(&[u8], usize)> {
     let after_open = &line[open + 1..];
     let close = after_open.iter().position(|&byte| !byte.is_ascii_digit())?;
@@ -185,6 +187,7 @@ pub(crate) fn cpu_and_time(line: &[u8], open: usize, flags: bool) -> Option<(&[u
 
 /// Parses the tracepoint's `address=0x.. ip=0x.. error_code=0x..` fields: the address and
 /// whether the fault was a write.
+#[inline]
 pub(crate) fn parse_fault_args(args: &[u8]) -> Result<(u64, bool), Step> {
     if let Some(fields) = parse_fault_args_fast(args) {
         let address = check_address(fields.0)?;
@@ -218,6 +221,7 @@ pub(crate) fn parse_fault_args(args: &[u8]) -> Result<(u64, bool), Step> {
 /// The common layout, exactly as the kernel prints it: ` address=0x.. ip=0x..
 /// error_code=0x..` and nothing after. `None` for anything else, which the general parser
 /// then reads (or explains).
+#[inline]
 fn parse_fault_args_fast(args: &[u8]) -> Option<(u64, u64)> {
     let rest = args.strip_prefix(b" address=0x")?;
     let (digits, address) = crate::lines::hex_prefix(rest);
