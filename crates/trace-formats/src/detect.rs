@@ -1,0 +1,659 @@
+//! Compression and format detection, and the entry point that opens a trace.
+//!
+//! [`open`] peeks at the first bytes: gzip (`1f 8b`) and zstd (`28 b5 2f fd`) streams are
+//! decompressed on the fly, then the format is recognised from the decompressed start:
+//! the native magic `SWAPSIMT`, an ftrace `# tracer:` header, or else the first line that
+//! is neither blank nor a `#` comment, matched against each text format's own line parser.
+//! Detection looks at most [`PEEK_BYTES`] bytes ahead, and the peeked bytes are replayed to
+//! the reader, so nothing is read twice from the caller's stream.
+//!
+//! What this module does not do: open files (the caller hands it a `Read`), or guess a
+//! format from a file name.
+
+use crate::error::FormatError;
+use crate::ftrace::FtraceReader;
+use crate::lackey::{LackeyLines, LackeyReader};
+use crate::lines::{quote, LineFormat, Step};
+use crate::perf::PerfScriptReader;
+use crate::record::RecordSource;
+use crate::text::{TextLines, TextReader};
+use std::io::{BufReader, Cursor, ErrorKind, Read};
+
+/// A trace format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    /// `perf script` text of `exceptions:page_fault_user`.
+    PerfScript,
+    /// ftrace text (trace, trace_pipe) of `page_fault_user`.
+    Ftrace,
+    /// valgrind lackey `--trace-mem=yes` output.
+    Lackey,
+    /// The `R|W <page>` access-trace text format.
+    Text,
+    /// swapsim's native binary format.
+    Native,
+}
+
+impl Format {
+    /// Stable name used on the command line and in reports: "perf", "ftrace", "lackey",
+    /// "text", "native".
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::PerfScript => "perf",
+            Format::Ftrace => "ftrace",
+            Format::Lackey => "lackey",
+            Format::Text => "text",
+            Format::Native => "native",
+        }
+    }
+
+    /// Parses a name as given by [`Format::name`].
+    pub fn from_name(name: &str) -> Option<Format> {
+        [Format::PerfScript, Format::Ftrace, Format::Lackey, Format::Text, Format::Native]
+            .into_iter()
+            .find(|f| f.name() == name)
+    }
+}
+
+/// How to open a trace.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Read as this format instead of detecting it.
+    pub format: Option<Format>,
+    /// Skip malformed lines and count them instead of failing.
+    pub lenient: bool,
+    /// lackey: count instruction fetches (`I` lines) as reads of their pages.
+    pub instructions: bool,
+}
+
+/// How far detection looks ahead, in decompressed bytes: room for perf's `--header` block.
+pub const PEEK_BYTES: usize = 64 * 1024;
+
+/// The magic bytes that start a native trace.
+const NATIVE_MAGIC: &[u8] = b"SWAPSIMT";
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+/// Size of the read buffer of text readers.
+const BUFFER_BYTES: usize = 64 * 1024;
+
+/// Opens a trace: undoes gzip or zstd compression (detected by magic bytes), detects the
+/// format from the first bytes unless `options.format` names it, and returns a streaming
+/// reader.
+pub fn open(
+    reader: Box<dyn Read + Send>,
+    options: OpenOptions,
+) -> Result<Box<dyn RecordSource>, FormatError> {
+    let (prefix, rest) = peek(reader, |prefix| prefix.len() >= ZSTD_MAGIC.len());
+    let raw = replay(prefix.clone(), rest);
+    let stream: Box<dyn Read + Send> = if prefix.starts_with(GZIP_MAGIC) {
+        Box::new(Decompressed { inner: flate2::read::MultiGzDecoder::new(raw), what: "gzip" })
+    } else if prefix.starts_with(ZSTD_MAGIC) {
+        let decoder = zstd::stream::read::Decoder::new(raw)?;
+        Box::new(Decompressed { inner: decoder, what: "zstd" })
+    } else {
+        raw
+    };
+    let (format, stream) = match options.format {
+        Some(format) => (format, stream),
+        None => {
+            let (prefix, rest) = peek(stream, |prefix| !matches!(detect(prefix, false), Detected::Undecided));
+            let format = match detect(&prefix, true) {
+                Detected::Format(format) => format,
+                // Detection failed because reading did: report the read error itself.
+                _ if rest.is_err() => return Err(FormatError::Io(rest.err().expect("checked"))),
+                Detected::Unknown(message) => return Err(FormatError::Unknown(message)),
+                Detected::Undecided => unreachable!("detection decides at the end of its input"),
+            };
+            (format, replay(prefix, rest))
+        }
+    };
+    if format == Format::Native {
+        return open_native(stream);
+    }
+    let buffered = Box::new(BufReader::with_capacity(BUFFER_BYTES, stream));
+    Ok(match format {
+        Format::PerfScript => Box::new(PerfScriptReader::new(buffered, options)),
+        Format::Ftrace => Box::new(FtraceReader::new(buffered, options)),
+        Format::Lackey => Box::new(LackeyReader::new(buffered, options)),
+        Format::Text => Box::new(TextReader::new(buffered, options)?),
+        Format::Native => unreachable!("opened above"),
+    })
+}
+
+/// FIXME: the native reader is written in `native.rs`; once it lands this becomes
+/// `crate::native::NativeReader::new(reader)`.
+fn open_native(reader: Box<dyn Read + Send>) -> Result<Box<dyn RecordSource>, FormatError> {
+    drop(reader);
+    Err(FormatError::Unknown("native traces cannot be read by this build".into()))
+}
+
+/// Reads from `reader` until `enough` holds, the input ends or [`PEEK_BYTES`] are read.
+/// Returns the bytes read and the rest of the stream, or the read error that cut peeking
+/// short (the bytes before it are still returned).
+fn peek(
+    mut reader: Box<dyn Read + Send>,
+    enough: impl Fn(&[u8]) -> bool,
+) -> (Vec<u8>, Result<Box<dyn Read + Send>, std::io::Error>) {
+    let mut prefix = Vec::new();
+    let mut chunk = vec![0; 8 * 1024];
+    while prefix.len() < PEEK_BYTES && !enough(&prefix) {
+        let want = chunk.len().min(PEEK_BYTES - prefix.len());
+        match reader.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => prefix.extend_from_slice(&chunk[..n]),
+            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+            Err(err) => return (prefix, Err(err)),
+        }
+    }
+    (prefix, Ok(reader))
+}
+
+/// A stream that yields `prefix` and then the rest (or the error that interrupted
+/// peeking, so that the reader reports it where it happened).
+fn replay(prefix: Vec<u8>, rest: Result<Box<dyn Read + Send>, std::io::Error>) -> Box<dyn Read + Send> {
+    match rest {
+        Ok(rest) => Box::new(Cursor::new(prefix).chain(rest)),
+        Err(err) => {
+            Box::new(Cursor::new(prefix).chain(Failing { kind: err.kind(), message: err.to_string() }))
+        }
+    }
+}
+
+/// A reader that only fails.
+struct Failing {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Read for Failing {
+    fn read(&mut self, _buf: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(self.kind, self.message.clone()))
+    }
+}
+
+/// A decoder whose errors say which compression failed and how.
+struct Decompressed<R> {
+    inner: R,
+    what: &'static str,
+}
+
+impl<R: Read> Read for Decompressed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|err| match err.kind() {
+            ErrorKind::Interrupted => err,
+            ErrorKind::UnexpectedEof => {
+                std::io::Error::new(ErrorKind::UnexpectedEof, format!("{} stream is truncated", self.what))
+            }
+            kind => std::io::Error::new(kind, format!("{} stream is corrupt: {err}", self.what)),
+        })
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Detected {
+    Format(Format),
+    Unknown(String),
+    /// More bytes are needed.
+    Undecided,
+}
+
+/// Recognises the format from the start of the decompressed stream; `at_end` says that no
+/// more bytes will come (the input ended, or the peek limit was reached).
+fn detect(prefix: &[u8], at_end: bool) -> Detected {
+    if prefix.starts_with(NATIVE_MAGIC) {
+        return Detected::Format(Format::Native);
+    }
+    if !at_end && NATIVE_MAGIC.starts_with(prefix) {
+        return Detected::Undecided;
+    }
+    let mut rest = prefix;
+    let mut n_lines = 0;
+    loop {
+        let (line, complete) = match memchr::memchr(b'\n', rest) {
+            Some(end) => (&rest[..end], true),
+            None if at_end && !rest.is_empty() => (rest, true),
+            None => (rest, false),
+        };
+        if !complete {
+            if !at_end {
+                return Detected::Undecided;
+            }
+            return Detected::Unknown(if n_lines == 0 {
+                "the trace is empty".to_string()
+            } else if prefix.len() >= PEEK_BYTES {
+                format!("no data line in the first {PEEK_BYTES} bytes")
+            } else {
+                format!("the trace holds only {n_lines} blank or comment lines")
+            });
+        }
+        rest = rest.get(line.len() + 1..).unwrap_or_default();
+        n_lines += 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(format) = line_format(line) {
+            return Detected::Format(format);
+        }
+        let trimmed = crate::lines::trim_start(line);
+        if trimmed.is_empty() || trimmed[0] == b'#' {
+            continue;
+        }
+        return Detected::Unknown(format!(
+            "first data line {} is not perf script, ftrace, lackey or R|W text",
+            quote(&line[..line.len().min(200)])
+        ));
+    }
+}
+
+/// The format one line belongs to, if it is a data line of one (or an ftrace header).
+fn line_format(line: &[u8]) -> Option<Format> {
+    if line.starts_with(b"# tracer:") {
+        return Some(Format::Ftrace);
+    }
+    if is_valgrind_banner(line) {
+        return Some(Format::Lackey);
+    }
+    if matches!(
+        LackeyLines { instructions: true }.parse_line(line),
+        Step::Access(_) | Step::Bad { reason: crate::lines::OUT_OF_RANGE, .. }
+    ) {
+        return Some(Format::Lackey);
+    }
+    if matches!(TextLines::default().parse_line(line), Step::Access(_)) {
+        return Some(Format::Text);
+    }
+    if crate::perf::parse_head(line).is_some() {
+        return Some(Format::PerfScript);
+    }
+    if crate::ftrace::parse_head(line).is_some() {
+        return Some(Format::Ftrace);
+    }
+    None
+}
+
+/// `==<pid>==`, the prefix of valgrind's messages.
+fn is_valgrind_banner(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(b"==") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    digits > 0 && rest[digits..].starts_with(b"==")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Record;
+    use crate::testutil::render;
+    use expect_test::{expect, Expect};
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    const PERF: &str = "# ========\n# cmdline : /usr/bin/perf record -e exceptions:page_fault_user\n# ========\n#\n         python3 14561/14563 [001]  2364.742742: exceptions:page_fault_user: address=0x7f1f04a24e06 ip=0x7f1f04a0c7ad error_code=0x6\n";
+    const FTRACE: &str = "# tracer: nop\n#\n         python3-14561   [001] d....  2364.742742: page_fault_user: address=0x7f1f04a24e06 ip=0x7f1f04a0c7ad error_code=0x6\n";
+    const FTRACE_PIPE: &str = "         python3-14561   [001] ....  2364.742742: page_fault_user: address=0x7f1f04a24e06 ip=0x7f1f04a0c7ad error_code=0x6\n";
+    const LACKEY: &str = "==14561== Lackey, an example Valgrind tool\nI  0401c40,3\n L 1ffefffd10,8\n";
+    const LACKEY_BARE: &str = " S 0401ffe,4\n";
+    const TEXT: &str = "# gen pages=16\nW 15\nR 3\n";
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(bytes).expect("writing to memory");
+        encoder.finish().expect("writing to memory")
+    }
+
+    fn zstd(bytes: &[u8]) -> Vec<u8> {
+        zstd::stream::encode_all(bytes, 1).expect("compressing in memory")
+    }
+
+    fn open_bytes(bytes: Vec<u8>, options: OpenOptions) -> Result<Box<dyn RecordSource>, FormatError> {
+        open(Box::new(Cursor::new(bytes)), options)
+    }
+
+    /// Opens `input` plain, gzipped and zstd-compressed; all three must read the same.
+    fn check(input: &[u8], options: OpenOptions, expect: Expect) {
+        let read = |bytes: Vec<u8>| match open_bytes(bytes, options) {
+            Ok(source) => format!("format {}\n{}", source.format().name(), render(source)),
+            Err(err) => format!("open error: {err}\n"),
+        };
+        let plain = read(input.to_vec());
+        assert_eq!(read(gzip(input)), plain, "gzip");
+        assert_eq!(read(zstd(input)), plain, "zstd");
+        expect.assert_eq(&plain);
+    }
+
+    #[test]
+    fn detects_each_format() {
+        let options = OpenOptions::default();
+        check(
+            PERF.as_bytes(),
+            options,
+            expect![[r#"
+                format perf
+                pid 14561 tid 14563 t 2364.742742000 page 0x7f1f04a24 W
+                end
+            "#]],
+        );
+        check(
+            FTRACE.as_bytes(),
+            options,
+            expect![[r#"
+                format ftrace
+                pid 14561 tid 14561 t 2364.742742000 page 0x7f1f04a24 W
+                end
+            "#]],
+        );
+        check(
+            FTRACE_PIPE.as_bytes(),
+            options,
+            expect![[r#"
+                format ftrace
+                pid 14561 tid 14561 t 2364.742742000 page 0x7f1f04a24 W
+                end
+            "#]],
+        );
+        check(
+            LACKEY.as_bytes(),
+            options,
+            expect![[r#"
+                format lackey
+                pid 0 tid 0 t - page 0x1ffefff R
+                end
+                skipped instruction fetch 1
+                skipped valgrind message 1
+            "#]],
+        );
+        check(
+            LACKEY_BARE.as_bytes(),
+            options,
+            expect![[r#"
+                format lackey
+                pid 0 tid 0 t - page 0x401 W
+                pid 0 tid 0 t - page 0x402 W
+                end
+            "#]],
+        );
+        check(
+            TEXT.as_bytes(),
+            options,
+            expect![[r#"
+                format text
+                pid 0 tid 0 t - page 0xf W
+                pid 0 tid 0 t - page 0x3 R
+                end
+            "#]],
+        );
+    }
+
+    #[test]
+    fn unknown_formats_say_what_they_saw() {
+        let options = OpenOptions::default();
+        check(
+            b"",
+            options,
+            expect![[r#"
+                open error: unrecognised trace format: the trace is empty
+            "#]],
+        );
+        check(
+            b"# only\n\n#comments\n",
+            options,
+            expect![[r#"
+                open error: unrecognised trace format: the trace holds only 3 blank or comment lines
+            "#]],
+        );
+        check(
+            b"# header\nhello, world\nR 1\n",
+            options,
+            expect![[r#"
+                open error: unrecognised trace format: first data line "hello, world" is not perf script, ftrace, lackey or R|W text
+            "#]],
+        );
+        check(
+            b"\xff\xfe\x00garbage",
+            options,
+            expect![[r#"
+                open error: unrecognised trace format: first data line "��\0garbage" is not perf script, ftrace, lackey or R|W text
+            "#]],
+        );
+        check(
+            b"SWAPSIMT\x01\x00",
+            options,
+            expect![[r#"
+                open error: unrecognised trace format: native traces cannot be read by this build
+            "#]],
+        );
+        let no_line = vec![b'#'; PEEK_BYTES + 10];
+        let err = open_bytes(no_line, options).err().expect("no data line");
+        assert_eq!(err.to_string(), "unrecognised trace format: no data line in the first 65536 bytes");
+    }
+
+    #[test]
+    fn a_forced_format_is_not_detected() {
+        check(
+            TEXT.as_bytes(),
+            OpenOptions { format: Some(Format::Lackey), ..OpenOptions::default() },
+            expect![[r##"
+                format lackey
+                error: line 1: not a lackey line: "# gen pages=16" (expected "I  <hex>,<size>" or " L|S|M <hex>,<size>")
+            "##]],
+        );
+        check(
+            b"",
+            OpenOptions { format: Some(Format::PerfScript), ..OpenOptions::default() },
+            expect![[r#"
+                format perf
+                end
+            "#]],
+        );
+    }
+
+    #[test]
+    fn truncated_compressed_streams_are_line_errors() {
+        let text: String = (0..200_000).map(|page| format!("R {page}\n")).collect();
+        for (what, mut compressed) in [("gzip", gzip(text.as_bytes())), ("zstd", zstd(text.as_bytes()))] {
+            compressed.truncate(compressed.len() / 2);
+            let mut source = open_bytes(compressed, OpenOptions::default()).expect("the start is intact");
+            let err = loop {
+                match source.next_record() {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => panic!("{what}: a truncated stream must not end cleanly"),
+                    Err(err) => break err,
+                }
+            };
+            let FormatError::Line { line, message } = err else { panic!("{what}: {err:?}") };
+            assert!(line > 1000, "{what}: line {line}");
+            assert_eq!(message, format!("read error: {what} stream is truncated"));
+        }
+        // Truncated within the first bytes: detection itself cannot read.
+        let mut compressed = gzip(PERF.as_bytes());
+        compressed.truncate(12);
+        let err = open_bytes(compressed, OpenOptions::default()).err().expect("nothing to detect");
+        assert_eq!(err.to_string(), "read error: gzip stream is truncated");
+    }
+
+    /// Counts the bytes handed out by the inner reader.
+    struct Counting<R> {
+        inner: R,
+        bytes_read: Arc<AtomicU64>,
+    }
+
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_huge_line_fails_without_being_buffered() {
+        let bytes_read = Arc::new(AtomicU64::new(0));
+        let huge = b" L 1000,4\n L ".chain(std::io::repeat(b'1').take(64 << 20));
+        let reader = Counting { inner: huge, bytes_read: Arc::clone(&bytes_read) };
+        let mut source = open(Box::new(reader), OpenOptions::default()).expect("lackey");
+        assert!(matches!(source.next_record(), Ok(Some(_))));
+        let err = source.next_record().expect_err("the second line is 64 MiB long");
+        assert_eq!(err.to_string(), "line 2: line is longer than 4096 bytes");
+        let n_bytes = bytes_read.load(Ordering::Relaxed);
+        assert!(n_bytes < 256 << 10, "read {n_bytes} bytes");
+        let again = source.next_record().expect_err("stopped");
+        assert_eq!(again.to_string(), "line 2: reading stopped at an earlier error");
+    }
+
+    #[test]
+    fn lenient_mode_skips_a_huge_line_and_goes_on() {
+        let input = b" L 1000,4\n L ".chain(std::io::repeat(b'1').take(1 << 20)).chain(&b"\n S 2000,4\n"[..]);
+        let source =
+            open(Box::new(input), OpenOptions { lenient: true, ..OpenOptions::default() }).expect("lackey");
+        expect![[r#"
+            pid 0 tid 0 t - page 0x1 R
+            pid 0 tid 0 t - page 0x2 W
+            end
+            skipped line too long 1
+        "#]]
+        .assert_eq(&render(source));
+    }
+
+    /// Fails with an I/O error after its data runs out.
+    struct FailingAfter(Cursor<Vec<u8>>);
+
+    impl Read for FailingAfter {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(std::io::Error::other("disk on fire")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    #[test]
+    fn read_errors_name_the_line_being_read() {
+        let reader = FailingAfter(Cursor::new(b"R 1\nR 2\nR".to_vec()));
+        let source = open(Box::new(reader), OpenOptions::default()).expect("text");
+        expect![[r#"
+            pid 0 tid 0 t - page 0x1 R
+            pid 0 tid 0 t - page 0x2 R
+            error: line 3: read error: disk on fire
+        "#]]
+        .assert_eq(&render(source));
+    }
+
+    /// Every record the given format can express, written in that format.
+    fn write_records(format: Format, records: &[Record]) -> String {
+        let mut out = String::new();
+        for record in records {
+            let address = record.page << 12 | 0x123;
+            let error_code = if record.write { 0x6 } else { 0x4 };
+            let time = crate::lines::seconds(record.time_ns.unwrap_or(0));
+            out += &match format {
+                Format::PerfScript => format!(
+                    " a b {}/{} [001] {time}: exceptions:page_fault_user: address={address:#x} ip=0x0 error_code={error_code:#x}\n",
+                    record.pid, record.tid
+                ),
+                Format::Ftrace => format!(
+                    " a-b c-{} ({}) [001] d.... {time}: page_fault_user: address={address:#x} ip=0x0 error_code={error_code:#x}\n",
+                    record.tid, record.pid
+                ),
+                Format::Lackey => format!(" {} {:x},4\n", if record.write { "S" } else { "L" }, address),
+                Format::Text => format!("{} {}\n", if record.write { "W" } else { "R" }, record.page),
+                Format::Native => unreachable!("not a text format"),
+            };
+        }
+        out
+    }
+
+    fn read_all(source: &mut dyn RecordSource) -> Result<Vec<Record>, String> {
+        let mut records = Vec::new();
+        while let Some(record) = source.next_record().map_err(|err| err.to_string())? {
+            records.push(record);
+        }
+        Ok(records)
+    }
+
+    fn arbitrary_records(format: Format) -> impl Strategy<Value = Vec<Record>> {
+        let timed = matches!(format, Format::PerfScript | Format::Ftrace);
+        let page_max: u64 = if format == Format::Text { (1 << 36) - 1 } else { (1 << 45) - 1 };
+        let record = (
+            1..=crate::lines::PID_MAX,
+            1..=crate::lines::PID_MAX,
+            0..=page_max,
+            any::<bool>(),
+            0..1_000_000u64,
+        )
+            .prop_map(move |(pid, tid, page, write, step_ns)| Record {
+                pid: if timed { pid } else { 0 },
+                tid: if timed { tid } else { 0 },
+                time_ns: timed.then_some(step_ns),
+                page,
+                write,
+            });
+        proptest::collection::vec(record, 1..60).prop_map(move |mut records| {
+            // Times only grow, as a trace's do.
+            let mut now_ns = 0;
+            for record in &mut records {
+                if let Some(step_ns) = record.time_ns {
+                    now_ns += step_ns;
+                    // perf prints microseconds by default.
+                    record.time_ns = Some(now_ns / 1000 * 1000);
+                }
+            }
+            records
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn written_records_read_back(
+            (format, records) in prop_oneof![
+                Just(Format::PerfScript), Just(Format::Ftrace), Just(Format::Lackey), Just(Format::Text)
+            ].prop_flat_map(|format| (Just(format), arbitrary_records(format))),
+            compression in 0..3u8,
+        ) {
+            let text = write_records(format, &records);
+            let bytes = match compression {
+                0 => text.into_bytes(),
+                1 => gzip(text.as_bytes()),
+                _ => zstd(text.as_bytes()),
+            };
+            let mut source = open_bytes(bytes, OpenOptions::default()).map_err(|err| TestCaseError::fail(err.to_string()))?;
+            prop_assert_eq!(source.format(), format);
+            prop_assert_eq!(read_all(&mut *source), Ok(records));
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            bytes in proptest::collection::vec(
+                prop_oneof![
+                    proptest::sample::select(b"RWILSM=#[]-:./, 0123456789abcdefx\n\r\tpagesaddress=error_code=".to_vec()),
+                    any::<u8>(),
+                ],
+                0..600,
+            ),
+            forced in proptest::option::of(proptest::sample::select(vec![
+                Format::PerfScript, Format::Ftrace, Format::Lackey, Format::Text, Format::Native,
+            ])),
+            lenient in any::<bool>(),
+            instructions in any::<bool>(),
+        ) {
+            let options = OpenOptions { format: forced, lenient, instructions };
+            let n_lines = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1;
+            let Ok(mut source) = open_bytes(bytes, options) else { return Ok(()) };
+            for _ in 0..10_000 {
+                match source.next_record() {
+                    Ok(Some(record)) => prop_assert!(record.page < 1 << 45),
+                    Ok(None) => break,
+                    Err(FormatError::Line { line, .. }) => {
+                        prop_assert!((1..=n_lines).contains(&line), "line {} of {}", line, n_lines);
+                        prop_assert!(!lenient || line > 0);
+                        prop_assert!(source.next_record().is_err());
+                        break;
+                    }
+                    Err(err) => prop_assert!(false, "unexpected error {}", err),
+                }
+            }
+        }
+    }
+}

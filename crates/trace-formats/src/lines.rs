@@ -1,0 +1,648 @@
+//! What the text formats share: a bounded line reader and the driver that turns parsed
+//! lines into [`Record`]s.
+//!
+//! Each text format only says what one line means (a [`Step`]); this module does the rest
+//! the same way for all of them: it keeps one line buffer of at most [`LINE_BYTES_MAX`]
+//! bytes and borrows lines straight from the reader's buffer when they do not straddle two
+//! fills of it, rejects lines that are not UTF-8, checks that time never goes backwards
+//! within one thread, expands an access that spans several pages into one record per
+//! page, and either stops at the first bad line (strict mode) or skips it and counts it by
+//! reason (lenient mode). It allocates nothing per line on the common path.
+//!
+//! What it does not do: decompress or detect formats (see `detect`), or know any format's
+//! syntax.
+
+use crate::error::FormatError;
+use crate::record::{Record, SkipCounts};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{BufRead, ErrorKind};
+use std::ops::Range;
+
+/// Longest line accepted, in bytes, line terminator excluded: the limit of the `R|W`
+/// reader in swapsim-core, and far above any real perf, ftrace or lackey line.
+pub(crate) const LINE_BYTES_MAX: usize = 4096;
+
+/// Virtual addresses must lie below 2^57, the top of 5-level paging's address space.
+pub(crate) const ADDRESS_LIMIT: u64 = 1 << 57;
+
+/// The kernel's largest pid (`PID_MAX_LIMIT` on 64-bit kernels); larger pids or tids are
+/// corrupt, and the cap bounds the per-thread state a reader keeps.
+pub(crate) const PID_MAX: u32 = 4 * 1024 * 1024;
+
+/// Distinct "other event" names counted one by one; names beyond these share one count, so
+/// a corrupt trace cannot grow the skip counts without bound.
+const EVENT_NAMES_MAX: usize = 256;
+
+/// Longest excerpt of offending text quoted in an error message, in characters.
+const QUOTE_CHARS_MAX: usize = 40;
+
+/// A reason for skipping a line, as counted in [`SkipCounts`].
+pub(crate) const MALFORMED: &str = "malformed line";
+pub(crate) const NOT_UTF8: &str = "non-UTF-8 line";
+pub(crate) const TOO_LONG: &str = "line too long";
+pub(crate) const OUT_OF_RANGE: &str = "address out of range";
+pub(crate) const BACKWARDS: &str = "time went backwards";
+
+/// What one line means.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// An access to the pages `first_page..=last_page`.
+    Access(LineAccess),
+    /// A blank or comment line: carries nothing and is not counted.
+    Blank,
+    /// A line deliberately skipped (for instance a valgrind message), counted by reason.
+    Skip(&'static str),
+    /// A line of another event, counted as "other event: <name>"; the range is the name's
+    /// place in the line.
+    OtherEvent(Range<usize>),
+    /// A line that does not parse: an error, or in lenient mode a skip counted by reason.
+    Bad {
+        /// The skip reason in lenient mode.
+        reason: &'static str,
+        /// What was found and what was expected.
+        message: String,
+    },
+}
+
+impl Step {
+    pub(crate) fn malformed(message: String) -> Step {
+        Step::Bad { reason: MALFORMED, message }
+    }
+}
+
+/// An access a line describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LineAccess {
+    pub(crate) pid: u32,
+    pub(crate) tid: u32,
+    pub(crate) time_ns: Option<u64>,
+    pub(crate) first_page: u64,
+    pub(crate) last_page: u64,
+    pub(crate) write: bool,
+}
+
+/// The syntax of one text format.
+pub(crate) trait LineFormat: Send {
+    /// What `line` (terminator and a trailing `\r` excluded, valid UTF-8) means.
+    fn parse_line(&mut self, line: &[u8]) -> Step;
+}
+
+/// Why a line could not be read.
+#[derive(Debug)]
+pub(crate) enum LineError {
+    Io(std::io::Error),
+    TooLong,
+}
+
+/// Reads lines of at most [`LINE_BYTES_MAX`] bytes.
+pub(crate) struct LineReader {
+    reader: Box<dyn BufRead + Send>,
+    /// A line that straddles fills of the reader's buffer, gathered here.
+    partial: Vec<u8>,
+    /// Number of the last line read, 0 before the first.
+    line: u64,
+    /// The last line was too long: its rest is still to be skipped.
+    discarding: bool,
+}
+
+impl LineReader {
+    /// A reader whose next line is line `lines_before + 1`.
+    pub(crate) fn new(reader: Box<dyn BufRead + Send>, lines_before: u64) -> LineReader {
+        LineReader { reader, partial: Vec::new(), line: lines_before, discarding: false }
+    }
+
+    /// The number of the last line read.
+    pub(crate) fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Reads the next line and hands its bytes, without the terminator and a trailing
+    /// `\r`, to `parse`. `Ok(None)` at the end of the input. A line longer than the limit is
+    /// an error as soon as the limit is passed; its rest is skipped, without buffering, on
+    /// the next call.
+    pub(crate) fn next_line<T>(&mut self, parse: impl FnOnce(&[u8]) -> T) -> Result<Option<T>, LineError> {
+        if self.discarding {
+            self.discard_rest_of_line()?;
+        }
+        self.partial.clear();
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(available) => available,
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(err) => return Err(LineError::Io(err)),
+            };
+            if available.is_empty() {
+                if self.partial.is_empty() {
+                    return Ok(None);
+                }
+                // A last line without a terminator.
+                self.line += 1;
+                return Ok(Some(parse(strip_cr(&self.partial))));
+            }
+            let newline = memchr::memchr(b'\n', available);
+            let taken = newline.unwrap_or(available.len());
+            if self.partial.len() + taken > LINE_BYTES_MAX {
+                self.line += 1;
+                self.discarding = true;
+                return Err(LineError::TooLong);
+            }
+            match newline {
+                Some(end) if self.partial.is_empty() => {
+                    // The common case: the whole line sits in the reader's buffer.
+                    self.line += 1;
+                    let res = parse(strip_cr(&available[..end]));
+                    self.reader.consume(end + 1);
+                    return Ok(Some(res));
+                }
+                Some(end) => {
+                    self.partial.extend_from_slice(&available[..end]);
+                    self.reader.consume(end + 1);
+                    self.line += 1;
+                    return Ok(Some(parse(strip_cr(&self.partial))));
+                }
+                None => {
+                    self.partial.extend_from_slice(available);
+                    self.reader.consume(taken);
+                }
+            }
+        }
+    }
+
+    /// Consumes input up to and including the next newline.
+    fn discard_rest_of_line(&mut self) -> Result<(), LineError> {
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(available) => available,
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(err) => return Err(LineError::Io(err)),
+            };
+            if available.is_empty() {
+                self.discarding = false;
+                return Ok(());
+            }
+            match memchr::memchr(b'\n', available) {
+                Some(end) => {
+                    self.reader.consume(end + 1);
+                    self.discarding = false;
+                    return Ok(());
+                }
+                None => {
+                    let n = available.len();
+                    self.reader.consume(n);
+                }
+            }
+        }
+    }
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The last time seen per thread.
+#[derive(Default)]
+struct ThreadTimes {
+    last_ns: HashMap<u64, u64, BuildHasherDefault<IdHasher>>,
+}
+
+impl ThreadTimes {
+    /// Records `time_ns` for the thread, or returns the thread's later previous time.
+    fn advance(&mut self, pid: u32, tid: u32, time_ns: u64) -> Result<(), u64> {
+        let key = (u64::from(pid) << 32) | u64::from(tid);
+        let last_ns = self.last_ns.entry(key).or_insert(0);
+        if time_ns < *last_ns {
+            return Err(*last_ns);
+        }
+        *last_ns = time_ns;
+        Ok(())
+    }
+}
+
+/// A fast hasher for integer ids (pids, tids). Not resistant to chosen collisions; the ids
+/// are capped by [`PID_MAX`], which bounds the harm.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+/// Pages still to be emitted of an access that spans several.
+#[derive(Clone, Copy, Debug)]
+struct PageRun {
+    record: Record,
+    last_page: u64,
+}
+
+/// A [`crate::RecordSource`] over any [`LineFormat`].
+pub(crate) struct LineSource<F> {
+    lines: LineReader,
+    format: F,
+    skipped: SkipCounts,
+    /// The "other event: <name>" key being built, kept to avoid an allocation per line.
+    event_key: String,
+    lenient: bool,
+    times: ThreadTimes,
+    run: Option<PageRun>,
+    failed: bool,
+}
+
+/// What the driver makes of one line.
+enum Outcome {
+    Access(LineAccess),
+    Next,
+    Bad { reason: &'static str, message: String },
+}
+
+impl<F: LineFormat> LineSource<F> {
+    /// A source reading `reader`, whose next line is line `lines_before + 1`.
+    pub(crate) fn new(reader: Box<dyn BufRead + Send>, format: F, lenient: bool, lines_before: u64) -> Self {
+        LineSource {
+            lines: LineReader::new(reader, lines_before),
+            format,
+            skipped: SkipCounts::default(),
+            event_key: String::new(),
+            lenient,
+            times: ThreadTimes::default(),
+            run: None,
+            failed: false,
+        }
+    }
+
+    /// The number of the last line read.
+    pub(crate) fn line(&self) -> u64 {
+        self.lines.line()
+    }
+
+    pub(crate) fn format(&self) -> &F {
+        &self.format
+    }
+
+    pub(crate) fn skipped(&self) -> &SkipCounts {
+        &self.skipped
+    }
+
+    pub(crate) fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
+        if let Some(run) = &mut self.run {
+            let record = run.record;
+            if record.page == run.last_page {
+                self.run = None;
+            } else {
+                run.record.page += 1;
+            }
+            return Ok(Some(record));
+        }
+        if self.failed {
+            return Err(FormatError::Line {
+                line: self.lines.line(),
+                message: "reading stopped at an earlier error".into(),
+            });
+        }
+        loop {
+            let format = &mut self.format;
+            let skipped = &mut self.skipped;
+            let event_key = &mut self.event_key;
+            let outcome = match self.lines.next_line(|line| classify(format, line, skipped, event_key)) {
+                Ok(None) => return Ok(None),
+                Ok(Some(outcome)) => outcome,
+                Err(LineError::TooLong) => Outcome::Bad {
+                    reason: TOO_LONG,
+                    message: format!("line is longer than {LINE_BYTES_MAX} bytes"),
+                },
+                Err(LineError::Io(err)) => {
+                    self.failed = true;
+                    // Report the line being read; the reader stays stopped on it.
+                    self.lines.line += 1;
+                    return Err(FormatError::Line {
+                        line: self.lines.line(),
+                        message: format!("read error: {err}"),
+                    });
+                }
+            };
+            let access = match outcome {
+                Outcome::Next => continue,
+                Outcome::Access(access) => access,
+                Outcome::Bad { reason, message } => {
+                    if self.lenient {
+                        self.skipped.add(reason);
+                        continue;
+                    }
+                    self.failed = true;
+                    return Err(FormatError::Line { line: self.lines.line(), message });
+                }
+            };
+            if let Some(time_ns) = access.time_ns {
+                if let Err(last_ns) = self.times.advance(access.pid, access.tid, time_ns) {
+                    if self.lenient {
+                        self.skipped.add(BACKWARDS);
+                        continue;
+                    }
+                    self.failed = true;
+                    return Err(FormatError::Line {
+                        line: self.lines.line(),
+                        message: format!(
+                            "time {} of thread {} is before its previous record at {}",
+                            seconds(time_ns),
+                            access.tid,
+                            seconds(last_ns)
+                        ),
+                    });
+                }
+            }
+            let record = Record {
+                pid: access.pid,
+                tid: access.tid,
+                time_ns: access.time_ns,
+                page: access.first_page,
+                write: access.write,
+            };
+            if access.last_page > access.first_page {
+                self.run = Some(PageRun {
+                    record: Record { page: access.first_page + 1, ..record },
+                    last_page: access.last_page,
+                });
+            }
+            return Ok(Some(record));
+        }
+    }
+}
+
+/// Classifies one line: non-UTF-8 lines are bad whatever they hold, skips are counted here.
+fn classify<F: LineFormat>(
+    format: &mut F,
+    line: &[u8],
+    skipped: &mut SkipCounts,
+    event_key: &mut String,
+) -> Outcome {
+    if let Some(message) = utf8_error(line) {
+        return Outcome::Bad { reason: NOT_UTF8, message };
+    }
+    match format.parse_line(line) {
+        Step::Access(access) => Outcome::Access(access),
+        Step::Blank => Outcome::Next,
+        Step::Skip(reason) => {
+            skipped.add(reason);
+            Outcome::Next
+        }
+        Step::OtherEvent(range) => {
+            count_other_event(skipped, event_key, &line[range]);
+            Outcome::Next
+        }
+        Step::Bad { reason, message } => Outcome::Bad { reason, message },
+    }
+}
+
+fn count_other_event(skipped: &mut SkipCounts, event_key: &mut String, name: &[u8]) {
+    event_key.clear();
+    event_key.push_str("other event: ");
+    event_key.push_str(&String::from_utf8_lossy(name));
+    if let Some(count) = skipped.0.get_mut(event_key.as_str()) {
+        *count += 1;
+        return;
+    }
+    if skipped.0.len() >= EVENT_NAMES_MAX {
+        skipped.add("other event: (names beyond the first 256)");
+        return;
+    }
+    skipped.0.insert(event_key.clone(), 1);
+}
+
+/// The message for a line that is not valid UTF-8, or `None` when it is.
+#[inline]
+pub(crate) fn utf8_error(line: &[u8]) -> Option<String> {
+    let err = std::str::from_utf8(line).err()?;
+    let offset = err.valid_up_to();
+    Some(format!("line is not valid UTF-8 (byte 0x{:02x} at column {})", line[offset], offset + 1))
+}
+
+/// Quotes offending text for a message, cut to [`QUOTE_CHARS_MAX`] characters.
+pub(crate) fn quote(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    match text.char_indices().nth(QUOTE_CHARS_MAX) {
+        Some((cut, _)) => format!("{:?}...", &text[..cut]),
+        None => format!("{text:?}"),
+    }
+}
+
+/// Renders nanoseconds as seconds with nine decimals, for messages.
+pub(crate) fn seconds(time_ns: u64) -> String {
+    format!("{}.{:09}", time_ns / 1_000_000_000, time_ns % 1_000_000_000)
+}
+
+/// Parses `seconds.fraction` (1 to 9 decimals) exactly into nanoseconds.
+#[inline]
+pub(crate) fn parse_time(text: &[u8]) -> Result<u64, String> {
+    let bad = || format!("timestamp {} is not seconds.fraction", quote(text));
+    let dot = memchr::memchr(b'.', text).ok_or_else(bad)?;
+    let (whole, fraction) = (&text[..dot], &text[dot + 1..]);
+    if whole.is_empty() || fraction.is_empty() || fraction.len() > 9 {
+        return Err(bad());
+    }
+    let whole = parse_decimal(whole).ok_or_else(bad)?;
+    let mut fraction_ns = parse_decimal(fraction).ok_or_else(bad)?;
+    for _ in fraction.len()..9 {
+        fraction_ns *= 10;
+    }
+    whole
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(fraction_ns))
+        .ok_or_else(|| format!("timestamp {} is too large", quote(text)))
+}
+
+/// Parses ASCII decimal digits; `None` if empty, not digits, or above `u64::MAX`.
+#[inline]
+pub(crate) fn parse_decimal(text: &[u8]) -> Option<u64> {
+    if text.is_empty() {
+        return None;
+    }
+    let mut value: u64 = 0;
+    if text.len() <= 19 {
+        // Nineteen digits cannot overflow.
+        for &byte in text {
+            let digit = byte.wrapping_sub(b'0');
+            if digit > 9 {
+                return None;
+            }
+            value = value * 10 + u64::from(digit);
+        }
+        return Some(value);
+    }
+    for &byte in text {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(digit))?;
+    }
+    Some(value)
+}
+
+/// The value of each byte as a hex digit, or 0xff.
+const HEX_VALUES: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = match byte as u8 {
+            digit @ b'0'..=b'9' => digit - b'0',
+            digit @ b'a'..=b'f' => digit - b'a' + 10,
+            digit @ b'A'..=b'F' => digit - b'A' + 10,
+            _ => 0xff,
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// Parses ASCII hex digits; `None` if empty, not hex, or above `u64::MAX`.
+#[inline]
+pub(crate) fn parse_hex(text: &[u8]) -> Option<u64> {
+    let (digits, value) = hex_prefix(text);
+    if digits != text.len() || digits == 0 {
+        return None;
+    }
+    value
+}
+
+/// Parses the hex digits that start `text`: how many there are, and their value (`None`
+/// above `u64::MAX`).
+#[inline]
+pub(crate) fn hex_prefix(text: &[u8]) -> (usize, Option<u64>) {
+    let mut value: u64 = 0;
+    let mut digits = 0;
+    let mut overflow = false;
+    for &byte in text {
+        let digit = HEX_VALUES[usize::from(byte)];
+        if digit == 0xff {
+            break;
+        }
+        overflow |= value >> 60 != 0;
+        value = (value << 4) | u64::from(digit);
+        digits += 1;
+    }
+    (digits, (!overflow).then_some(value))
+}
+
+/// Parses a pid or tid, checking the kernel's limit.
+#[inline]
+pub(crate) fn parse_pid(text: &[u8], what: &str) -> Result<u32, String> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return Err(format!("{what} {} is not a decimal number", quote(text)));
+    }
+    match parse_decimal(text) {
+        Some(pid) if pid <= u64::from(PID_MAX) => Ok(pid as u32),
+        _ => Err(format!("{what} {} exceeds the kernel's largest pid {PID_MAX}", quote(text))),
+    }
+}
+
+/// Checks a virtual address against [`ADDRESS_LIMIT`].
+pub(crate) fn check_address(address: u64) -> Result<u64, Step> {
+    if address >= ADDRESS_LIMIT {
+        return Err(Step::Bad {
+            reason: OUT_OF_RANGE,
+            message: format!("address 0x{address:x} is beyond the 57-bit virtual address space"),
+        });
+    }
+    Ok(address)
+}
+
+/// Whether a byte is a space or a tab.
+#[inline]
+pub(crate) fn is_blank(byte: u8) -> bool {
+    byte == b' ' || byte == b'\t'
+}
+
+#[inline]
+pub(crate) fn trim_start(mut bytes: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = bytes {
+        if !is_blank(*first) {
+            break;
+        }
+        bytes = rest;
+    }
+    bytes
+}
+
+#[inline]
+pub(crate) fn trim_end(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., last] = bytes {
+        if !is_blank(*last) {
+            break;
+        }
+        bytes = rest;
+    }
+    bytes
+}
+
+/// Splits off the first blank-separated token: `(token, rest)` with `rest` starting at the
+/// blank after the token (or empty).
+#[inline]
+pub(crate) fn split_token(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let bytes = trim_start(bytes);
+    let end = bytes.iter().position(|&byte| is_blank(byte)).unwrap_or(bytes.len());
+    bytes.split_at(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_exactly() {
+        assert_eq!(parse_time(b"2364.742742"), Ok(2_364_742_742_000));
+        assert_eq!(parse_time(b"0.000000001"), Ok(1));
+        assert_eq!(parse_time(b"1.5"), Ok(1_500_000_000));
+        assert_eq!(parse_time(b"18446744073.709551615"), Ok(u64::MAX));
+        assert_eq!(
+            parse_time(b"18446744073.709551616"),
+            Err("timestamp \"18446744073.709551616\" is too large".to_string())
+        );
+        assert_eq!(
+            parse_time(b"1.0000000001"),
+            Err("timestamp \"1.0000000001\" is not seconds.fraction".to_string())
+        );
+        assert!(parse_time(b"12").is_err());
+        assert!(parse_time(b".5").is_err());
+        assert!(parse_time(b"5.").is_err());
+        assert!(parse_time(b"5.-1").is_err());
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_hex(b"ffffffffffffffff"), Some(u64::MAX));
+        assert_eq!(parse_hex(b"10000000000000000"), None);
+        assert_eq!(parse_hex(b"0000000000000000001"), Some(1));
+        assert_eq!(parse_hex(b"x"), None);
+        assert_eq!(parse_decimal(b"18446744073709551616"), None);
+        assert_eq!(parse_pid(b"4194304", "pid"), Ok(4_194_304));
+        assert_eq!(
+            parse_pid(b"4194305", "pid"),
+            Err("pid \"4194305\" exceeds the kernel's largest pid 4194304".into())
+        );
+        assert_eq!(parse_pid(b"12a", "tid"), Err("tid \"12a\" is not a decimal number".into()));
+    }
+
+    #[test]
+    fn ids_hash_apart() {
+        let hash = |n: u64| {
+            let mut hasher = IdHasher::default();
+            hasher.write_u64(n);
+            hasher.finish()
+        };
+        assert_ne!(hash(1), hash(2));
+        assert_ne!(hash(1 << 32), hash(1));
+    }
+}

@@ -1,0 +1,52 @@
+//! The common record every format decodes to.
+
+use crate::error::FormatError;
+use std::collections::BTreeMap;
+
+/// One page fault or memory access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Process id (address space); 0 when the format has none.
+    pub pid: u32,
+    /// Thread id (task); equal to `pid` when the format has none.
+    pub tid: u32,
+    /// Time in nanoseconds since the trace's own epoch, when the format records time.
+    pub time_ns: Option<u64>,
+    /// Virtual page number (address >> 12), or the page index for index-based formats.
+    pub page: u64,
+    /// A store (or a write fault).
+    pub write: bool,
+}
+
+/// Lines or records skipped, by reason (other events in a perf file, bad lines in lenient
+/// mode, instruction fetches when not wanted). Ordered, so reports are deterministic.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkipCounts(pub BTreeMap<String, u64>);
+
+impl SkipCounts {
+    /// Counts one skip for `reason`.
+    pub fn add(&mut self, reason: &str) {
+        // Readers count skips per line, so the common case, a reason already counted,
+        // allocates nothing.
+        match self.0.get_mut(reason) {
+            Some(count) => *count += 1,
+            None => {
+                self.0.insert(reason.to_string(), 1);
+            }
+        }
+    }
+    /// Total skipped.
+    pub fn total(&self) -> u64 {
+        self.0.values().sum()
+    }
+}
+
+/// A stream of records from one trace.
+pub trait RecordSource: Send {
+    /// The next record, `Ok(None)` at the end, or an error naming the line or offset.
+    fn next_record(&mut self) -> Result<Option<Record>, FormatError>;
+    /// What was skipped so far.
+    fn skipped(&self) -> &SkipCounts;
+    /// The format being read.
+    fn format(&self) -> crate::detect::Format;
+}
