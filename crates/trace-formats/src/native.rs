@@ -93,6 +93,7 @@ use crate::detect::Format;
 use crate::error::FormatError;
 use crate::record::{Record, RecordSource, SkipCounts};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufReader, Read, Write};
 
 /// The first eight bytes of every native trace.
@@ -174,7 +175,8 @@ pub struct NativeWriter<W: Write> {
     pending: Vec<u8>,
     /// Body bytes already handed to the compressor.
     n_body_bytes_flushed: u64,
-    task_indices: HashMap<(u32, u32), u32>,
+    /// Task index by `(pid, tid)`.
+    task_indices: HashMap<u64, u32, BuildHasherDefault<TaskKeyHasher>>,
     /// Previous page of each declared task, by task index.
     task_pages: Vec<u64>,
     /// `(pid, tid)` and index of the current task, once a record has set one.
@@ -197,7 +199,7 @@ impl<W: Write> NativeWriter<W> {
             encoder,
             pending: Vec::with_capacity(WRITE_CHUNK_BYTES + 64),
             n_body_bytes_flushed: 0,
-            task_indices: HashMap::new(),
+            task_indices: HashMap::default(),
             task_pages: Vec::new(),
             current_task: None,
             time_ns_latest: 0,
@@ -231,7 +233,8 @@ impl<W: Write> NativeWriter<W> {
         let task_idx = match self.current_task {
             Some((current_key, idx)) if current_key == key => idx,
             _ => {
-                let idx = match self.task_indices.get(&key) {
+                let key_packed = (u64::from(r.pid) << 32) | u64::from(r.tid);
+                let idx = match self.task_indices.get(&key_packed) {
                     Some(&idx) => idx,
                     None => {
                         if self.task_pages.len() >= TASKS_MAX {
@@ -244,7 +247,7 @@ impl<W: Write> NativeWriter<W> {
                             )));
                         }
                         let idx = self.task_pages.len() as u32;
-                        self.task_indices.insert(key, idx);
+                        self.task_indices.insert(key_packed, idx);
                         self.task_pages.push(0);
                         // The declaration goes first, as its own item.
                         item[0] = TAG_DECLARE;
@@ -319,6 +322,30 @@ impl<W: Write> NativeWriter<W> {
     }
 }
 
+/// Hashes a packed `(pid, tid)` with one multiplication. The writer looks a task up on
+/// every task switch, which in an interleaved trace is most records, and the standard
+/// hasher costs more than the rest of the encoding. Its resistance to chosen keys is not
+/// needed: the worst case is a slow conversion of one's own trace.
+#[derive(Default)]
+struct TaskKeyHasher(u64);
+
+impl Hasher for TaskKeyHasher {
+    fn finish(&self) -> u64 {
+        let product = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        product ^ (product >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 ^= value;
+    }
+}
+
 /// The underlying reader, remembering whether it failed, so that a failure of the source
 /// (an I/O error) can be told from corrupt zstd data, which the decompressor reports as an
 /// I/O error too.
@@ -371,6 +398,9 @@ pub struct NativeReader {
     buf: Box<[u8]>,
     pos: usize,
     end: usize,
+    /// While `pos` is below this, a whole item is readable without refilling: it is
+    /// `end - ITEM_BYTES_MAX` before the body ends and `end` after.
+    safe_end: usize,
     /// Body bytes discarded before `buf[0]`.
     n_bytes_before_buf: u64,
     /// The decompressor reported the end of its data.
@@ -435,6 +465,7 @@ impl NativeReader {
             buf: vec![0u8; CHUNK_BYTES + PAD_BYTES].into_boxed_slice(),
             pos: 0,
             end: 0,
+            safe_end: 0,
             n_bytes_before_buf: 0,
             eof: false,
             tasks: Vec::new(),
@@ -451,8 +482,8 @@ impl NativeReader {
         HEADER_BYTES as u64 + self.n_bytes_before_buf + idx as u64
     }
 
-    /// Moves the unread bytes to the front of the buffer and decompresses more, until at
-    /// least `PAD_BYTES` bytes are readable or the body ends.
+    /// Moves the unread bytes to the front of the buffer and decompresses more, until more
+    /// than `ITEM_BYTES_MAX` bytes are readable or the body ends.
     #[cold]
     #[inline(never)]
     fn refill(&mut self) -> Result<(), FormatError> {
@@ -460,7 +491,7 @@ impl NativeReader {
         self.n_bytes_before_buf += self.pos as u64;
         self.end -= self.pos;
         self.pos = 0;
-        while self.end < PAD_BYTES && !self.eof {
+        while self.end <= ITEM_BYTES_MAX && !self.eof {
             match self.decoder.read(&mut self.buf[self.end..CHUNK_BYTES]) {
                 Ok(0) => self.eof = true,
                 Ok(n) => self.end += n,
@@ -479,6 +510,7 @@ impl NativeReader {
             }
         }
         self.buf[self.end..self.end + PAD_BYTES].fill(0);
+        self.safe_end = if self.eof { self.end } else { self.end - ITEM_BYTES_MAX };
         Ok(())
     }
 
@@ -494,6 +526,7 @@ impl NativeReader {
         }
         self.pos = 0;
         self.end = 0;
+        self.safe_end = 0;
         self.eof = true;
         err
     }
@@ -613,8 +646,8 @@ impl NativeReader {
 /// Reads a varint at `bytes[*at..]`, advancing `at`, or `None` if it is longer than 10
 /// bytes or above `u64::MAX`. The caller guarantees 10 readable bytes from `at`.
 ///
-/// One-byte varints take a single branch. Longer ones up to eight bytes are decoded from
-/// one 64-bit load without a loop: the first byte with its high bit clear ends the varint,
+/// One- and two-byte varints, the common lengths, take a branch each. Longer ones up to
+/// eight bytes are decoded from one 64-bit load without a loop: the first byte with its high bit clear ends the varint,
 /// and the 7-bit groups below it are packed together in three shift-and-mask steps.
 #[inline(always)]
 fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
@@ -623,6 +656,11 @@ fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     if first < 0x80 {
         *at = idx + 1;
         return Some(u64::from(first));
+    }
+    let second = bytes[idx + 1];
+    if second < 0x80 {
+        *at = idx + 2;
+        return Some(u64::from(first & 0x7f) | (u64::from(second) << 7));
     }
     let word = u64::from_le_bytes(bytes[idx..idx + 8].try_into().expect("the range has 8 bytes"));
     let stops = !word & 0x8080_8080_8080_8080;
@@ -661,11 +699,13 @@ impl RecordSource for NativeReader {
     #[inline]
     fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
         loop {
-            if self.end - self.pos < PAD_BYTES && !self.eof {
-                self.refill()?;
-            }
-            if self.pos >= self.end {
-                return self.at_end();
+            if self.pos >= self.safe_end {
+                if !self.eof {
+                    self.refill()?;
+                }
+                if self.pos >= self.end {
+                    return self.at_end();
+                }
             }
             let start = self.pos;
             // At least ITEM_BYTES_MAX bytes are readable from `start`: data, then zeros.
