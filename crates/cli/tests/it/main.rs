@@ -12,3 +12,4 @@ mod readme;
 mod scenarios;
 mod support;
 mod sweep;
+mod traces;
