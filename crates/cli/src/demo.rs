@@ -46,6 +46,7 @@ pub(crate) fn prepare(readahead: &str) -> Result<Prepared> {
         sets: &sets,
         trace: Some(TraceSource::Embedded { name: TRACE_NAME, bytes: TRACE_BYTES }),
         seed: None,
+        trace_flags: Default::default(),
     };
     scenario::load(&source, options)
 }

@@ -21,6 +21,7 @@ mod profile_fit;
 mod scenario;
 mod sweep;
 mod sweep_output;
+mod tracecmd;
 mod tracefile;
 mod validate;
 
@@ -48,8 +49,12 @@ enum Command {
     Run(RunArgs),
     /// Run the bundled demo: one workload under four readahead policies, side by side.
     Demo(DemoArgs),
-    /// Write the accesses of a scenario's `[workload.generator]` as a text trace.
+    /// Write the accesses of a scenario's `[workload.generator]` as a trace (the same as
+    /// `trace generate SCENARIO`).
     WriteTrace(WriteTraceArgs),
+    /// Look at, convert and generate traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
     /// Run a scenario once per combination of `--vary` values and tabulate the results.
     Sweep(SweepArgs),
     /// Join the `--shard` documents of one sweep into the whole sweep's result.
@@ -108,6 +113,135 @@ enum ValidateFormat {
 }
 
 #[derive(Debug, Subcommand)]
+enum TraceCommand {
+    /// Summarise a trace: format, records, tasks, pages, footprint, time span, reads and
+    /// writes, skipped lines.
+    Info(TraceInfoArgs),
+    /// Print the first records as `pid/tid time_s R|W 0xADDRESS`.
+    Head(TraceHeadArgs),
+    /// Rewrite a trace as native or text.
+    Convert(TraceConvertArgs),
+    /// Write a built-in generator's accesses as a trace.
+    Generate(TraceGenerateArgs),
+}
+
+/// How a trace is read, shared by the `trace` subcommands.
+#[derive(Debug, clap::Args)]
+struct TraceReadArgs {
+    /// The trace's format [default: detected from the first bytes].
+    #[arg(long, value_name = "FORMAT", value_parser = parse_trace_format)]
+    format: Option<swapsim_trace_formats::Format>,
+    /// Skip malformed lines, counting them by reason, instead of failing.
+    #[arg(long)]
+    lenient: bool,
+    /// lackey: count instruction fetches as reads of their pages.
+    #[arg(long)]
+    instructions: bool,
+}
+
+impl TraceReadArgs {
+    fn options(&self) -> swapsim_trace_formats::OpenOptions {
+        swapsim_trace_formats::OpenOptions {
+            format: self.format,
+            lenient: self.lenient,
+            instructions: self.instructions,
+        }
+    }
+}
+
+fn parse_trace_format(name: &str) -> Result<swapsim_trace_formats::Format, String> {
+    tracefile::parse_format(name)
+}
+
+#[derive(Debug, clap::Args)]
+struct TraceInfoArgs {
+    /// The trace (any supported format, plain, gzip or zstd).
+    file: PathBuf,
+    #[command(flatten)]
+    read: TraceReadArgs,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct TraceHeadArgs {
+    /// The trace.
+    file: PathBuf,
+    /// Records to print.
+    #[arg(short = 'n', default_value_t = 10)]
+    n: u64,
+    #[command(flatten)]
+    read: TraceReadArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct TraceConvertArgs {
+    /// The trace to read.
+    input: PathBuf,
+    /// Where to write; a name ending in `.zst` or `.gz` is compressed.
+    output: PathBuf,
+    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, text otherwise].
+    #[arg(long, value_enum)]
+    to: Option<tracecmd::WriteFormat>,
+    /// The input's format [default: detected].
+    #[arg(long, value_name = "FORMAT", value_parser = parse_trace_format)]
+    from: Option<swapsim_trace_formats::Format>,
+    /// Skip malformed input lines instead of failing.
+    #[arg(long)]
+    lenient: bool,
+    /// lackey: count instruction fetches as reads of their pages.
+    #[arg(long)]
+    instructions: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct TraceGenerateArgs {
+    /// A scenario whose workload is a `[workload.generator]` section; or give --pattern or
+    /// --phase instead.
+    scenario: Option<PathBuf>,
+    /// One phase: PATTERN:REGION:PASSES[:WRITE_FRACTION], e.g. `zipf:64MiB:2`. Repeat to run
+    /// phases one after another in one task, over one region as large as the largest phase.
+    /// PATTERN is seq, rand, zipf, hotcold or stride; other generator settings take their
+    /// defaults (zipf exponent 0.9, 10 % hot pages taking 90 % of accesses, stride 16);
+    /// WRITE_FRACTION defaults to 0.2.
+    #[arg(long = "phase", value_name = "SPEC", value_parser = parse_phase, conflicts_with = "scenario")]
+    phases: Vec<tracecmd::Phase>,
+    /// A single phase, given as --pattern, --region and --passes.
+    #[arg(long, conflicts_with_all = ["scenario", "phases"], requires = "region")]
+    pattern: Option<String>,
+    /// With --pattern: the region size, e.g. 64MiB.
+    #[arg(long, requires = "pattern")]
+    region: Option<String>,
+    /// With --pattern: passes over the region.
+    #[arg(long, default_value_t = 1, requires = "pattern")]
+    passes: u32,
+    /// With --pattern: the probability that an access is a write.
+    #[arg(long, requires = "pattern")]
+    write_fraction: Option<f64>,
+    /// With --phase or --pattern: skip the fill that writes every page once, in order,
+    /// before the first phase.
+    #[arg(long, conflicts_with = "scenario")]
+    no_fill: bool,
+    /// Where to write the trace; a name ending in `.zst` or `.gz` is compressed.
+    #[arg(long, short)]
+    output: PathBuf,
+    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, text otherwise].
+    #[arg(long, value_enum)]
+    to: Option<tracecmd::WriteFormat>,
+    /// Root seed; overrides the scenario's `seed` [default: the scenario's, or 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Edit the scenario before it is read, as for `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "scenario")]
+    sets: Vec<String>,
+}
+
+fn parse_phase(text: &str) -> Result<tracecmd::Phase, String> {
+    tracecmd::Phase::parse(text)
+}
+
+#[derive(Debug, Subcommand)]
 enum ExperimentCommand {
     /// List the named experiments and what was published.
     List,
@@ -152,9 +286,27 @@ enum Format {
 struct RunArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
-    /// Replay this trace instead of the scenario's workload (plain or zstd-compressed text).
+    /// Replay this trace instead of the scenario's workload: perf script, ftrace, valgrind
+    /// lackey, text or native, plain or gzip- or zstd-compressed (see traces/README.md).
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// The trace's format [default: detected from the first bytes].
+    #[arg(long, value_name = "FORMAT", value_parser = parse_trace_format)]
+    trace_format: Option<swapsim_trace_formats::Format>,
+    /// Skip malformed trace lines, counting them by reason in the report.
+    #[arg(long)]
+    lenient: bool,
+    /// Where think time between a task's accesses comes from: the trace's timestamps
+    /// (default), or the CPU cost profile's `access_ns`.
+    #[arg(long, value_enum)]
+    pace: Option<tracefile::Pace>,
+    /// Replay the whole trace N times in a row (1..=1000); gives a first-touch fault trace
+    /// reuse, which is an assumption about the workload (see traces/README.md).
+    #[arg(long, value_name = "N")]
+    repeat: Option<u32>,
+    /// lackey: count instruction fetches as reads of their pages.
+    #[arg(long)]
+    instructions: bool,
     /// Root seed; overrides the scenario's `seed`.
     #[arg(long)]
     seed: Option<u64>,
@@ -241,11 +393,14 @@ struct DemoArgs {
 
 #[derive(Debug, clap::Args)]
 struct WriteTraceArgs {
-    /// A scenario whose workload is a `[workload.generator]` section with one task.
+    /// A scenario whose workload is a `[workload.generator]` section.
     scenario: PathBuf,
-    /// Where to write the trace; a name ending in `.zst` is zstd-compressed.
+    /// Where to write the trace; a name ending in `.zst` or `.gz` is compressed.
     #[arg(long, short)]
     output: PathBuf,
+    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, text otherwise].
+    #[arg(long, value_enum)]
+    to: Option<tracecmd::WriteFormat>,
     /// Root seed; overrides the scenario's `seed`.
     #[arg(long)]
     seed: Option<u64>,
@@ -280,6 +435,21 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
     if let Some(trace) = &args.trace {
         command.push_str(&format!(" --trace {}", trace.display()));
     }
+    if let Some(format) = args.trace_format {
+        command.push_str(&format!(" --trace-format {}", format.name()));
+    }
+    if args.lenient {
+        command.push_str(" --lenient");
+    }
+    if let Some(pace) = args.pace {
+        command.push_str(if pace == tracefile::Pace::Cpu { " --pace cpu" } else { " --pace timestamps" });
+    }
+    if let Some(repeat) = args.repeat {
+        command.push_str(&format!(" --repeat {repeat}"));
+    }
+    if args.instructions {
+        command.push_str(" --instructions");
+    }
     for set in &args.sets {
         command.push_str(&format!(" --set '{set}'"));
     }
@@ -299,14 +469,21 @@ fn dispatch(cli: Cli) -> Result<()> {
                 sets: &args.sets,
                 trace: args.trace.clone().map(tracefile::TraceSource::File),
                 seed: args.seed,
+                trace_flags: scenario::TraceFlags {
+                    format: args.trace_format,
+                    lenient: args.lenient,
+                    pace: args.pace,
+                    repeat: args.repeat,
+                    instructions: args.instructions,
+                },
             };
             let source = scenario::ScenarioSource::read(&args.scenario)?;
             let prepared = scenario::load(&source, options)?;
             install_reproduce_hint(&args, prepared.seed);
             let started = std::time::Instant::now();
-            let report = prepared.run()?;
+            let (report, trace) = prepared.run_traced()?;
             let host = output::Host::measure(started.elapsed(), &report);
-            let doc = output::RunDocument::new(&prepared, &report, Some(host));
+            let doc = output::RunDocument::new(&prepared, &report, Some(host)).with_trace(trace.as_ref());
             match args.format {
                 Format::Json => output::write_json(&mut out, &doc)?,
                 Format::Table => output::write_table(&mut out, &source.display, &doc)?,
@@ -369,12 +546,14 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
         }
         Command::WriteTrace(args) => {
-            let options = scenario::LoadOptions { sets: &args.sets, trace: None, seed: args.seed };
+            let options = scenario::LoadOptions { sets: &args.sets, seed: args.seed, ..Default::default() };
             let source = scenario::ScenarioSource::read(&args.scenario)?;
             let prepared = scenario::load(&source, options)?;
-            let n_accesses = tracefile::write_generated(&prepared, &args.output)?;
+            let input = tracecmd::GenerateInput::Scenario(&prepared);
+            let n_accesses = tracecmd::generate(input, &args.output, args.to)?;
             writeln!(out, "wrote {n_accesses} accesses to {}", args.output.display())?;
         }
+        Command::Trace(command) => run_trace_command(&mut out, command)?,
         Command::Sweep(args) => run_sweep(&mut out, &args)?,
         Command::Merge(args) => {
             sweep_output::check_metric(&args.metric)?;
@@ -383,6 +562,76 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
     }
     out.flush()?;
+    Ok(())
+}
+
+fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> {
+    match command {
+        TraceCommand::Info(args) => {
+            let info = tracecmd::info(&tracefile::TraceSource::File(args.file), args.read.options())?;
+            if args.json {
+                output::write_json(out, &info)?;
+            } else {
+                tracecmd::write_info(out, &info)?;
+            }
+        }
+        TraceCommand::Head(args) => {
+            tracecmd::head(out, &tracefile::TraceSource::File(args.file), args.read.options(), args.n)?;
+        }
+        TraceCommand::Convert(args) => {
+            let options = swapsim_trace_formats::OpenOptions {
+                format: args.from,
+                lenient: args.lenient,
+                instructions: args.instructions,
+            };
+            let input = tracefile::TraceSource::File(args.input);
+            let done = tracecmd::convert(&input, options, &args.output, args.to)?;
+            let to = match done.to {
+                tracecmd::WriteFormat::Native => "native",
+                tracecmd::WriteFormat::Text => "text",
+            };
+            writeln!(
+                out,
+                "wrote {} records ({} to {to}) to {}, {}",
+                done.records,
+                done.from.name(),
+                args.output.display(),
+                tracefile::skipped_text(&done.skipped)
+            )?;
+        }
+        TraceCommand::Generate(args) => {
+            let n_records = match &args.scenario {
+                Some(path) => {
+                    let options =
+                        scenario::LoadOptions { sets: &args.sets, seed: args.seed, ..Default::default() };
+                    let source = scenario::ScenarioSource::read(path)?;
+                    let prepared = scenario::load(&source, options)?;
+                    tracecmd::generate(tracecmd::GenerateInput::Scenario(&prepared), &args.output, args.to)?
+                }
+                None => {
+                    let mut phases = args.phases.clone();
+                    if let Some(pattern) = &args.pattern {
+                        let region = args.region.as_deref().unwrap_or_default();
+                        let mut spec = format!("{pattern}:{region}:{}", args.passes);
+                        if let Some(fraction) = args.write_fraction {
+                            spec.push_str(&format!(":{fraction}"));
+                        }
+                        phases.push(
+                            tracecmd::Phase::parse(&spec)
+                                .map_err(|message| anyhow!("--pattern: {message}"))?,
+                        );
+                    }
+                    let input = tracecmd::GenerateInput::Phases {
+                        phases: &phases,
+                        fill: !args.no_fill,
+                        seed: args.seed.unwrap_or(1),
+                    };
+                    tracecmd::generate(input, &args.output, args.to)?
+                }
+            };
+            writeln!(out, "wrote {n_records} records to {}", args.output.display())?;
+        }
+    }
     Ok(())
 }
 

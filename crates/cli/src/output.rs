@@ -18,6 +18,7 @@ use swapsim_core::stats::{BlockStats, DirStats, LatencySummary, Vmstat};
 use swapsim_core::SimReport;
 
 use crate::scenario::{Prepared, ResolvedScenario, ResolvedWorkload};
+use crate::tracefile::TraceReport;
 
 /// Figures that depend on the host, kept apart from the reproducible report.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -56,6 +57,9 @@ pub(crate) struct RunDocument<'a> {
     pub(crate) scenario: &'a ResolvedScenario,
     #[serde(flatten)]
     pub(crate) report: &'a SimReport,
+    /// What the trace held, when the workload is a trace replayed by `run`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) trace: Option<&'a TraceReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) host: Option<Host>,
 }
@@ -68,8 +72,14 @@ impl<'a> RunDocument<'a> {
             seed: prepared.seed,
             scenario: &prepared.resolved,
             report,
+            trace: None,
             host,
         }
+    }
+
+    /// The same document with the `trace` object of the run.
+    pub(crate) fn with_trace(self, trace: Option<&'a TraceReport>) -> RunDocument<'a> {
+        RunDocument { trace, ..self }
     }
 }
 
@@ -117,13 +127,23 @@ pub(crate) fn summary_line(seed: u64, scenario: &ResolvedScenario) -> String {
 
 /// A short description of the workload.
 pub(crate) fn workload_line(workload: &ResolvedWorkload) -> String {
-    match workload {
-        ResolvedWorkload::Trace(path) => format!("workload: trace {path}"),
-        ResolvedWorkload::Generator(g) => {
+    match (&workload.trace, &workload.generator) {
+        (Some(path), _) => {
+            let mut line = format!("workload: trace {path}");
+            if let Some(format) = workload.trace_format {
+                line.push_str(&format!(" ({format})"));
+            }
+            if let Some(repeat) = workload.repeat {
+                line.push_str(&format!(" × {repeat}"));
+            }
+            line
+        }
+        (None, Some(g)) => {
             let fill = if g.fill { "fill + " } else { "" };
             let tasks = if g.tasks > 1 { format!(" × {} tasks", g.tasks) } else { String::new() };
             format!("workload: {} over {}, {fill}{} passes{tasks}", g.pattern, g.region, g.passes)
         }
+        (None, None) => "workload: none".to_string(),
     }
 }
 
@@ -145,6 +165,9 @@ pub(crate) fn write_table(out: &mut impl Write, scenario_name: &str, doc: &RunDo
     writeln!(t, "swapsim {} · {scenario_name}", doc.swapsim_version)?;
     writeln!(t, "{}", summary_line(doc.seed, doc.scenario))?;
     writeln!(t, "{}", workload_line(&doc.scenario.workload))?;
+    if let Some(trace) = doc.trace {
+        writeln!(t, "{}", trace.line())?;
+    }
     writeln!(t)?;
     writeln!(t, "outcome          {}", outcome_text(&report.outcome))?;
     writeln!(t, "simulated time   {:.6} s", report.sim_time_s)?;

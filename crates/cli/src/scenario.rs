@@ -27,7 +27,8 @@ use swapsim_devices::{DeviceConfig, DeviceProfile};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
 use crate::overrides::Override;
-use crate::tracefile::TraceSource;
+use crate::tracefile::{self, Pace, TraceInput, TraceReport, TraceSource};
+use swapsim_trace_formats::Format;
 
 /// The seed a scenario runs with when it names none.
 const DEFAULT_SEED: u64 = 1;
@@ -268,12 +269,77 @@ struct DeviceSection {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WorkloadSection {
-    /// A text trace, plain or zstd-compressed; relative to the scenario file's directory.
+    /// A trace in any supported format, plain, gzip- or zstd-compressed; relative to the
+    /// scenario file's directory.
     #[serde(default)]
     trace: Option<PathBuf>,
+    /// The trace's format: "perf", "ftrace", "lackey", "text" or "native". Default:
+    /// detected from the first bytes.
+    #[serde(default)]
+    trace_format: Option<String>,
+    /// Skip malformed trace lines, counting them by reason, instead of failing. Default false.
+    #[serde(default)]
+    lenient: Option<bool>,
+    /// "timestamps" (default): the trace's timestamps give each task's think time;
+    /// "cpu": every access costs the CPU cost profile's `access_ns`.
+    #[serde(default)]
+    pace: Option<String>,
+    /// Replay the whole trace this many times in a row, 1..=1000. Default 1.
+    #[serde(default)]
+    repeat: Option<u32>,
+    /// lackey: count instruction fetches as reads of their pages. Default false.
+    #[serde(default)]
+    instructions: Option<bool>,
     /// A synthetic workload.
     #[serde(default)]
     generator: Option<GeneratorConfig>,
+}
+
+impl WorkloadSection {
+    /// The trace options that were written, by their key names.
+    fn trace_keys(&self) -> Vec<&'static str> {
+        [
+            ("trace_format", self.trace_format.is_some()),
+            ("lenient", self.lenient.is_some()),
+            ("pace", self.pace.is_some()),
+            ("repeat", self.repeat.is_some()),
+            ("instructions", self.instructions.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, given)| *given)
+        .map(|(key, _)| key)
+        .collect()
+    }
+}
+
+/// Trace options given on the command line; each replaces the scenario's value.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TraceFlags {
+    /// `--trace-format`.
+    pub(crate) format: Option<Format>,
+    /// `--lenient`.
+    pub(crate) lenient: bool,
+    /// `--pace`.
+    pub(crate) pace: Option<Pace>,
+    /// `--repeat`.
+    pub(crate) repeat: Option<u32>,
+    /// `--instructions`.
+    pub(crate) instructions: bool,
+}
+
+impl TraceFlags {
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("--trace-format", self.format.is_some()),
+            ("--lenient", self.lenient),
+            ("--pace", self.pace.is_some()),
+            ("--repeat", self.repeat.is_some()),
+            ("--instructions", self.instructions),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given)
+        .map(|(flag, _)| flag)
+    }
 }
 
 /// The text of a scenario and where it came from.
@@ -307,12 +373,14 @@ pub(crate) struct LoadOptions<'a> {
     pub(crate) trace: Option<TraceSource>,
     /// `--seed`: replaces the scenario's seed.
     pub(crate) seed: Option<u64>,
+    /// `--trace-format`, `--lenient`, ...: replace the scenario's trace options.
+    pub(crate) trace_flags: TraceFlags,
 }
 
 /// The workload of a validated scenario.
 #[derive(Clone, Debug)]
 pub(crate) enum Workload {
-    Trace(TraceSource),
+    Trace(TraceInput),
     Generator(GeneratorConfig),
 }
 
@@ -367,14 +435,40 @@ pub(crate) struct ResolvedDevice {
     pub(crate) model: DeviceProfile,
 }
 
-/// The workload as the report names it.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum ResolvedWorkload {
+/// The workload as the report names it, shaped like the `[workload]` section. Trace
+/// options at their defaults are left out.
+#[derive(Clone, Debug, Default, Serialize)]
+pub(crate) struct ResolvedWorkload {
     /// The trace as named in the scenario or on the command line.
-    Trace(String),
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) trace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) trace_format: Option<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) lenient: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pace: Option<Pace>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) repeat: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) instructions: bool,
     /// The generator with every default filled in.
-    Generator(GeneratorConfig),
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) generator: Option<GeneratorConfig>,
+}
+
+impl ResolvedWorkload {
+    fn of_trace(name: String, input: &TraceInput) -> ResolvedWorkload {
+        ResolvedWorkload {
+            trace: Some(name),
+            trace_format: input.format.map(Format::name),
+            lenient: input.lenient,
+            pace: (input.pace != Pace::default()).then_some(input.pace),
+            repeat: (input.repeat != 1).then_some(input.repeat),
+            instructions: input.instructions,
+            generator: None,
+        }
+    }
 }
 
 /// Parses, edits and validates a scenario.
@@ -437,29 +531,7 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
         any_rotational: profiles.iter().any(|p| p.rotational),
     };
 
-    let (workload, resolved_workload) = match (options.trace, scenario.workload) {
-        (Some(trace), _) => {
-            let name = trace.name();
-            (Workload::Trace(trace), ResolvedWorkload::Trace(name))
-        }
-        (None, WorkloadSection { trace: Some(_), generator: Some(_) }) => {
-            bail!("workload: give either trace or [workload.generator], not both")
-        }
-        (None, WorkloadSection { trace: None, generator: None }) => {
-            bail!("workload: missing; give [workload] trace = \"FILE\", a [workload.generator] section or --trace")
-        }
-        (None, WorkloadSection { trace: Some(path), generator: None }) => {
-            let written = path.display().to_string();
-            (
-                Workload::Trace(TraceSource::File(source.base_dir.join(&path))),
-                ResolvedWorkload::Trace(written),
-            )
-        }
-        (None, WorkloadSection { trace: None, generator: Some(generator) }) => {
-            generator.validate()?;
-            (Workload::Generator(generator.clone()), ResolvedWorkload::Generator(generator))
-        }
-    };
+    let (workload, resolved_workload) = workload(scenario.workload, source, &options)?;
     if let Workload::Trace(trace) = &workload {
         trace.check()?;
     }
@@ -503,9 +575,70 @@ fn validate(scenario: Scenario, source: &ScenarioSource, options: LoadOptions<'_
     })
 }
 
+/// Resolves `[workload]` and the command line's trace options into the workload to run.
+fn workload(
+    section: WorkloadSection,
+    source: &ScenarioSource,
+    options: &LoadOptions<'_>,
+) -> Result<(Workload, ResolvedWorkload)> {
+    let flags = options.trace_flags;
+    let (trace, written) = match (&options.trace, &section) {
+        (Some(trace), _) => (trace.clone(), trace.name()),
+        (None, WorkloadSection { trace: Some(_), generator: Some(_), .. }) => {
+            bail!("workload: give either trace or [workload.generator], not both")
+        }
+        (None, WorkloadSection { trace: None, generator: None, .. }) => {
+            bail!("workload: missing; give [workload] trace = \"FILE\", a [workload.generator] section or --trace")
+        }
+        (None, WorkloadSection { trace: Some(path), generator: None, .. }) => {
+            (TraceSource::File(source.base_dir.join(path)), path.display().to_string())
+        }
+        (None, WorkloadSection { trace: None, generator: Some(generator), .. }) => {
+            if let Some(key) = section.trace_keys().first() {
+                bail!("workload.{key}: only applies to a trace workload");
+            }
+            if let Some(flag) = flags.given() {
+                bail!("{flag}: only applies to a trace workload (give --trace FILE)");
+            }
+            generator.validate()?;
+            let resolved = ResolvedWorkload { generator: Some(generator.clone()), ..Default::default() };
+            return Ok((Workload::Generator(generator.clone()), resolved));
+        }
+    };
+    let format = match (flags.format, &section.trace_format) {
+        (Some(format), _) => Some(format),
+        (None, Some(name)) => {
+            Some(tracefile::parse_format(name).map_err(|e| anyhow!("workload.trace_format: {e}"))?)
+        }
+        (None, None) => None,
+    };
+    let pace = match (flags.pace, &section.pace) {
+        (Some(pace), _) => pace,
+        (None, Some(name)) => Pace::from_name(name)
+            .ok_or_else(|| anyhow!("workload.pace: \"{name}\" is not a pace (expected timestamps or cpu)"))?,
+        (None, None) => Pace::default(),
+    };
+    let repeat = flags.repeat.or(section.repeat).unwrap_or(1);
+    if !(1..=tracefile::REPEAT_MAX).contains(&repeat) {
+        let key = if flags.repeat.is_some() { "--repeat" } else { "workload.repeat" };
+        bail!("{key}: {repeat} is outside 1..={}", tracefile::REPEAT_MAX);
+    }
+    let input = TraceInput {
+        source: trace,
+        format,
+        lenient: flags.lenient || section.lenient.unwrap_or(false),
+        instructions: flags.instructions || section.instructions.unwrap_or(false),
+        pace,
+        repeat,
+    };
+    let resolved = ResolvedWorkload::of_trace(written, &input);
+    Ok((Workload::Trace(input), resolved))
+}
+
 impl Prepared {
-    /// Builds the device models, the readahead policy and the tasks of one run.
-    pub(crate) fn setup(&self) -> Result<Setup> {
+    /// Builds the device models, the readahead policy and the tasks of one run, and says
+    /// what was found in the trace when the workload is one.
+    pub(crate) fn setup(&self) -> Result<(Setup, Option<TraceReport>)> {
         let seed = self.seed;
         let mut devices = Vec::with_capacity(self.profiles.len());
         for (profile, spec) in self.profiles.iter().zip(&self.core.get().devices) {
@@ -513,12 +646,15 @@ impl Prepared {
             devices.push(profile.build(rng).with_context(|| format!("swap device {}", spec.name))?);
         }
         let readahead = self.resolved.swap.readahead.build(&self.readahead_ctx);
-        let tasks = match &self.workload {
-            Workload::Trace(trace) => vec![trace.task()?],
-            Workload::Generator(generator) => generator.tasks(seed),
+        let (tasks, trace_report) = match &self.workload {
+            Workload::Trace(trace) => {
+                let (tasks, report) = trace.tasks()?;
+                (tasks, Some(report))
+            }
+            Workload::Generator(generator) => (generator.tasks(seed), None),
         };
         let timeline = self.timeline();
-        Ok(Setup { config: self.core.clone(), seed, devices, readahead, tasks, timeline })
+        Ok((Setup { config: self.core.clone(), seed, devices, readahead, tasks, timeline }, trace_report))
     }
 
     /// The timeline as core operations, with readahead policies built for the settings in
@@ -559,10 +695,16 @@ impl Prepared {
 
     /// Builds and runs the scenario once.
     pub(crate) fn run(&self) -> Result<SimReport> {
-        let setup = self.setup()?;
+        self.run_traced().map(|(report, _)| report)
+    }
+
+    /// Builds and runs the scenario once; also says what was found in the trace.
+    pub(crate) fn run_traced(&self) -> Result<(SimReport, Option<TraceReport>)> {
+        let (setup, trace) = self.setup()?;
         // The core's message already includes its cause; formatting it once keeps the
         // `{:#}` chain from printing the cause twice.
-        swapsim_core::run(setup).map_err(|err| anyhow!("{err}"))
+        let report = swapsim_core::run(setup).map_err(|err| anyhow!("{err}"))?;
+        Ok((report, trace))
     }
 }
 
@@ -575,7 +717,7 @@ mod tests {
     fn check(text: &str, sets: &[&str], expect: Expect) {
         let source = ScenarioSource { display: "s.toml".into(), text: text.into(), base_dir: PathBuf::new() };
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        let options = LoadOptions { sets: &sets, trace: None, seed: None };
+        let options = LoadOptions { sets: &sets, ..Default::default() };
         let actual = match load(&source, options) {
             Ok(prepared) => crate::output::summary_line(prepared.seed, &prepared.resolved),
             Err(err) => format!("error: {err:#}"),

@@ -226,12 +226,13 @@ pub(crate) struct SweepRun {
 /// runs, then runs the variants (all of them, or one shard's) on a pool of `jobs` threads.
 pub(crate) fn run(plan: &Plan, options: SweepOptions<'_>) -> Result<SweepRun> {
     let source = options.source;
-    let base = scenario::load(source, LoadOptions { sets: &plan.fixed, trace: None, seed: options.seed })?;
+    let base =
+        scenario::load(source, LoadOptions { sets: &plan.fixed, seed: options.seed, ..Default::default() })?;
     for axis in &plan.axes {
         for value_idx in 0..axis.texts.len() {
             let mut sets = plan.fixed.clone();
             sets.push(axis.edit(value_idx));
-            scenario::load(source, LoadOptions { sets: &sets, trace: None, seed: options.seed })
+            scenario::load(source, LoadOptions { sets: &sets, seed: options.seed, ..Default::default() })
                 .with_context(|| format!("--vary {}", axis.edit(value_idx)))?;
         }
     }
@@ -271,7 +272,7 @@ fn run_variant(plan: &Plan, options: &SweepOptions<'_>, index: usize) -> Result<
     let context = || format!("variant {index} ({})", plan.describe(index));
     let sets = plan.edits(index);
     let prepared =
-        scenario::load(options.source, LoadOptions { sets: &sets, trace: None, seed: options.seed })
+        scenario::load(options.source, LoadOptions { sets: &sets, seed: options.seed, ..Default::default() })
             .with_context(context)?;
     let mut command = format!("swapsim run {} --seed {}", options.source.display, prepared.seed);
     for set in &sets {

@@ -206,9 +206,7 @@ mod tests {
     fn unknown_preset() {
         check(
             r#"preset = "ssd""#,
-            expect![[
-                r#"invalid: preset: unknown device preset "ssd" (expected one of nvme, virtio, san, hdd, zram)"#
-            ]],
+            expect![[r#"invalid: preset: unknown device preset "ssd" (expected one of nvme, virtio, this-vm, san, hdd, zram)"#]],
         );
     }
 

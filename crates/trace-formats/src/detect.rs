@@ -70,7 +70,7 @@ pub struct OpenOptions {
 pub const PEEK_BYTES: usize = 64 * 1024;
 
 /// The magic bytes that start a native trace.
-const NATIVE_MAGIC: &[u8] = b"SWAPSIMT";
+const NATIVE_MAGIC: &[u8] = crate::native::MAGIC;
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
 
@@ -121,11 +121,9 @@ pub fn open(
     })
 }
 
-/// FIXME: the native reader is written in `native.rs`; once it lands this becomes
-/// `crate::native::NativeReader::new(reader)`.
+/// A native trace, read by [`crate::native::NativeReader`].
 fn open_native(reader: Box<dyn Read + Send>) -> Result<Box<dyn RecordSource>, FormatError> {
-    drop(reader);
-    Err(FormatError::Unknown("native traces cannot be read by this build".into()))
+    Ok(Box::new(crate::native::NativeReader::new(reader)?))
 }
 
 /// Reads from `reader` until `enough` holds, the input ends or [`PEEK_BYTES`] are read.
@@ -419,7 +417,7 @@ mod tests {
             b"SWAPSIMT\x01\x00",
             options,
             expect![[r#"
-                open error: unrecognised trace format: native traces cannot be read by this build
+                open error: byte offset 10: stream ends before its end marker (truncated file?)
             "#]],
         );
         let no_line = vec![b'#'; PEEK_BYTES + 10];

@@ -12,4 +12,5 @@ mod readme;
 mod scenarios;
 mod support;
 mod sweep;
+mod traces;
 mod validation;
