@@ -206,7 +206,9 @@ mod tests {
     fn unknown_preset() {
         check(
             r#"preset = "ssd""#,
-            expect![[r#"invalid: preset: unknown device preset "ssd" (expected one of nvme, virtio, this-vm, san, hdd, zram)"#]],
+            expect![[
+                r#"invalid: preset: unknown device preset "ssd" (expected one of nvme, virtio, this-vm, san, hdd, zram)"#
+            ]],
         );
     }
 
