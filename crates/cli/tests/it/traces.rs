@@ -291,3 +291,29 @@ fn generate_rejects_bad_phases() {
     let err = fails(&["trace", "generate", "-o", "unused.txt", "--phase", "rand:1MiB:1:1.5"]);
     assert!(err.contains("write_fraction: 1.5 is outside 0..=1"), "{err}");
 }
+
+/// Issue 4, "must show": every bundled real capture replays, and `trace info` counts as
+/// many records as `grep -c` counts event lines (no lackey access in these captures spans
+/// two pages, so lines and records agree one to one).
+#[test]
+fn issue4_bundled_captures_replay_and_count_like_grep() {
+    let captures: [(&str, fn(&str) -> bool); 3] = [
+        ("traces/capture-seq-64M-limit32M.perf.zst", is_perf_fault),
+        ("traces/capture-rand-2proc-limit32M.perf.zst", is_perf_fault),
+        ("traces/capture-true.lackey.zst", is_lackey_access),
+    ];
+    for (capture, is_event) in captures {
+        let file = crate::support::in_repo(capture);
+        let bytes = std::fs::read(&file).expect("the capture is committed");
+        let text = String::from_utf8(zstd::decode_all(&bytes[..]).expect("zstd")).expect("utf-8");
+        let grep_c = text.lines().filter(|l| is_event(l)).count() as u64;
+        let doc = info(&file, &[]);
+        assert_eq!(doc["records"].as_u64(), Some(grep_c), "{capture}");
+        let report = parse(&run_json(
+            &crate::support::in_repo("scenarios/demo.toml"),
+            &["--trace", &file, "--set", "memcg.limit=16MiB"],
+        ));
+        assert_eq!(report["outcome"]["kind"], "completed", "{capture}");
+        assert_eq!(report["accesses"].as_u64(), Some(grep_c), "{capture}: every record replayed");
+    }
+}
