@@ -23,8 +23,8 @@
 use crate::detect::{Format, OpenOptions};
 use crate::error::FormatError;
 use crate::lines::{
-    is_blank, parse_pid, parse_time, quote, split_token, trim_end, trim_start, LineAccess, LineFormat,
-    LineSource, Step,
+    is_blank, parse_pid, parse_time, quote, skip_blanks, split_token, token_is, trim_end, trim_start,
+    usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource, Step,
 };
 use crate::perf::{cpu_and_time, parse_fault_args};
 use crate::record::{Record, RecordSource, SkipCounts};
@@ -76,59 +76,130 @@ pub(crate) struct Head<'a> {
 
 impl LineFormat for FtraceLines {
     fn parse_line(&mut self, line: &[u8]) -> Step {
-        let trimmed = trim_start(line);
-        if trimmed.is_empty() || trimmed[0] == b'#' {
-            return Step::Blank;
+        if let Some(step) = parse_usual_line(line) {
+            return step;
         }
-        if trimmed.starts_with(b"CPU:") && memchr::memmem::find(trimmed, b"[LOST ").is_some() {
-            return Step::Skip("lost events notice");
-        }
-        let Some(head) = parse_head(line) else {
-            return Step::malformed(format!(
-                "not an ftrace line: {} (expected \"<comm>-<pid> [<cpu>] <flags> <seconds>.<fraction>: <event>: ...\")",
-                quote(trimmed)
-            ));
-        };
-        let thread = match parse_pid(head.pid, "pid") {
-            Ok(thread) => thread,
-            Err(message) => return Step::malformed(message),
-        };
-        let pid = match head.tgid.map(|tgid| parse_pid(tgid, "tgid")) {
-            None => thread,
-            Some(Ok(tgid)) => tgid,
-            Some(Err(message)) => return Step::malformed(message),
-        };
-        let time_ns = match parse_time(head.time) {
-            Ok(time_ns) => time_ns,
-            Err(message) => return Step::malformed(message),
-        };
-        let (event, args) = split_token(&line[head.rest..]);
-        let Some(name) = event.strip_suffix(b":") else {
-            return Step::malformed(format!(
-                "expected an event name ending in ':' after the timestamp, found {}",
-                quote(event)
-            ));
-        };
-        if name != EVENT {
-            let start = name.as_ptr() as usize - line.as_ptr() as usize;
-            return Step::OtherEvent(start..start + name.len());
-        }
-        match parse_fault_args(args) {
-            Ok((address, write)) => {
-                let page = address >> 12;
-                Step::Access(LineAccess {
-                    pid,
-                    tid: thread,
-                    time_ns: Some(time_ns),
-                    first_page: page,
-                    last_page: page,
-                    write,
-                })
-            }
-            Err(step) => step,
-        }
+        parse_any_line(line)
     }
 }
+
+/// The general parser, for any layout.
+fn parse_any_line(line: &[u8]) -> Step {
+    let trimmed = trim_start(line);
+    if trimmed.is_empty() || trimmed[0] == b'#' {
+        return Step::Blank;
+    }
+    if trimmed.starts_with(b"CPU:") && memchr::memmem::find(trimmed, b"[LOST ").is_some() {
+        return Step::Skip("lost events notice");
+    }
+    let Some(head) = parse_head(line) else {
+        return Step::malformed(format!(
+            "not an ftrace line: {} (expected \"<comm>-<pid> [<cpu>] <flags> <seconds>.<fraction>: <event>: ...\")",
+            quote(trimmed)
+        ));
+    };
+    let thread = match parse_pid(head.pid, "pid") {
+        Ok(thread) => thread,
+        Err(message) => return Step::malformed(message),
+    };
+    let pid = match head.tgid.map(|tgid| parse_pid(tgid, "tgid")) {
+        None => thread,
+        Some(Ok(tgid)) => tgid,
+        Some(Err(message)) => return Step::malformed(message),
+    };
+    let time_ns = match parse_time(head.time) {
+        Ok(time_ns) => time_ns,
+        Err(message) => return Step::malformed(message),
+    };
+    let (event, args) = split_token(&line[head.rest..]);
+    let Some(name) = event.strip_suffix(b":") else {
+        return Step::malformed(format!(
+            "expected an event name ending in ':' after the timestamp, found {}",
+            quote(event)
+        ));
+    };
+    if name != EVENT {
+        let start = name.as_ptr() as usize - line.as_ptr() as usize;
+        return Step::OtherEvent(start..start + name.len());
+    }
+    match parse_fault_args(args) {
+        Ok((address, write)) => {
+            let page = address >> 12;
+            Step::Access(LineAccess {
+                pid,
+                tid: thread,
+                time_ns: Some(time_ns),
+                first_page: page,
+                last_page: page,
+                write,
+            })
+        }
+        Err(step) => step,
+    }
+}
+
+/// One pass over a line of the usual layout,
+/// `<comm>-<pid> [<cpu>] [<flags>] <seconds>.<fraction>: page_fault_user: <args>`, without
+/// a tgid column, with the head taken at the line's first `[`. `None` for anything else
+/// (including headers, notices, other events, and out-of-range pids or times), which the
+/// general parser then reads; when it answers, the general parser would answer the same.
+#[inline]
+fn parse_usual_line(line: &[u8]) -> Option<Step> {
+    let first = skip_blanks(line, 0);
+    if line.get(first) == Some(&b'#') || line[first..].starts_with(b"CPU:") {
+        return None;
+    }
+    let open = memchr::memchr(b'[', line)?;
+    // The pid: the digits after the last '-' of the task, right before the blanks.
+    if open == 0 || !is_blank(line[open - 1]) {
+        return None;
+    }
+    let mut end = open - 1;
+    while end > 0 && is_blank(line[end - 1]) {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && line[start - 1].is_ascii_digit() {
+        start -= 1;
+    }
+    if start == 0 || line[start - 1] != b'-' {
+        return None;
+    }
+    let (thread, after_pid) = usual_pid(line, start)?;
+    if after_pid != end {
+        return None;
+    }
+    let after_cpu = usual_cpu(line, open)?;
+    let mut time_start = skip_blanks(line, after_cpu);
+    let token_end = time_start
+        + line[time_start..].iter().position(|&byte| is_blank(byte)).unwrap_or(line.len() - time_start);
+    if line[token_end - 1] != b':' {
+        // The flags column, as the general parser tells it from the timestamp.
+        if token_end == time_start || token_end - time_start > 8 {
+            return None;
+        }
+        time_start = skip_blanks(line, token_end);
+    }
+    let (time_ns, after_time) = usual_time(line, time_start)?;
+    let after_event = token_is(line, skip_blanks(line, after_time), EVENT_TOKEN)?;
+    Some(match parse_fault_args(&line[after_event..]) {
+        Ok((address, write)) => {
+            let page = address >> 12;
+            Step::Access(LineAccess {
+                pid: thread,
+                tid: thread,
+                time_ns: Some(time_ns),
+                first_page: page,
+                last_page: page,
+                write,
+            })
+        }
+        Err(step) => step,
+    })
+}
+
+/// [`EVENT`] as its token appears, with the colon.
+const EVENT_TOKEN: &[u8] = b"page_fault_user:";
 
 /// Finds the head of an ftrace line: the first `[` that opens a `[cpu]` field followed by
 /// a timestamp and preceded by `comm-pid` and an optional `(tgid)`.
@@ -268,5 +339,40 @@ a-\u{e9}-1 [000] d.... 3.0: page_fault_user: address=0x9000 error_code=0x0
         assert_eq!(parse_head(b"a-12 [001] dddddddddd 5.25: e:"), None);
         assert_eq!(parse_head(b"a12 [001] 5.25: e:"), None);
         assert_eq!(parse_head(b"a-12 (x) [001] 5.25: e:"), None);
+    }
+
+    #[test]
+    fn usual_layout_reads_as_the_general_parser_does() {
+        let lines: &[&str] = &[
+            "         python3-14561   [001] d....  2364.742742: page_fault_user: address=0x7f1f04a24e06 ip=0x7f1f04a0c7ad error_code=0x6",
+            "bash-1234  [000]  1.000001: page_fault_user: address=0x2000 ip=0x0 error_code=0x2",
+            "bash-1235  (   1234) [003] d.... 1.000003: page_fault_user: address=0x4000 ip=0x0 error_code=0x0",
+            "CPU:3 [LOST 17 EVENTS]",
+            "CPU:3-1 [000] d.... 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "#a-1 [000] d.... 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "a 1 [000] d.... 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "-1 [000] d.... 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "a- [000] d.... 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "a-4194305 [000] d.... 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "a-1 [000] dddddddd 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "a-1 [000] ddddddddd 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "a-1 [000] d...: 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0x6",
+            "a-1 [000] d.... 1.0: page_fault_kernel: address=0x1000 ip=0x0 error_code=0x6",
+            "a-1 [000] d.... 1.0: page_fault_user: address=0x1000 error_code=0x6",
+            "a-1 [000] d.... 1.0: page_fault_user: address=0x1000 ip=0x0 error_code=0xz",
+            "a-1 [000] d.... 18446744073.709551616: page_fault_user: address=0x1000 ip=0x0 error_code=0x2",
+            "a-1 [000] d....",
+            "a-1 [000] d.... ",
+            "a-1 [000] ",
+            "a [1] b-2 [000] 1.5: page_fault_user: address=0x1000 ip=0x0 error_code=0x2",
+        ];
+        let mut fast_lines = 0;
+        for line in lines {
+            if let Some(fast) = parse_usual_line(line.as_bytes()) {
+                fast_lines += 1;
+                assert_eq!(format!("{fast:?}"), format!("{:?}", parse_any_line(line.as_bytes())), "{line}");
+            }
+        }
+        assert!(fast_lines >= 4, "{fast_lines}");
     }
 }
