@@ -297,7 +297,8 @@ fn generate_rejects_bad_phases() {
 /// two pages, so lines and records agree one to one).
 #[test]
 fn issue4_bundled_captures_replay_and_count_like_grep() {
-    let captures: [(&str, fn(&str) -> bool); 3] = [
+    type IsEvent = fn(&str) -> bool;
+    let captures: [(&str, IsEvent); 3] = [
         ("traces/capture-seq-64M-limit32M.perf.zst", is_perf_fault),
         ("traces/capture-rand-2proc-limit32M.perf.zst", is_perf_fault),
         ("traces/capture-true.lackey.zst", is_lackey_access),
