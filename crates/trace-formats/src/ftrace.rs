@@ -21,13 +21,11 @@
 //! The page is `address >> 12`; bit 1 of `error_code` marks a write fault.
 
 use crate::detect::{Format, OpenOptions};
-use crate::error::FormatError;
 use crate::lines::{
     is_blank, parse_pid, parse_time, quote, skip_blanks, split_token, token_is, trim_end, trim_start,
     usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource, Step,
 };
 use crate::perf::{cpu_and_time, parse_fault_args};
-use crate::record::{Record, RecordSource, SkipCounts};
 use std::io::BufRead;
 
 /// A streaming reader of ftrace page-fault text.
@@ -40,24 +38,9 @@ impl FtraceReader {
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> FtraceReader {
         FtraceReader { source: LineSource::new(reader, FtraceLines, options.lenient, 0) }
     }
-
-    /// The 1-based number of the last line read.
-    pub fn line(&self) -> u64 {
-        self.source.line()
-    }
 }
 
-impl RecordSource for FtraceReader {
-    fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        self.source.next_record()
-    }
-    fn skipped(&self) -> &SkipCounts {
-        self.source.skipped()
-    }
-    fn format(&self) -> Format {
-        Format::Ftrace
-    }
-}
+crate::lines::line_reader!(FtraceReader, Format::Ftrace);
 
 /// The line syntax.
 pub(crate) struct FtraceLines;

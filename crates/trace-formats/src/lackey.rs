@@ -22,12 +22,10 @@
 //! has pid 0, tid 0 and no time.
 
 use crate::detect::{Format, OpenOptions};
-use crate::error::FormatError;
 use crate::lines::{
     check_address, parse_decimal, parse_hex, quote, trim_end, trim_start, LineAccess, LineFormat, LineSource,
     Step,
 };
-use crate::record::{Record, RecordSource, SkipCounts};
 use std::io::BufRead;
 
 /// Largest access size accepted, in bytes: far above any instruction's (an `xsave` area is
@@ -46,24 +44,9 @@ impl LackeyReader {
         let lines = LackeyLines { instructions: options.instructions };
         LackeyReader { source: LineSource::new(reader, lines, options.lenient, 0) }
     }
-
-    /// The 1-based number of the last line read.
-    pub fn line(&self) -> u64 {
-        self.source.line()
-    }
 }
 
-impl RecordSource for LackeyReader {
-    fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        self.source.next_record()
-    }
-    fn skipped(&self) -> &SkipCounts {
-        self.source.skipped()
-    }
-    fn format(&self) -> Format {
-        Format::Lackey
-    }
-}
+crate::lines::line_reader!(LackeyReader, Format::Lackey);
 
 /// The line syntax.
 pub(crate) struct LackeyLines {

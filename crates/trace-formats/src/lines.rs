@@ -695,6 +695,33 @@ pub(crate) fn split_token(bytes: &[u8]) -> (&[u8], &[u8]) {
     bytes.split_at(end)
 }
 
+/// Gives a reader that wraps a [`LineSource`] in a `source` field its `line()` accessor and
+/// its [`crate::record::RecordSource`] implementation, which are the same for every
+/// line-based format but the format's name.
+macro_rules! line_reader {
+    ($reader:ident, $format:expr) => {
+        impl $reader {
+            /// The 1-based number of the last line read.
+            pub fn line(&self) -> u64 {
+                self.source.line()
+            }
+        }
+
+        impl crate::record::RecordSource for $reader {
+            fn next_record(&mut self) -> Result<Option<crate::record::Record>, crate::error::FormatError> {
+                self.source.next_record()
+            }
+            fn skipped(&self) -> &crate::record::SkipCounts {
+                self.source.skipped()
+            }
+            fn format(&self) -> crate::detect::Format {
+                $format
+            }
+        }
+    };
+}
+pub(crate) use line_reader;
+
 #[cfg(test)]
 mod tests {
     use super::*;

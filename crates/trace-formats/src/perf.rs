@@ -20,12 +20,10 @@
 //! default); the instruction pointer and any trailing fields are ignored.
 
 use crate::detect::{Format, OpenOptions};
-use crate::error::FormatError;
 use crate::lines::{
     check_address, is_blank, parse_hex, parse_pid, parse_time, quote, skip_blanks, split_token, token_is,
     trim_end, trim_start, usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource, Step,
 };
-use crate::record::{Record, RecordSource, SkipCounts};
 use std::io::BufRead;
 
 /// A streaming reader of `perf script` page-fault text.
@@ -38,24 +36,9 @@ impl PerfScriptReader {
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> PerfScriptReader {
         PerfScriptReader { source: LineSource::new(reader, PerfScriptLines, options.lenient, 0) }
     }
-
-    /// The 1-based number of the last line read.
-    pub fn line(&self) -> u64 {
-        self.source.line()
-    }
 }
 
-impl RecordSource for PerfScriptReader {
-    fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        self.source.next_record()
-    }
-    fn skipped(&self) -> &SkipCounts {
-        self.source.skipped()
-    }
-    fn format(&self) -> Format {
-        Format::PerfScript
-    }
-}
+crate::lines::line_reader!(PerfScriptReader, Format::PerfScript);
 
 /// The line syntax.
 pub(crate) struct PerfScriptLines;

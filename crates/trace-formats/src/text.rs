@@ -13,7 +13,6 @@
 use crate::detect::{Format, OpenOptions};
 use crate::error::FormatError;
 use crate::lines::{quote, LineAccess, LineFormat, LineSource, Step, OUT_OF_RANGE};
-use crate::record::{Record, RecordSource, SkipCounts};
 use std::io::BufRead;
 use swapsim_core::trace::TextTrace;
 use swapsim_core::TraceError;
@@ -43,24 +42,9 @@ impl TextReader {
     pub fn declared_pages(&self) -> Option<u64> {
         self.source.format().declared_pages
     }
-
-    /// The 1-based number of the last line read.
-    pub fn line(&self) -> u64 {
-        self.source.line()
-    }
 }
 
-impl RecordSource for TextReader {
-    fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        self.source.next_record()
-    }
-    fn skipped(&self) -> &SkipCounts {
-        self.source.skipped()
-    }
-    fn format(&self) -> Format {
-        Format::Text
-    }
-}
+crate::lines::line_reader!(TextReader, Format::Text);
 
 fn from_trace_error(err: TraceError) -> FormatError {
     match err {
