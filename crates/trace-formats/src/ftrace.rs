@@ -23,9 +23,9 @@
 use crate::detect::{Format, OpenOptions};
 use crate::lines::{
     is_blank, parse_pid, parse_time, quote, skip_blanks, split_token, token_is, trim_end, trim_start,
-    usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource, Step,
+    usual_cpu, usual_pid, usual_time, LineFormat, LineSource, Step,
 };
-use crate::perf::{cpu_and_time, parse_fault_args};
+use crate::perf::{cpu_and_time, fault_step};
 use std::io::BufRead;
 
 /// A streaming reader of ftrace page-fault text.
@@ -105,20 +105,7 @@ fn parse_any_line(line: &[u8]) -> Step {
         let start = name.as_ptr() as usize - line.as_ptr() as usize;
         return Step::OtherEvent(start..start + name.len());
     }
-    match parse_fault_args(args) {
-        Ok((address, write)) => {
-            let page = address >> 12;
-            Step::Access(LineAccess {
-                pid,
-                tid: thread,
-                time_ns: Some(time_ns),
-                first_page: page,
-                last_page: page,
-                write,
-            })
-        }
-        Err(step) => step,
-    }
+    fault_step(pid, thread, time_ns, args)
 }
 
 /// One pass over a line of the usual layout,
@@ -165,20 +152,7 @@ fn parse_usual_line(line: &[u8]) -> Option<Step> {
     }
     let (time_ns, after_time) = usual_time(line, time_start)?;
     let after_event = token_is(line, skip_blanks(line, after_time), EVENT_TOKEN)?;
-    Some(match parse_fault_args(&line[after_event..]) {
-        Ok((address, write)) => {
-            let page = address >> 12;
-            Step::Access(LineAccess {
-                pid: thread,
-                tid: thread,
-                time_ns: Some(time_ns),
-                first_page: page,
-                last_page: page,
-                write,
-            })
-        }
-        Err(step) => step,
-    })
+    Some(fault_step(thread, thread, time_ns, &line[after_event..]))
 }
 
 /// [`EVENT`] as its token appears, with the colon.

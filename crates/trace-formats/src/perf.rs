@@ -105,20 +105,7 @@ fn parse_any_line(line: &[u8]) -> Step {
         let start = name.as_ptr() as usize - line.as_ptr() as usize;
         return Step::OtherEvent(start..start + name.len());
     }
-    match parse_fault_args(args) {
-        Ok((address, write)) => {
-            let page = address >> 12;
-            Step::Access(LineAccess {
-                pid,
-                tid,
-                time_ns: Some(time_ns),
-                first_page: page,
-                last_page: page,
-                write,
-            })
-        }
-        Err(step) => step,
-    }
+    fault_step(pid, tid, time_ns, args)
 }
 
 /// One pass over a line of the usual layout,
@@ -161,20 +148,7 @@ fn parse_usual_line(line: &[u8]) -> Option<Step> {
     let after_cpu = usual_cpu(line, open)?;
     let (time_ns, after_time) = usual_time(line, skip_blanks(line, after_cpu))?;
     let after_event = token_is(line, skip_blanks(line, after_time), EVENT_TOKEN)?;
-    Some(match parse_fault_args(&line[after_event..]) {
-        Ok((address, write)) => {
-            let page = address >> 12;
-            Step::Access(LineAccess {
-                pid,
-                tid,
-                time_ns: Some(time_ns),
-                first_page: page,
-                last_page: page,
-                write,
-            })
-        }
-        Err(step) => step,
-    })
+    Some(fault_step(pid, tid, time_ns, &line[after_event..]))
 }
 
 /// [`EVENT`] as its token appears, with the colon.
@@ -233,6 +207,26 @@ pub(crate) fn cpu_and_time(line: &[u8], open: usize, flags: bool) -> Option<(&[u
         return None;
     }
     Some((time, line.len() - rest.len()))
+}
+
+/// The step for a page-fault line whose head parsed: the access its arguments describe,
+/// or why they are malformed.
+#[inline]
+pub(crate) fn fault_step(pid: u32, tid: u32, time_ns: u64, args: &[u8]) -> Step {
+    match parse_fault_args(args) {
+        Ok((address, write)) => {
+            let page = address >> 12;
+            Step::Access(LineAccess {
+                pid,
+                tid,
+                time_ns: Some(time_ns),
+                first_page: page,
+                last_page: page,
+                write,
+            })
+        }
+        Err(step) => step,
+    }
 }
 
 /// Parses the tracepoint's `address=0x.. ip=0x.. error_code=0x..` fields: the address and
