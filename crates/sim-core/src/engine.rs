@@ -209,8 +209,6 @@ pub(crate) struct Mm {
     write_done: Option<SimTime>,
     /// The latest completion of any kind not yet announced to kernel tasks waiting on I/O.
     io_done: Option<SimTime>,
-    /// Sizes of the LRU lists as of the last LRU operation (for refault distance).
-    active_anon: u64,
 }
 
 impl Mm {
@@ -392,13 +390,13 @@ impl Mm {
 
     /// `workingset_refault` for an anonymous folio whose slot held `shadow`; returns
     /// where the folio goes on the LRU.
-    fn workingset_refault(&mut self, pfn: Pfn, shadow: Shadow) -> Placement {
+    fn workingset_refault(&mut self, pfn: Pfn, shadow: Shadow, active_anon: u64) -> Placement {
         self.vmstat.workingset_refault_anon += 1;
         let mask = (1u64 << SHADOW_CLOCK_BITS) - 1;
         let distance = (self.nonresident_age.wrapping_sub(u64::from(shadow.eviction))) & mask;
         // workingset_test_recent: anon refaults compete with the file lists (empty here)
         // and with active anon while swap has room.
-        let workingset_size = if self.can_reclaim_anon() { self.active_anon } else { 0 };
+        let workingset_size = if self.can_reclaim_anon() { active_anon } else { 0 };
         if distance > workingset_size {
             return Placement::Inactive;
         }
@@ -699,7 +697,6 @@ impl Simulation {
             reads_done: Vec::new(),
             write_done: None,
             io_done: None,
-            active_anon: 0,
         };
         let mut sim = Simulation {
             mm,
@@ -1039,14 +1036,9 @@ impl Simulation {
         self.mm.spend(self.mm.cfg.cpu.fault_ns + self.mm.cfg.cpu.anon_fault_ns);
         *self.mm.pt.pte_mut(page) = Pte::present(pfn, true, true);
         self.mm.frames.set_owner(pfn, Some(page));
-        self.lru_add(pfn, Placement::Inactive);
+        self.lru.add(&mut self.mm, pfn, Placement::Inactive);
         self.lat_anon.record(self.mm.now.since(start).0);
         Step::Done
-    }
-
-    fn lru_add(&mut self, pfn: Pfn, placement: Placement) {
-        self.lru.add(&mut self.mm, pfn, placement);
-        self.mm.active_anon = self.lru.sizes().active_anon;
     }
 
     /// `do_swap_page` (or swapoff's `unuse_pte_range` step): a swap-cache hit is a minor
@@ -1187,10 +1179,10 @@ impl Simulation {
         self.mm.frames.set_swap_slot(pfn, Some(slot));
         self.mm.frames.set(pfn, flag::LOCKED);
         let placement = match shadow {
-            Some(s) => self.mm.workingset_refault(pfn, s),
+            Some(s) => self.mm.workingset_refault(pfn, s, self.lru.sizes().active_anon),
             None => Placement::Inactive,
         };
-        self.lru_add(pfn, placement);
+        self.lru.add(&mut self.mm, pfn, placement);
         if !target {
             self.mm.frames.set(pfn, flag::READAHEAD);
             self.mm.vmstat.swap_ra += 1;
@@ -1257,17 +1249,19 @@ impl Simulation {
             if free <= self.mm.wmark.min {
                 self.mm.vmstat.allocstall_normal += 1;
                 let got = self.reclaim(owner, cpu, Reclaimer::Direct, SWAP_CLUSTER_MAX);
-                if got == 0 && self.mm.frames.free_pages() <= self.mm.wmark.min {
-                    if !may_wait || self.mm.nr_writeback > 0 {
-                        if self.mm.frames.free_pages() == 0 || may_wait {
-                            return Alloc::Wait;
+                let free = self.mm.frames.free_pages();
+                if got == 0 && free <= self.mm.wmark.min {
+                    match (may_wait, self.mm.nr_writeback > 0) {
+                        // A neighbour may still take one of the last frames above zero.
+                        (false, _) if free > 0 => {}
+                        (false, _) | (true, true) => return Alloc::Wait,
+                        (true, false) => {
+                            retries += 1;
+                            if retries >= MAX_RECLAIM_RETRIES {
+                                return Alloc::Oom;
+                            }
+                            continue;
                         }
-                    } else {
-                        retries += 1;
-                        if retries >= MAX_RECLAIM_RETRIES {
-                            return Alloc::Oom;
-                        }
-                        continue;
                     }
                 }
             }
@@ -1309,7 +1303,6 @@ impl Simulation {
             self.lru.shrink(&mut self.mm, &mut sc);
             let now = self.mm.now;
             self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
-            self.mm.active_anon = self.lru.sizes().active_anon;
             if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
                 break;
             }
@@ -1357,7 +1350,6 @@ impl Simulation {
         self.lru.shrink(&mut self.mm, &mut sc);
         let t = self.mm.now;
         self.mm.block.finish_plug(kswapd_owner, t, &mut self.mm.dispatched);
-        self.mm.active_anon = self.lru.sizes().active_anon;
         self.flush_dispatched();
         self.after_io();
         // Spend at least some time so that a futile loop still advances.
@@ -1434,7 +1426,6 @@ impl Simulation {
             }
             *self.mm.pt.pte_mut(page) = Pte::default();
         }
-        self.mm.active_anon = self.lru.sizes().active_anon;
     }
 
     /// Frees an unmapped folio unless I/O holds it; reclaim drops the rest later.

@@ -321,7 +321,6 @@ impl Simulation {
                 self.mm.free_frame(pfn);
             }
         }
-        self.mm.active_anon = self.lru.sizes().active_anon;
         if self.mm.swap.devices[device.0 as usize].inuse() == 0 {
             self.tasks[t].state = TaskState::Done;
             return Step::Done;
