@@ -490,16 +490,13 @@ mod tests {
             );
         }
         b.finish_plug(0, SimTime(0), &mut out);
-        let mut t = 0;
         let mut all = out.clone();
         while let Some(d) = out.pop() {
-            t = t.max(d.at.0);
             let mut more = Vec::new();
             b.complete(d.req, d.at, &mut more);
             all.extend(more.iter().copied());
             out.extend(more);
         }
-        let _ = t;
         let s = b.stats().remove(0);
         (s.reads, s.io_unplugs, all)
     }
