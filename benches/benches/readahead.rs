@@ -8,7 +8,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use swapsim_core::{
-    DeviceId, FaultView, Readahead, ReadaheadOutcome, ReadaheadPlan, RegionId, TaskId, VirtPage,
+    DeviceId, FaultView, Feedback, Readahead, ReadaheadPlan, RegionId, SwapSlot, TaskId, VirtPage,
 };
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
@@ -46,7 +46,7 @@ impl SplitMix64 {
 #[derive(Clone, Copy, Debug)]
 enum Step {
     Miss(FaultView),
-    Hit(ReadaheadOutcome),
+    Hit(Feedback),
 }
 
 /// Builds a stream of `MISSES` misses with hits in between. A sequential run continues
@@ -69,21 +69,14 @@ fn fault_stream(page_cluster: u32) -> Vec<Step> {
         let vpage = region_start + page;
         // Slots follow virtual order, as they do after a sequential fill; slot 0 is the header.
         let offset = vpage as u32 + 1;
-        steps.push(Step::Miss(FaultView {
-            task: TaskId(0),
-            region: RegionId(region),
-            region_start: VirtPage(region_start),
-            region_end: VirtPage(region_start + REGION_PAGES),
-            vpage: VirtPage(vpage),
-            device: DeviceId(0),
-            offset,
-            device_slots: DEVICE_SLOTS,
-            page_cluster,
-            swapoff: false,
-        }));
+        let vma = VirtPage(region_start)..VirtPage(region_start + REGION_PAGES);
+        let slot = SwapSlot { device: DeviceId(0), offset };
+        let mut fault = FaultView::new(TaskId(0), RegionId(region), vma, VirtPage(vpage), slot, DEVICE_SLOTS);
+        fault.page_cluster = page_cluster;
+        steps.push(Step::Miss(fault));
         for i in 0..rng.below(4) {
             let hit_page = (page + 1 + i) % REGION_PAGES;
-            steps.push(Step::Hit(ReadaheadOutcome::SwapCacheHit {
+            steps.push(Step::Hit(Feedback::SwapCacheHit {
                 region: RegionId(region),
                 vpage: VirtPage(region_start + hit_page),
                 readahead: true,
@@ -114,7 +107,7 @@ fn replay(policy: &mut dyn Readahead, steps: &[Step]) -> (u64, u64) {
                 n_plans += 1;
                 n_pages += window_pages(plan);
             }
-            Step::Hit(outcome) => policy.observe(outcome),
+            Step::Hit(feedback) => policy.observe(&feedback),
         }
     }
     (n_plans, n_pages)

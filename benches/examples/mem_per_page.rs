@@ -21,7 +21,7 @@
 
 use std::process::Command;
 use swapsim_core::gen::{GeneratorConfig, Pattern};
-use swapsim_core::{run, ByteSize, CoreConfig, Outcome, Setup, SimRng, SwapDeviceSpec};
+use swapsim_core::{run, ByteSize, CoreConfig, Outcome, Policies, Setup, SimRng, SwapDeviceSpec};
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
@@ -57,7 +57,7 @@ fn child(name: &str) {
         config: cfg.validate().expect("configuration is valid"),
         seed: SEED,
         devices: vec![device],
-        readahead: ReadaheadConfig::Cluster.build(&ctx),
+        policies: Policies::default().with_readahead(ReadaheadConfig::Cluster.build(&ctx)),
         tasks: gen.tasks(SEED),
         timeline: Vec::new(),
     })

@@ -2,7 +2,7 @@
 //! and the kernel's scaling cluster readahead, from a fixed seed.
 
 use swapsim_core::gen::GeneratorConfig;
-use swapsim_core::{ByteSize, CoreConfig, Setup, SimRng, SwapDeviceSpec};
+use swapsim_core::{ByteSize, CoreConfig, Policies, Setup, SimRng, SwapDeviceSpec};
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
@@ -23,7 +23,7 @@ pub fn setup(gen: &GeneratorConfig, memcg_limit: Option<ByteSize>, page_cluster:
         config: cfg.validate().expect("benchmark configuration is valid"),
         seed: SEED,
         devices: vec![device],
-        readahead: ReadaheadConfig::Cluster.build(&ctx),
+        policies: Policies::default().with_readahead(ReadaheadConfig::Cluster.build(&ctx)),
         tasks: gen.tasks(SEED),
         timeline: Vec::new(),
     }

@@ -21,7 +21,9 @@ use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig, SwapoffHits,
 };
 use swapsim_core::gen::GeneratorConfig;
-use swapsim_core::{ByteSize, CoreConfig, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig};
+use swapsim_core::{
+    ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig,
+};
 use swapsim_core::{Operation, SimTime, TimelineOp, Trigger};
 use swapsim_devices::{DeviceConfig, DeviceProfile};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
@@ -654,7 +656,8 @@ impl Prepared {
             Workload::Generator(generator) => (generator.tasks(seed), None),
         };
         let timeline = self.timeline();
-        Ok((Setup { config: self.core.clone(), seed, devices, readahead, tasks, timeline }, trace_report))
+        let policies = Policies::default().with_readahead(readahead);
+        Ok((Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline }, trace_report))
     }
 
     /// The timeline as core operations, with readahead policies built for the settings in

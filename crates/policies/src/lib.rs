@@ -8,7 +8,8 @@
 //! Policies only *decide*. They never touch the event queue, never perform I/O, and never
 //! see a concrete device model: everything they know arrives in the read-only
 //! [`FaultView`](swapsim_core::FaultView) the engine passes in, plus feedback through
-//! [`Readahead::observe`](swapsim_core::Readahead::observe).
+//! [`Readahead::observe`](swapsim_core::Readahead::observe), which hears every
+//! [`Feedback`](swapsim_core::Feedback) and ignores what it does not use.
 //!
 //! # Choosing and running a readahead policy
 //!
@@ -18,7 +19,7 @@
 //! when the policy is built:
 //!
 //! ```
-//! use swapsim_core::{DeviceId, FaultView, ReadaheadOutcome, ReadaheadPlan, RegionId, TaskId, VirtPage};
+//! use swapsim_core::{DeviceId, FaultView, Feedback, ReadaheadPlan, RegionId, SwapSlot, TaskId, VirtPage};
 //! use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 //!
 //! // An HDD is among the swap devices, so the kernel would use cluster readahead.
@@ -27,27 +28,21 @@
 //! let mut policy = ReadaheadConfig::Kernel.build(&ctx);
 //! assert_eq!(policy.kind(), "cluster");
 //!
-//! let fault = FaultView {
-//!     task: TaskId(0),
-//!     region: RegionId(0),
-//!     region_start: VirtPage(0),
-//!     region_end: VirtPage(4096),
-//!     vpage: VirtPage(77),
-//!     device: DeviceId(0),
-//!     offset: 13,
-//!     device_slots: 1024,
-//!     page_cluster: 3,
-//!     swapoff: false,
-//! };
+//! let slot = SwapSlot { device: DeviceId(0), offset: 13 };
+//! // A fault at page 77 of a 4096-page VMA whose page sits in slot 13 of a 1024-slot
+//! // device; `page_cluster` is the kernel's default, 3.
+//! let fault = FaultView::new(TaskId(0), RegionId(0), VirtPage(0)..VirtPage(4096), VirtPage(77), slot, 1024);
 //! // The hit counter starts at 4, which asks for 8 pages: the aligned cluster around slot 13.
 //! assert_eq!(policy.plan(&fault), ReadaheadPlan::Slots { first: 8, last: 15 });
 //! // The next miss, with no readahead hit in between, decays the window by half.
-//! let far = FaultView { offset: 500, ..fault };
+//! let mut far = fault;
+//! far.offset = 500;
 //! assert_eq!(policy.plan(&far), ReadaheadPlan::Slots { first: 500, last: 503 });
 //! // A readahead page being used is credited, so the next window grows back to 4 pages
 //! // instead of decaying to 2.
-//! policy.observe(ReadaheadOutcome::SwapCacheHit { region: RegionId(0), vpage: VirtPage(78), readahead: true });
-//! let next = FaultView { offset: 900, ..fault };
+//! policy.observe(&Feedback::SwapCacheHit { region: RegionId(0), vpage: VirtPage(78), readahead: true });
+//! let mut next = fault;
+//! next.offset = 900;
 //! assert_eq!(policy.plan(&next), ReadaheadPlan::Slots { first: 900, last: 903 });
 //! ```
 

@@ -32,8 +32,9 @@ use crate::lru::{Fate, Lru, Placement, Reclaimer, ScanControl};
 use crate::mm::frames::{flag, Frames};
 use crate::mm::pagetable::{MapError, PageId, PageTables, Pte, PteState};
 use crate::mm::swap::{Shadow, Swap, SwaponSpec, SHADOW_CLOCK_BITS};
+use crate::policy::readahead::{FaultView, ReadaheadPlan};
+use crate::policy::{Feedback, Policies};
 use crate::queue::EventQueue;
-use crate::readahead::{FaultView, Readahead, ReadaheadOutcome, ReadaheadPlan};
 use crate::report::{FaultLatency, Outcome, SimReport, TaskReport};
 use crate::stats::{Gauges, LatencyHistogram, Vmstat};
 use crate::time::{SimDuration, SimTime};
@@ -56,8 +57,8 @@ pub struct Setup {
     pub seed: u64,
     /// One latency model per configured swap device, in the same order.
     pub devices: Vec<Box<dyn BlockDevice>>,
-    /// The swap-in readahead policy.
-    pub readahead: Box<dyn Readahead>,
+    /// The policies, one per family; `Policies::default()` for the built-in ones.
+    pub policies: Policies,
     /// Tasks to run.
     pub tasks: Vec<TaskSpec>,
     /// Operations to apply during the run, in order.
@@ -567,7 +568,7 @@ pub struct Simulation {
     lru: Box<dyn Lru>,
     /// The LRU wants to hear of every resident access (exact LRU only).
     track_access: bool,
-    readahead: Box<dyn Readahead>,
+    policies: Policies,
     tasks: Vec<Task>,
     cpus: Vec<Cpu>,
     kswapd: Kswapd,
@@ -705,7 +706,7 @@ impl Simulation {
                 LruModel::Exact => Box::new(ClassicLru::exact()),
             },
             track_access: lru_model == LruModel::Exact,
-            readahead: setup.readahead,
+            policies: setup.policies,
             tasks,
             cpus: (0..cpus).map(|_| Cpu::default()).collect(),
             kswapd: Kswapd { awake: false, priority: DEF_PRIORITY, failures: 0, clock: SimTime::ZERO },
@@ -1062,7 +1063,7 @@ impl Simulation {
                 if readahead {
                     self.mm.vmstat.swap_ra_hit += 1;
                 }
-                self.readahead.observe(ReadaheadOutcome::SwapCacheHit { region, vpage, readahead });
+                self.policies.readahead.observe(&Feedback::SwapCacheHit { region, vpage, readahead });
             }
             let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor, unuse: swapoff };
             if self.mm.frames.test(pfn, flag::LOCKED) {
@@ -1105,7 +1106,7 @@ impl Simulation {
             // Synchronous devices read only the faulting page, in this context (the
             // kernel's swap-cache bypass path has no readahead).
             self.mm.frames.clear(target, flag::WAITED);
-            self.read_swap_cache(owner, slot, target, true);
+            self.read_swap_cache(owner, space, slot, target, true);
             let now = self.mm.now;
             let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
             self.mm.now = self.mm.block.submit_sync(bio, now);
@@ -1113,16 +1114,16 @@ impl Simulation {
             self.finish_swap_fault(target, fault, self.mm.now);
             return Step::Done;
         }
-        let plan = self.readahead.plan(&view);
+        let plan = self.policies.readahead.plan(&view);
         let window = self.window(space, region_idx, slot, plan);
         self.mm.block.start_plug(owner);
         for s in window {
             if s == slot {
-                self.read_swap_cache(owner, s, target, true);
+                self.read_swap_cache(owner, space, s, target, true);
             } else if self.mm.swap.count(s) > 0 && self.mm.swap.cached_frame(s).is_none() {
                 // A neighbour: skip it rather than block if memory is short.
                 if let Alloc::Got(pfn) = self.alloc_frame(t, false) {
-                    self.read_swap_cache(owner, s, pfn, false);
+                    self.read_swap_cache(owner, space, s, pfn, false);
                 }
             }
         }
@@ -1173,13 +1174,19 @@ impl Simulation {
     }
 
     /// `__read_swap_cache_async` plus `swap_read_folio` for one slot, on behalf of plug
-    /// owner `owner`.
-    fn read_swap_cache(&mut self, owner: usize, slot: SwapSlot, pfn: Pfn, target: bool) {
+    /// owner `owner`, for address space `space`.
+    fn read_swap_cache(&mut self, owner: usize, space: usize, slot: SwapSlot, pfn: Pfn, target: bool) {
         let shadow = self.mm.swap.cache_insert(slot, pfn);
         self.mm.frames.set_swap_slot(pfn, Some(slot));
         self.mm.frames.set(pfn, flag::LOCKED);
         let placement = match shadow {
-            Some(s) => self.mm.workingset_refault(pfn, s, self.lru.sizes().active_anon),
+            Some(s) => {
+                let placement = self.mm.workingset_refault(pfn, s, self.lru.sizes().active_anon);
+                let activated = placement == Placement::Active;
+                let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated };
+                self.policies.readahead.observe(&feedback);
+                placement
+            }
             None => Placement::Inactive,
         };
         self.lru.add(&mut self.mm, pfn, placement);
@@ -1575,7 +1582,7 @@ impl Simulation {
             sim_time_s: self.end.as_secs_f64(),
             events: self.mm.events,
             accesses: self.accesses,
-            readahead: self.readahead.kind().to_string(),
+            readahead: self.policies.readahead.kind().to_string(),
             operations: self.op_reports(),
             vmstat: mm.vmstat.clone(),
             at_end,

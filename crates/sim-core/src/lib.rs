@@ -8,7 +8,7 @@
 //! streams, so a run is a pure function of (configuration, workload, seed).
 //!
 //! ```
-//! use swapsim_core::{run, ByteSize, CoreConfig, Setup, SwapDeviceSpec, TaskSpec, RegionSpec, VirtPage};
+//! use swapsim_core::{run, ByteSize, CoreConfig, Policies, Setup, SwapDeviceSpec, TaskSpec, RegionSpec, VirtPage};
 //! use swapsim_core::workload::Access;
 //! # use swapsim_core::device::{BlockDevice, DeviceTraits, IoRequest};
 //! # use swapsim_core::SimTime;
@@ -28,7 +28,7 @@
 //!     config: cfg.validate().unwrap(),
 //!     seed: 1,
 //!     devices: vec![Box::new(Fixed)],
-//!     readahead: Box::new(swapsim_core::NoReadahead),
+//!     policies: Policies::default(),
 //!     tasks: vec![TaskSpec { name: "demo".into(), address_space: None, regions: vec![RegionSpec { start: VirtPage(0), pages }], accesses: Box::new(accesses) }],
 //!     timeline: Vec::new(),
 //! }).unwrap();
@@ -42,8 +42,8 @@ pub mod device;
 pub mod error;
 pub mod gen;
 pub mod ids;
+pub mod policy;
 pub mod queue;
-pub mod readahead;
 pub mod report;
 pub mod rng;
 pub mod stats;
@@ -65,7 +65,8 @@ pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
 pub use engine::{run, Setup, Simulation};
 pub use error::{ConfigError, SimError, TraceError};
 pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage};
-pub use readahead::{FaultView, NoReadahead, Readahead, ReadaheadOutcome, ReadaheadPlan};
+pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
+pub use policy::{Feedback, Policies};
 pub use report::{Outcome, SimReport};
 pub use rng::SimRng;
 pub use time::{SimDuration, SimTime};

@@ -7,7 +7,7 @@
 //! effect at once. Policies are built by the caller, so that the core never depends on a
 //! concrete policy.
 
-use crate::readahead::Readahead;
+use crate::policy::readahead::Readahead;
 use crate::stats::{BlockTotals, Vmstat};
 use crate::time::SimTime;
 use serde::Serialize;

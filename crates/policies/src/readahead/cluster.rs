@@ -6,7 +6,7 @@
 //! Neither looks at virtual addresses: that is [`super::VmaReadahead`]'s job.
 
 use super::{cluster_window, max_pages, window_pages, WindowInput};
-use swapsim_core::{FaultView, Readahead, ReadaheadOutcome, ReadaheadPlan};
+use swapsim_core::{FaultView, Feedback, Readahead, ReadaheadPlan};
 
 /// The kernel's adaptive cluster readahead: `swap_cluster_readahead` sized by
 /// `swapin_nr_pages` (mm/swap_state.c).
@@ -69,8 +69,8 @@ impl Readahead for ClusterReadahead {
 
     /// Models the global branch of `swap_update_readahead`: a hit on a page that still
     /// carried `PG_readahead` adds one to the hit counter.
-    fn observe(&mut self, outcome: ReadaheadOutcome) {
-        let ReadaheadOutcome::SwapCacheHit { readahead, .. } = outcome;
+    fn observe(&mut self, feedback: &Feedback) {
+        let Feedback::SwapCacheHit { readahead, .. } = *feedback else { return };
         if readahead {
             self.hits = self.hits.saturating_add(1);
         }
@@ -174,10 +174,18 @@ mod tests {
         let mut policy = ClusterReadahead::default();
         assert_eq!(policy.plan(&fault_at(3, 0)), ReadaheadPlan::Slots { first: 1, last: 7 });
         let mut policy = ClusterReadahead::default();
-        let short_device = swapsim_core::FaultView { device_slots: 1000, ..fault_at(997, 0) };
+        let short_device = {
+            let mut f = fault_at(997, 0);
+            f.device_slots = 1000;
+            f
+        };
         assert_eq!(policy.plan(&short_device), ReadaheadPlan::Slots { first: 992, last: 999 });
         // A device with a single usable slot leaves nothing to read ahead.
-        let tiny = swapsim_core::FaultView { device_slots: 2, ..fault_at(1, 0) };
+        let tiny = {
+            let mut f = fault_at(1, 0);
+            f.device_slots = 2;
+            f
+        };
         assert_eq!(ClusterReadahead::default().plan(&tiny), ReadaheadPlan::TargetOnly);
         assert_eq!(FixedReadahead.plan(&tiny), ReadaheadPlan::TargetOnly);
     }
@@ -185,7 +193,11 @@ mod tests {
     #[test]
     fn page_cluster_zero_disables_and_leaves_state_alone() {
         let mut policy = ClusterReadahead::default();
-        let fault = swapsim_core::FaultView { page_cluster: 0, ..fault_at(13, 0) };
+        let fault = {
+            let mut f = fault_at(13, 0);
+            f.page_cluster = 0;
+            f
+        };
         assert_eq!(policy.plan(&fault), ReadaheadPlan::TargetOnly);
         assert_eq!(FixedReadahead.plan(&fault), ReadaheadPlan::TargetOnly);
         // The kernel returns before the read-and-reset, so the boot hits survive.
@@ -196,7 +208,11 @@ mod tests {
     #[test]
     fn page_cluster_caps_the_window() {
         let mut policy = ClusterReadahead { hits: 40, ..ClusterReadahead::default() };
-        let fault = swapsim_core::FaultView { page_cluster: 4, ..fault_at(100, 0) };
+        let fault = {
+            let mut f = fault_at(100, 0);
+            f.page_cluster = 4;
+            f
+        };
         // 42 wanted pages round up to 64, capped at 16.
         assert_eq!(policy.plan(&fault), ReadaheadPlan::Slots { first: 96, last: 111 });
     }

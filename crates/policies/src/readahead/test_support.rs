@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 use swapsim_core::{
-    DeviceId, FaultView, Readahead, ReadaheadOutcome, ReadaheadPlan, RegionId, TaskId, VirtPage,
+    DeviceId, FaultView, Feedback, Readahead, ReadaheadPlan, RegionId, SwapSlot, TaskId, VirtPage,
 };
 
 /// Slots on the test device, header included.
@@ -11,18 +11,8 @@ const DEVICE_SLOTS: u32 = 1024;
 
 /// A fault on region 0 (`[0, 4096)`), device 0, with the default `page_cluster` of 3.
 pub(super) fn fault_at(offset: u32, vpage: u64) -> FaultView {
-    FaultView {
-        task: TaskId(0),
-        region: RegionId(0),
-        region_start: VirtPage(0),
-        region_end: VirtPage(4096),
-        vpage: VirtPage(vpage),
-        device: DeviceId(0),
-        offset,
-        device_slots: DEVICE_SLOTS,
-        page_cluster: 3,
-        swapoff: false,
-    }
+    let slot = SwapSlot { device: DeviceId(0), offset };
+    FaultView::new(TaskId(0), RegionId(0), VirtPage(0)..VirtPage(4096), VirtPage(vpage), slot, DEVICE_SLOTS)
 }
 
 /// Renders a plan compactly: `target`, `slots 8..=15` or `pages 8..=15`, with the page count.
@@ -57,7 +47,7 @@ pub(super) fn run_script<P: Readahead>(
         let decision = match (words[0], words.get(2)) {
             ("miss", None) => render_plan(policy.plan(&fault_for(pos))),
             ("hit", readahead) => {
-                policy.observe(ReadaheadOutcome::SwapCacheHit {
+                policy.observe(&Feedback::SwapCacheHit {
                     region: RegionId(0),
                     vpage: VirtPage(pos),
                     readahead: readahead == Some(&"ra"),

@@ -4,7 +4,7 @@
 use super::*;
 use crate::readahead::test_support::fault_at;
 use proptest::prelude::*;
-use swapsim_core::{FaultView, ReadaheadOutcome, RegionId, VirtPage};
+use swapsim_core::{Feedback, RegionId, VirtPage};
 
 /// The window for `hits` hits after a miss at position 10, capped at `max_pages`, with
 /// the previous miss at `prev_pos` and the previous window `prev_win`.
@@ -148,7 +148,7 @@ proptest! {
         for ev in events {
             match ev {
                 Event::Hit { page_permille, readahead } => {
-                    policy.observe(ReadaheadOutcome::SwapCacheHit {
+                    policy.observe(&Feedback::SwapCacheHit {
                         region: RegionId(0),
                         vpage: VirtPage(region_start + scaled(page_permille, region_pages)),
                         readahead,
@@ -158,13 +158,11 @@ proptest! {
                     let usable = u64::from(device_slots - 1);
                     let offset = 1 + u32::try_from(scaled(slot_permille, usable)).unwrap();
                     let vpage = region_start + scaled(page_permille, region_pages);
-                    let fault = FaultView {
-                        region_start: VirtPage(region_start),
-                        region_end: VirtPage(region_end),
-                        device_slots,
-                        page_cluster,
-                        ..fault_at(offset, vpage)
-                    };
+                    let mut fault = fault_at(offset, vpage);
+                    fault.region_start = VirtPage(region_start);
+                    fault.region_end = VirtPage(region_end);
+                    fault.device_slots = device_slots;
+                    fault.page_cluster = page_cluster;
                     match policy.plan(&fault) {
                         ReadaheadPlan::TargetOnly => {}
                         ReadaheadPlan::Slots { first, last } => {

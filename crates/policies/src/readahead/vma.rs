@@ -6,7 +6,7 @@
 //! engine resolves pages to slots. It does not look at slot offsets at all.
 
 use super::{max_pages, window_pages, WindowInput};
-use swapsim_core::{FaultView, Readahead, ReadaheadOutcome, ReadaheadPlan, RegionId};
+use swapsim_core::{FaultView, Feedback, Readahead, ReadaheadPlan, RegionId};
 
 /// The kernel caps the VMA window at `2^SWAP_RA_ORDER_CEILING` pages (32 on 64-bit), so
 /// it fits the six bits the packed state gives it.
@@ -125,8 +125,8 @@ impl Readahead for VmaReadahead {
 
     /// Models the per-VMA branch of `swap_update_readahead`: every hit records its page
     /// as the VMA's last address and keeps the window; a readahead hit also counts.
-    fn observe(&mut self, outcome: ReadaheadOutcome) {
-        let ReadaheadOutcome::SwapCacheHit { region, vpage, readahead } = outcome;
+    fn observe(&mut self, feedback: &Feedback) {
+        let Feedback::SwapCacheHit { region, vpage, readahead } = *feedback else { return };
         let state = self.state_mut(region);
         state.prev_vpage = vpage.0;
         if readahead {
@@ -211,8 +211,12 @@ mod tests {
             ReadaheadPlan::Pages { first: VirtPage(1020), last: VirtPage(1023) }
         );
         // A region [2000, 2003) cuts the centred window on both sides.
-        let small =
-            FaultView { region_start: VirtPage(2000), region_end: VirtPage(2003), ..fault_at(7, 2001) };
+        let small = {
+            let mut f = fault_at(7, 2001);
+            f.region_start = VirtPage(2000);
+            f.region_end = VirtPage(2003);
+            f
+        };
         assert_eq!(
             plan_in(small, fresh),
             ReadaheadPlan::Pages { first: VirtPage(2000), last: VirtPage(2002) }
@@ -223,7 +227,12 @@ mod tests {
             ReadaheadPlan::Pages { first: VirtPage(0), last: VirtPage(1) }
         );
         // A one-page region leaves nothing to read ahead.
-        let single = FaultView { region_start: VirtPage(50), region_end: VirtPage(51), ..fault_at(7, 50) };
+        let single = {
+            let mut f = fault_at(7, 50);
+            f.region_start = VirtPage(50);
+            f.region_end = VirtPage(51);
+            f
+        };
         assert_eq!(plan_in(single, fresh), ReadaheadPlan::TargetOnly);
     }
 
@@ -231,7 +240,11 @@ mod tests {
     fn window_is_capped_at_the_order_ceiling() {
         let many_hits = VmaState { prev_vpage: 0, win: 0, hits: 63 };
         for (page_cluster, pages) in [(3, 8), (5, 32), (9, 32)] {
-            let fault = FaultView { page_cluster, ..fault_at(7, 1000) };
+            let fault = {
+                let mut f = fault_at(7, 1000);
+                f.page_cluster = page_cluster;
+                f
+            };
             let plan = plan_in(fault, many_hits);
             let ReadaheadPlan::Pages { first, last } = plan else {
                 panic!("expected a page window, got {plan:?}");
@@ -243,7 +256,11 @@ mod tests {
     #[test]
     fn page_cluster_zero_disables_and_leaves_state_alone() {
         let mut policy = VmaReadahead::default();
-        let fault = FaultView { page_cluster: 0, ..fault_at(7, 300) };
+        let fault = {
+            let mut f = fault_at(7, 300);
+            f.page_cluster = 0;
+            f
+        };
         assert_eq!(policy.plan(&fault), ReadaheadPlan::TargetOnly);
         assert!(policy.regions.is_empty());
     }
@@ -252,7 +269,7 @@ mod tests {
     fn hits_saturate_and_regions_are_independent() {
         let mut policy = VmaReadahead::default();
         for _ in 0..100 {
-            policy.observe(ReadaheadOutcome::SwapCacheHit {
+            policy.observe(&Feedback::SwapCacheHit {
                 region: RegionId(2),
                 vpage: VirtPage(40),
                 readahead: true,

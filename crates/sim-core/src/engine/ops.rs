@@ -122,7 +122,7 @@ impl Simulation {
                 }
             }
             Operation::SetPageCluster(pc) => self.mm.cfg.swap.page_cluster = pc,
-            Operation::SetReadahead(policy) => self.readahead = policy,
+            Operation::SetReadahead(policy) => self.policies.readahead = policy,
             Operation::SetMemcgLimit(limit) => {
                 self.mm.memcg_limit = limit;
                 if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage > l) {

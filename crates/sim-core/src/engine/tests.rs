@@ -3,7 +3,8 @@
 use super::*;
 use crate::config::ByteSize;
 use crate::device::{DeviceTraits, IoRequest};
-use crate::readahead::NoReadahead;
+use crate::policy::readahead::{NoReadahead, Readahead};
+use crate::policy::Policies;
 use crate::workload::RegionSpec;
 use crate::SwapDeviceSpec;
 
@@ -60,7 +61,7 @@ fn check(
         config: cfg.validate().unwrap(),
         seed: 1,
         devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
-        readahead,
+        policies: Policies::default().with_readahead(readahead),
         tasks: vec![TaskSpec {
             address_space: None,
             name: "t".into(),
@@ -154,7 +155,7 @@ fn two_threads(cfg: CoreConfig, pages: u64, a: Vec<(u64, bool)>, b: Vec<(u64, bo
         config: cfg.validate().unwrap(),
         seed: 1,
         devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
-        readahead: Box::new(NoReadahead),
+        policies: Policies::default(),
         tasks: vec![task("t1", a), task("t2", b)],
         timeline: Vec::new(),
     };
@@ -197,7 +198,7 @@ fn a_mark_after_n_accesses_splits_the_run_into_phases() {
         config: config(64, 1024).validate().unwrap(),
         seed: 1,
         devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
-        readahead: Box::new(NoReadahead),
+        policies: Policies::default(),
         tasks: vec![TaskSpec {
             name: "t".into(),
             address_space: None,
@@ -237,7 +238,7 @@ fn a_checkpoint_for_a_missing_task_is_a_setup_error() {
         config: config(64, 1024).validate().unwrap(),
         seed: 1,
         devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
-        readahead: Box::new(NoReadahead),
+        policies: Policies::default(),
         tasks: Vec::new(),
         timeline: vec![TimelineOp {
             trigger: Trigger::AfterAccesses { task: 3, accesses: 1 },

@@ -121,7 +121,7 @@ pub(crate) fn setup(
         config: cfg.validate().expect("test config is valid"),
         seed,
         devices,
-        readahead,
+        policies: Policies::default().with_readahead(readahead),
         tasks: tasks
             .into_iter()
             .enumerate()

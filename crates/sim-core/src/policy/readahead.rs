@@ -8,10 +8,17 @@
 //! carries it out (skipping free slots and slots already in the swap cache, as
 //! `__read_swap_cache_async` does).
 
-use crate::ids::{DeviceId, RegionId, TaskId, VirtPage};
+use crate::ids::{DeviceId, RegionId, SwapSlot, TaskId, VirtPage};
+use crate::policy::Feedback;
+use std::ops::Range;
 
 /// What the engine tells a readahead policy about one swap-cache miss.
+///
+/// `#[non_exhaustive]` so that the engine can describe more of the fault (a folio order,
+/// say) without breaking policies: other crates build one with [`FaultView::new`] and may
+/// change its public fields afterwards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FaultView {
     /// The faulting task.
     pub task: TaskId,
@@ -33,6 +40,33 @@ pub struct FaultView {
     pub page_cluster: u32,
     /// True when the "fault" is swapoff bringing pages back (`unuse_pte_range`).
     pub swapoff: bool,
+}
+
+impl FaultView {
+    /// A fault by `task` at `vpage` of VMA `region`, which spans `vma`, whose page is in
+    /// `slot` of a device with `device_slots` slots (header included). `page_cluster` is the
+    /// kernel's default, 3, and `swapoff` false; set the fields to change them.
+    pub fn new(
+        task: TaskId,
+        region: RegionId,
+        vma: Range<VirtPage>,
+        vpage: VirtPage,
+        slot: SwapSlot,
+        device_slots: u32,
+    ) -> FaultView {
+        FaultView {
+            task,
+            region,
+            region_start: vma.start,
+            region_end: vma.end,
+            vpage,
+            device: slot.device,
+            offset: slot.offset,
+            device_slots,
+            page_cluster: 3,
+            swapoff: false,
+        }
+    }
 }
 
 /// Which pages to read along with the faulting one. Ranges are inclusive and always contain
@@ -58,21 +92,6 @@ pub enum ReadaheadPlan {
     },
 }
 
-/// Feedback the engine gives a policy after a swap-cache lookup hits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReadaheadOutcome {
-    /// A fault found its page in the swap cache (`swap_update_readahead`).
-    SwapCacheHit {
-        /// The VMA of the faulting address.
-        region: RegionId,
-        /// The faulting virtual page.
-        vpage: VirtPage,
-        /// True when the page had been brought in by readahead and not yet used
-        /// (`PG_readahead` was set); this is what counts as `swap_ra_hit`.
-        readahead: bool,
-    },
-}
-
 /// Chooses which neighbouring swap slots to read together with a faulting one.
 ///
 /// Called once per swap-cache miss, so keep `plan` O(1) in the window size. A policy that
@@ -84,8 +103,9 @@ pub trait Readahead: std::fmt::Debug + Send {
     /// Called on each swap-in fault that misses the swap cache.
     fn plan(&mut self, fault: &FaultView) -> ReadaheadPlan;
 
-    /// Feedback when a swap-cache lookup hits; the default ignores it.
-    fn observe(&mut self, _outcome: ReadaheadOutcome) {}
+    /// Feedback on what happened ([`Feedback`]); the default ignores it. Called on every
+    /// swap-cache hit and every refault, so keep it O(1).
+    fn observe(&mut self, _feedback: &Feedback) {}
 }
 
 /// Baseline policy with no readahead; also what `vm.page-cluster = 0` amounts to.

@@ -1,0 +1,75 @@
+//! Policy families: the decisions the engine delegates, one family per file.
+//!
+//! A family is a small object-safe trait the engine calls at one point of the kernel's
+//! code, a view struct describing that point, and the plain value the policy returns.
+//! Implementations live in the `swapsim-policies` crate; the core keeps only a trivial one
+//! per family so that it can run and be tested alone. Today there is one family:
+//!
+//! - [`readahead`]: which neighbouring pages to read with a swap-cache miss
+//!   (`swapin_readahead`).
+//!
+//! Swap-in folio order (mTHP) and zswap protection join as files of their own. The rule:
+//! a new family adds one file here, one field of [`Policies`] with a default, and one call
+//! site in the engine; a new policy of an existing family adds one file in
+//! `swapsim-policies` and one variant of that family's config enum, and touches nothing
+//! in the core.
+//!
+//! Every family hears what happened to its decisions through [`Feedback`], one enum shared
+//! by all families so that a policy can learn from events another family caused (a
+//! readahead policy from refaults, a swap-in order policy from readahead hits). The enum
+//! is `#[non_exhaustive]`: policies match the variants they care about and ignore the rest.
+
+pub mod readahead;
+
+use crate::ids::{RegionId, SwapSlot, TaskId, VirtPage};
+use readahead::{NoReadahead, Readahead};
+
+/// The policies a run uses, one per family. `Policies::default()` gives every family its
+/// trivial built-in policy; callers replace the ones they choose, so that adding a family
+/// does not change existing callers.
+#[derive(Debug)]
+pub struct Policies {
+    /// Swap-in readahead ([`NoReadahead`] by default).
+    pub readahead: Box<dyn Readahead>,
+}
+
+impl Default for Policies {
+    fn default() -> Policies {
+        Policies { readahead: Box::new(NoReadahead) }
+    }
+}
+
+impl Policies {
+    /// These policies with `readahead` as the swap-in readahead policy.
+    pub fn with_readahead(mut self, readahead: Box<dyn Readahead>) -> Policies {
+        self.readahead = readahead;
+        self
+    }
+}
+
+/// What happened after a policy's decision, told to every policy's `observe`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Feedback {
+    /// A fault found its page in the swap cache (`swap_update_readahead`).
+    SwapCacheHit {
+        /// The VMA of the faulting address.
+        region: RegionId,
+        /// The faulting virtual page.
+        vpage: VirtPage,
+        /// True when the page had been brought in by readahead and not yet used
+        /// (`PG_readahead` was set); this is what counts as `swap_ra_hit`.
+        readahead: bool,
+    },
+    /// A swap-in read a slot that still held a workingset shadow: the page had been
+    /// reclaimed and was wanted again (`workingset_refault`).
+    Refault {
+        /// The address space of the faulting task.
+        task: TaskId,
+        /// The slot read.
+        slot: SwapSlot,
+        /// True when the refault distance put the page back on the active list
+        /// (`workingset_activate_anon`).
+        activated: bool,
+    },
+}
