@@ -54,6 +54,7 @@ pub mod workload;
 
 mod block;
 mod engine;
+mod event;
 mod lru;
 mod mm;
 

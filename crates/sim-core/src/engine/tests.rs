@@ -2,9 +2,13 @@
 
 use super::*;
 use crate::config::ByteSize;
+use crate::config::CoreConfig;
 use crate::device::{DeviceTraits, IoRequest};
-use crate::policy::readahead::{NoReadahead, Readahead};
+use crate::ids::VirtPage;
+use crate::mm::Watermarks;
+use crate::policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
 use crate::policy::Policies;
+use crate::workload::Access;
 use crate::workload::RegionSpec;
 use crate::SwapDeviceSpec;
 

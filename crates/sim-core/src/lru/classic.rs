@@ -12,14 +12,14 @@
 //! Simplified: the model has no file pages, so the file side of the balance has zero size
 //! and zero cost; memory.low/min protection, mlock and the unevictable list are absent.
 
-use super::{Fate, Lru, LruSizes, Placement, Reclaimer, ScanControl};
-use crate::engine::Mm;
+use super::{Fate, Lru, LruSizes, Placement, ScanControl};
 use crate::ids::Pfn;
 use crate::mm::frames::flag;
+use crate::mm::swap::Shadow;
+use crate::mm::vmscan::{FolioReferences, ReclaimHooks, Reclaimer, SWAP_CLUSTER_MAX};
+use crate::mm::Mm;
 
 const NIL: u32 = u32::MAX;
-/// `SWAP_CLUSTER_MAX`.
-pub(crate) const SWAP_CLUSTER_MAX: u64 = 32;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct List {
@@ -201,10 +201,16 @@ impl ClassicLru {
         let batch = std::mem::take(&mut self.scratch);
         let mut fates = std::mem::take(&mut self.fates);
         let scanned = batch.len() as u64;
-        let res = mm.shrink_folio_list(&batch, sc, &mut fates);
+        let mut hooks = ClassicReclaimHooks { exact: self.exact };
+        let res = mm.shrink_folio_list(&batch, sc, &mut hooks, &mut fates);
         for (&pfn, &fate) in batch.iter().zip(&fates) {
-            if fate == Fate::Putback {
-                self.putback(mm, pfn);
+            match fate {
+                Fate::Freed => {}
+                Fate::Keep => self.putback(mm, pfn),
+                Fate::Activate => {
+                    mm.frames.set(pfn, flag::ACTIVE);
+                    self.putback(mm, pfn);
+                }
             }
         }
         sc.nr_scanned += scanned;
@@ -253,6 +259,35 @@ impl ClassicLru {
     }
 }
 
+/// The classic lists' answers to `shrink_folio_list`.
+#[derive(Debug)]
+struct ClassicReclaimHooks {
+    /// The exact reference mode evicts whatever it isolates.
+    exact: bool,
+}
+
+impl ReclaimHooks for ClassicReclaimHooks {
+    /// `folio_check_references` for an anonymous folio: a young PTE keeps the folio once
+    /// (setting `PG_referenced`) and activates it when it was already referenced.
+    fn folio_check_references(&mut self, mm: &mut Mm, pfn: Pfn) -> FolioReferences {
+        let young = !self.exact && mm.folio_referenced(pfn);
+        let referenced_before = mm.frames.test_and_clear(pfn, flag::REFERENCED);
+        if !young {
+            return FolioReferences::Reclaim;
+        }
+        mm.frames.set(pfn, flag::REFERENCED);
+        if referenced_before {
+            FolioReferences::Activate
+        } else {
+            FolioReferences::Keep
+        }
+    }
+
+    fn eviction_shadow(&mut self, mm: &mut Mm, pfn: Pfn) -> Shadow {
+        mm.workingset_eviction(pfn)
+    }
+}
+
 impl Lru for ClassicLru {
     fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement) {
         debug_assert!(!mm.frames.test(pfn, flag::LRU));
@@ -288,8 +323,16 @@ impl Lru for ClassicLru {
         }
     }
 
-    fn checks_references(&self) -> bool {
-        !self.exact
+    fn tracks_accesses(&self) -> bool {
+        self.exact
+    }
+
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> Placement {
+        if mm.workingset_refault(pfn, shadow, self.lists[ACTIVE].len) {
+            Placement::Active
+        } else {
+            Placement::Inactive
+        }
     }
 
     fn accessed(&mut self, _mm: &mut Mm, pfn: Pfn) {
@@ -358,6 +401,9 @@ impl Lru for ClassicLru {
                 assert!(mm.frames.test(pfn, flag::IN_USE), "lru {which}: free frame {cur} on a list");
                 assert!(mm.frames.test(pfn, flag::LRU), "lru {which}: frame {cur} lacks the LRU flag");
                 assert_eq!(Self::which(mm, pfn), which, "frame {cur}: ACTIVE flag disagrees with its list");
+                let mglru_bits = flag::LRU_GEN_MASK | flag::LRU_REFS_MASK;
+                assert!(!mm.frames.test(pfn, mglru_bits), "frame {cur}: MGLRU bits on a classic list");
+                assert_eq!(mm.frames.order(pfn), 0, "frame {cur}: a large folio on the classic lists");
                 n += 1;
                 assert!(n <= l.len, "lru {which}: list longer than its counter (cycle?)");
                 prev = cur;

@@ -1,59 +1,39 @@
 //! The LRU boundary: which folios reclaim looks at, and where folios go afterwards.
 //!
-//! An `Lru` owns list membership and aging (classic active/inactive lists now; MGLRU's
-//! generations can implement the same trait). It does not free anything itself: it hands
-//! isolated folios to [`crate::engine::Mm::shrink_folio_list`], which performs the
-//! mechanics of `shrink_folio_list` (reference checks, swap allocation, unmapping,
-//! writeback, freeing) and reports each folio's fate; the LRU then puts survivors back.
+//! An `Lru` owns list membership and aging: the classic active/inactive lists
+//! (`classic.rs`) today; MGLRU's generations implement the same trait. It does not free
+//! anything itself: it hands isolated folios to [`Mm::shrink_folio_list`], which performs
+//! the mechanics (trylock, writeback, swap allocation, unmapping, pageout, freeing) and
+//! reports each folio's [`Fate`]; the LRU then puts survivors back. The three decisions
+//! that differ between LRU policies sit behind this boundary: the reference check and the
+//! shadow encoding (through [`ReclaimHooks`], which an `Lru` hands to
+//! `shrink_folio_list`), and the refault decision ([`Lru::refault`]).
+//!
+//! Imports go one way: the engine names only this trait and [`build`]; this module imports
+//! the memory model and never the engine.
 
 pub(crate) mod classic;
 
-use crate::engine::Mm;
+use crate::config::LruModel;
 use crate::ids::Pfn;
+use crate::mm::swap::Shadow;
+use crate::mm::Mm;
 
-/// Who is reclaiming; decides which global counters move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reclaimer {
-    Kswapd,
-    /// Direct reclaim by an allocating task (`try_to_free_pages`).
-    Direct,
-    /// Memory-cgroup limit reclaim by the charging task (`try_to_free_mem_cgroup_pages`).
-    Memcg,
-}
+pub(crate) use crate::mm::vmscan::{Fate, ScanControl};
 
-/// The parts of the kernel's `struct scan_control` the model uses.
-#[derive(Clone, Debug)]
-pub(crate) struct ScanControl {
-    pub(crate) reclaimer: Reclaimer,
-    pub(crate) priority: u32,
-    pub(crate) nr_to_reclaim: u64,
-    pub(crate) nr_scanned: u64,
-    pub(crate) nr_reclaimed: u64,
-    pub(crate) swappiness: u32,
-    /// Plug owner and CPU of the reclaiming context.
-    pub(crate) owner: usize,
-    pub(crate) cpu: usize,
-    /// Run `folio_check_references` (false: evict whatever the LRU isolates).
-    pub(crate) check_references: bool,
-}
-
-/// Where `folio_add_lru` should put a new folio.
+/// Where `folio_add_lru` should put a folio: with the folios reclaim looks at first
+/// (classic: the inactive list; MGLRU: an older generation) or with those it protects
+/// (the active list; the youngest generation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Placement {
     Inactive,
     Active,
 }
 
-/// What shrink_folio_list decided for one isolated folio.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fate {
-    /// Freed; no longer on any list.
-    Freed,
-    /// Put back on the list its `ACTIVE` flag names, at the head.
-    Putback,
-}
-
-/// List sizes in pages.
+/// List sizes in pages, as /proc/vmstat reports them (`nr_inactive_anon`,
+/// `nr_active_anon`). An LRU whose structure is not two lists folds itself into this view
+/// as the kernel does (MGLRU counts its two youngest generations as active). Used for the
+/// report only: no decision of the engine reads it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LruSizes {
     pub(crate) inactive_anon: u64,
@@ -66,20 +46,31 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement);
     /// The folio leaves the lists outside reclaim (freed by unmap, exit or swap-in path).
     fn remove(&mut self, mm: &mut Mm, pfn: Pfn);
-    /// `folio_rotate_reclaimable`: writeback ended on a folio reclaim wants; move it to the
-    /// tail of its list so that the next scan frees it.
+    /// `folio_rotate_reclaimable`: writeback ended on a folio reclaim wants; move it to
+    /// where the next scan frees it first.
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn);
     /// `shrink_lruvec`: scan at `sc.priority`, reclaiming toward `sc.nr_to_reclaim`.
     fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl);
+    /// A swap-in found `shadow` in the slot it read into `pfn` (`workingset_refault`,
+    /// `lru_gen_refault`): count the refault and say where the folio goes.
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> Placement;
     /// Current list sizes.
     fn sizes(&self) -> LruSizes;
-    /// Whether reclaim should run `folio_check_references` on isolated folios.
-    fn checks_references(&self) -> bool {
-        true
+    /// Whether the engine must call [`Lru::accessed`] on every resident access. Real
+    /// kernels learn of accesses through PTE young bits, so only reference models say yes.
+    fn tracks_accesses(&self) -> bool {
+        false
     }
-    /// A resident page was accessed. Called only for LRUs built to track every access
-    /// (the exact reference LRU); real kernels learn of accesses through PTE young bits.
+    /// A resident page was accessed (only when [`Lru::tracks_accesses`]).
     fn accessed(&mut self, _mm: &mut Mm, _pfn: Pfn) {}
     /// Recounts the lists from scratch and checks them against the frame flags.
     fn check_invariants(&self, mm: &Mm);
+}
+
+/// The LRU a scenario's `lru` setting names.
+pub(crate) fn build(model: LruModel) -> Box<dyn Lru> {
+    match model {
+        LruModel::Classic => Box::new(classic::ClassicLru::default()),
+        LruModel::Exact => Box::new(classic::ClassicLru::exact()),
+    }
 }

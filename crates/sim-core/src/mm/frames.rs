@@ -2,7 +2,8 @@
 //!
 //! Frames are allocated lazily: the table grows to the largest number of frames ever in
 //! use, not to the machine's RAM, so simulating a 256 MiB cgroup on a 24 GiB machine costs
-//! memory for 256 MiB only. Every frame holds one order-0 folio.
+//! memory for 256 MiB only. Every frame holds one order-0 folio; the metadata keeps a byte
+//! for the folio order and flag bits for MGLRU's generation and references.
 //!
 //! Not modelled: zones, NUMA nodes, large folios, page contents.
 
@@ -28,11 +29,18 @@ pub(crate) mod flag {
     pub(crate) const IN_USE: u16 = 1 << 9;
     /// A task sleeps on this folio's read; it stays locked until the task maps it.
     pub(crate) const WAITED: u16 = 1 << 10;
+    /// MGLRU's generation of the folio plus one, 0 when it is on no generation
+    /// (`LRU_GEN_MASK` in page->flags); three bits hold `MAX_NR_GENS` (4) generations.
+    pub(crate) const LRU_GEN_MASK: u16 = 0b111 << 11;
+    /// MGLRU's access count through file descriptors (`LRU_REFS_MASK`): two bits, as on
+    /// 64-bit kernels.
+    pub(crate) const LRU_REFS_MASK: u16 = 0b11 << 14;
 }
 
 const NO_OWNER: u32 = u32::MAX;
 
-/// Per-frame metadata: 12 bytes.
+/// Per-frame metadata: 12 bytes. The flags word has room for MGLRU's generation and
+/// reference bits, and `order` for the folio order a large folio's head frame records.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FrameMeta {
     /// The PTE mapping this frame, if mapped.
@@ -40,8 +48,12 @@ pub(crate) struct FrameMeta {
     /// Swap-cache slot offset (0 = not in the swap cache; slot 0 is never allocated).
     swap_offset: u32,
     swap_device: u8,
+    /// Folio order (0 here: every frame holds one order-0 folio).
+    order: u8,
     pub(crate) flags: u16,
 }
+
+const _: () = assert!(std::mem::size_of::<FrameMeta>() == 12, "frame metadata stays 12 bytes");
 
 /// The frame table.
 #[derive(Debug)]
@@ -72,13 +84,19 @@ impl Frames {
         let idx = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.meta.push(FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, flags: 0 });
+                self.meta.push(FrameMeta {
+                    owner: NO_OWNER,
+                    swap_offset: 0,
+                    swap_device: 0,
+                    order: 0,
+                    flags: 0,
+                });
                 (self.meta.len() - 1) as u32
             }
         };
         self.used += 1;
         self.meta[idx as usize] =
-            FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, flags: flag::IN_USE };
+            FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, order: 0, flags: flag::IN_USE };
         Some(Pfn(idx))
     }
 
@@ -112,6 +130,11 @@ impl Frames {
         let was = self.test(pfn, f);
         self.clear(pfn, f);
         was
+    }
+
+    /// The order of the folio whose head is `pfn`.
+    pub(crate) fn order(&self, pfn: Pfn) -> u8 {
+        self.meta[pfn.0 as usize].order
     }
 
     pub(crate) fn owner(&self, pfn: Pfn) -> Option<PageId> {

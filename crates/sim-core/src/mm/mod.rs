@@ -1,5 +1,154 @@
-//! The memory model: page tables, frames, swap devices with the swap cache.
+//! The memory model: the state every mechanism acts on, and the mechanisms themselves.
+//!
+//! [`Mm`] holds page tables, frames, swap devices with the swap cache, the block layer,
+//! the counters and the event queue. The mechanics a folio goes through are in files named
+//! after the kernel source they model: `vmscan.rs` (`shrink_folio_list` and its scan
+//! control), `workingset.rs` (shadow entries and refault distance), `memory.rs` (mapping a
+//! swapped-in folio at the end of `do_swap_page`), `swapfile.rs` (`folio_free_swap`,
+//! swapoff's `unuse_pte`) and `page_io.rs` (I/O completion and the end of writeback).
+//!
+//! This module knows nothing of the LRU implementation or the engine: reclaim asks the LRU
+//! through the [`vmscan::ReclaimHooks`] it is handed, and events are the leaf
+//! [`crate::event::Event`]. Imports go one way: engine → lru → mm.
 
 pub(crate) mod frames;
+pub(crate) mod memory;
+pub(crate) mod page_io;
 pub(crate) mod pagetable;
 pub(crate) mod swap;
+pub(crate) mod swapfile;
+pub(crate) mod vmscan;
+pub(crate) mod workingset;
+
+use crate::block::{BlockLayer, Dispatched};
+use crate::config::{CoreConfig, CpuCosts};
+use crate::event::Event;
+use crate::ids::Pfn;
+use crate::queue::EventQueue;
+use crate::stats::Vmstat;
+use crate::time::{SimDuration, SimTime};
+use frames::Frames;
+use pagetable::PageTables;
+use swap::Swap;
+
+/// Watermarks in pages (`__setup_per_zone_wmarks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Watermarks {
+    pub(crate) min: u64,
+    pub(crate) low: u64,
+    pub(crate) high: u64,
+}
+
+impl Watermarks {
+    /// Derives the watermarks from RAM as the kernel does: `min_free_kbytes` =
+    /// sqrt(16 × RAM in KiB) clamped to [128, 262144] KiB, then
+    /// gap = max(min/4, RAM × watermark_scale_factor / 10000), low = min + gap,
+    /// high = min + 2 × gap.
+    pub(crate) fn derive(total_pages: u64, min_free_kbytes: Option<u64>, scale_factor: u32) -> Watermarks {
+        let kib = total_pages * 4;
+        let min_kb = min_free_kbytes.unwrap_or_else(|| (16 * kib).isqrt().clamp(128, 262_144));
+        let min = (min_kb / 4).min(total_pages / 2);
+        let gap = (min / 4).max(total_pages * u64::from(scale_factor) / 10_000);
+        Watermarks { min, low: min + gap, high: min + 2 * gap }
+    }
+}
+
+/// The mechanics of memory management, everything but the LRU lists.
+#[derive(Debug)]
+pub(crate) struct Mm {
+    pub(crate) frames: Frames,
+    pub(crate) pt: PageTables,
+    pub(crate) swap: Swap,
+    pub(crate) block: BlockLayer,
+    pub(crate) vmstat: Vmstat,
+    pub(crate) cfg: CoreConfig,
+    /// Clock of the acting context; kernel work advances it.
+    pub(crate) now: SimTime,
+    /// `lruvec->nonresident_age`.
+    pub(crate) nonresident_age: u64,
+    pub(crate) memcg_limit: Option<u64>,
+    pub(crate) memcg_usage: u64,
+    pub(crate) nr_writeback: u64,
+    pub(crate) wmark: Watermarks,
+    /// Requests issued to devices whose completions must be scheduled.
+    pub(crate) dispatched: Vec<Dispatched>,
+    /// The event queue; Mm owns it so that reclaim can absorb I/O completions that fall
+    /// due while it scans.
+    pub(crate) queue: EventQueue<Event>,
+    /// Events taken off the queue.
+    pub(crate) events: u64,
+    /// Folios whose writeback ended with `RECLAIM` set, for the LRU to rotate.
+    pub(crate) rotations: Vec<Pfn>,
+    /// Reads that completed for folios a task sleeps on, with the completion time.
+    pub(crate) reads_done: Vec<(Pfn, SimTime)>,
+    /// The latest write completion not yet announced to tasks waiting on writeback.
+    pub(crate) write_done: Option<SimTime>,
+    /// The latest completion of any kind not yet announced to kernel tasks waiting on I/O.
+    pub(crate) io_done: Option<SimTime>,
+}
+
+impl Mm {
+    /// A machine with nothing mapped yet.
+    pub(crate) fn new(parts: MmParts) -> Mm {
+        let MmParts { cfg, pt, swap, block, total_pages } = parts;
+        let wmark =
+            Watermarks::derive(total_pages, cfg.machine.min_free_kbytes, cfg.machine.watermark_scale_factor);
+        let memcg_limit = cfg.memcg.limit.map(|l| l.pages());
+        Mm {
+            frames: Frames::new(total_pages),
+            pt,
+            swap,
+            block,
+            vmstat: Vmstat::default(),
+            cfg,
+            now: SimTime::ZERO,
+            nonresident_age: 0,
+            memcg_limit,
+            memcg_usage: 0,
+            nr_writeback: 0,
+            wmark,
+            dispatched: Vec::new(),
+            queue: EventQueue::default(),
+            events: 0,
+            rotations: Vec::new(),
+            reads_done: Vec::new(),
+            write_done: None,
+            io_done: None,
+        }
+    }
+
+    pub(crate) fn cost(&self) -> &CpuCosts {
+        &self.cfg.cpu
+    }
+
+    /// Charges modelled kernel CPU time to the acting context.
+    #[inline]
+    pub(crate) fn spend(&mut self, ns: u64) {
+        self.now += SimDuration(ns);
+    }
+
+    /// Anonymous pages can be reclaimed only while swap has free slots.
+    pub(crate) fn can_reclaim_anon(&self) -> bool {
+        self.swap.free_slots() > 0
+    }
+
+    pub(crate) fn free_frame(&mut self, pfn: Pfn) {
+        self.frames.free(pfn);
+        self.memcg_usage -= 1;
+    }
+
+    pub(crate) fn memcg_over(&self) -> bool {
+        self.memcg_limit.is_some_and(|l| self.memcg_usage >= l)
+    }
+}
+
+/// What [`Mm::new`] builds a machine from.
+#[derive(Debug)]
+pub(crate) struct MmParts {
+    pub(crate) cfg: CoreConfig,
+    pub(crate) pt: PageTables,
+    pub(crate) swap: Swap,
+    pub(crate) block: BlockLayer,
+    /// RAM in pages.
+    pub(crate) total_pages: u64,
+}

@@ -23,17 +23,14 @@ const BAD_SLOT: u8 = 0xff;
 const TAG_FRAME: u32 = 1 << 30;
 const TAG_SHADOW: u32 = 2 << 30;
 const TAG_MASK: u32 = 3 << 30;
-const SHADOW_WORKINGSET: u32 = 1 << 29;
-/// Bits of eviction timestamp a shadow keeps; distances are computed modulo this.
-pub(crate) const SHADOW_CLOCK_BITS: u32 = 29;
+/// Bits of payload a shadow entry keeps in its swap-cache word.
+pub(crate) const SHADOW_BITS: u32 = 30;
 
-/// A workingset shadow entry left in the swap cache when reclaim drops a folio
-/// (`workingset_eviction`): the lruvec's eviction clock and whether the folio was active.
+/// A shadow entry left in the swap cache when reclaim drops a folio: `SHADOW_BITS` bits
+/// whose encoding belongs to the LRU policy that evicted the folio (the classic lists'
+/// is `crate::mm::workingset::ClassicShadow`). The swap cache stores it uninterpreted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Shadow {
-    pub(crate) eviction: u32,
-    pub(crate) workingset: bool,
-}
+pub(crate) struct Shadow(pub(crate) u32);
 
 /// What a swap-cache word holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,10 +315,7 @@ impl Swap {
         match w & TAG_MASK {
             0 => CacheEntry::Empty,
             TAG_FRAME => CacheEntry::Frame(Pfn(w & !TAG_MASK)),
-            TAG_SHADOW => CacheEntry::Shadow(Shadow {
-                eviction: w & ((1 << SHADOW_CLOCK_BITS) - 1),
-                workingset: w & SHADOW_WORKINGSET != 0,
-            }),
+            TAG_SHADOW => CacheEntry::Shadow(Shadow(w & !TAG_MASK)),
             _ => unreachable!("corrupt swap cache word {w:#x} at {slot}"),
         }
     }
@@ -362,11 +356,7 @@ impl Swap {
         let w = &mut dev.cache[slot.offset as usize];
         assert!(*w & TAG_MASK == TAG_FRAME, "{slot} not cached");
         *w = match shadow {
-            Some(s) => {
-                TAG_SHADOW
-                    | (s.eviction & ((1 << SHADOW_CLOCK_BITS) - 1))
-                    | if s.workingset { SHADOW_WORKINGSET } else { 0 }
-            }
+            Some(s) => TAG_SHADOW | (s.0 & !TAG_MASK),
             None => 0,
         };
         self.release_if_unused(slot);
@@ -470,8 +460,8 @@ mod tests {
         assert!(s.vm_swap_full());
         // Slot referenced by a PTE, then the cache drops it with a shadow: still allocated.
         s.inc_count(slots[3]);
-        s.cache_delete(slots[3], Some(Shadow { eviction: 5, workingset: true }));
-        assert_eq!(s.cache_entry(slots[3]), CacheEntry::Shadow(Shadow { eviction: 5, workingset: true }));
+        s.cache_delete(slots[3], Some(Shadow(5 | 1 << 29)));
+        assert_eq!(s.cache_entry(slots[3]), CacheEntry::Shadow(Shadow(5 | 1 << 29)));
         assert!(s.in_use(slots[3]));
         // The last reference goes: slot released and its shadow cleared.
         s.dec_count(slots[3]);

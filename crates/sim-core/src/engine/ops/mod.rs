@@ -1,47 +1,36 @@
-//! Timeline operations and the kernel tasks that carry out the long ones.
-//!
-//! Swapoff models `try_to_unuse` (mm/swapfile.c): walk every address space's page tables
-//! in order; for each PTE holding a slot of the device, look the slot up in the swap cache
-//! and on a miss read it through `swapin_readahead` with a synthetic fault, exactly as a
-//! fault would (so neighbours are read ahead); then `unuse_pte` installs an old PTE and the
-//! slot is freed. No fault is counted, but `pswpin` and `swap_ra` are, and `swap_ra_hit`
-//! when the configured kernel credits swapoff's hits. After a full walk the remaining
-//! swap-cache-only slots are dropped; the walk repeats until the device is empty.
-//!
-//! Simplified: shmem is not modelled (no `shmem_unuse`); the walk visits tasks' address
-//! spaces in task order rather than the kernel's mmlist order; a swapoff that runs out of
-//! memory stops and re-enables the device, as the kernel's does with -ENOMEM.
+//! Timeline operations: arming each at its trigger, starting it, and reporting what it
+//! did. Operations that take effect at once (knobs, pause, resume, mark) are carried out
+//! here; the long ones run as kernel tasks whose steps live in a file per family:
+//! `swapoff.rs` (`try_to_unuse`) and `reclaim.rs` (swap-out-all, lowering `memory.max`).
 
-use super::*;
-use crate::timeline::{OpReport, Operation, Trigger};
+mod reclaim;
+mod swapoff;
 
-/// Where a swapoff walk is.
-#[derive(Debug)]
-pub(super) struct SwapoffState {
-    device: DeviceId,
-    space: usize,
-    region_idx: usize,
-    vpage: u64,
-    /// Walk finished: drop the remaining swap-cache-only slots.
-    sweeping: bool,
-}
+pub(super) use swapoff::SwapoffState;
+
+use super::sched::{Cpu, Task, TaskKind, TaskState};
+use super::{Simulation, Step};
+use crate::event::Event;
+use crate::ids::DeviceId;
+use crate::time::{SimDuration, SimTime};
+use crate::timeline::{OpReport, Operation, TimelineOp, Trigger};
 
 /// The operation in progress and the counters when it started.
 #[derive(Debug)]
-pub(super) struct RunningOp {
-    report: OpReport,
-    at_start: Counters,
+pub(crate) struct RunningOp {
+    pub(crate) report: OpReport,
+    pub(crate) at_start: Counters,
 }
 
 /// Counters an operation report is a difference of.
 #[derive(Debug, Clone, Default)]
-struct Counters {
-    vmstat: crate::stats::Vmstat,
-    block: crate::stats::BlockTotals,
+pub(crate) struct Counters {
+    pub(crate) vmstat: crate::stats::Vmstat,
+    pub(crate) block: crate::stats::BlockTotals,
 }
 
 impl Simulation {
-    fn counters(&self) -> Counters {
+    pub(in crate::engine) fn counters(&self) -> Counters {
         Counters { vmstat: self.mm.vmstat.clone(), block: self.mm.block.totals() }
     }
 
@@ -186,12 +175,12 @@ impl Simulation {
         out
     }
 
-    fn device_id(&self, name: &str) -> Option<DeviceId> {
+    pub(in crate::engine) fn device_id(&self, name: &str) -> Option<DeviceId> {
         self.mm.cfg.devices.iter().position(|d| d.name == name).map(|i| DeviceId(i as u8))
     }
 
     /// Adds a kernel task on a CPU of its own and starts it at `now`.
-    fn spawn_kernel_task(&mut self, name: String, kind: TaskKind, now: SimTime) {
+    pub(in crate::engine) fn spawn_kernel_task(&mut self, name: String, kind: TaskKind, now: SimTime) {
         let t = self.tasks.len();
         let cpu = self.cpus.len();
         self.cpus.push(Cpu::default());
@@ -224,155 +213,6 @@ impl Simulation {
             TaskKind::Reclaim { goal } => self.reclaim_step(t, goal),
             TaskKind::User => unreachable!("user tasks replay accesses"),
         }
-    }
-
-    fn swapoff_state(&mut self, t: usize) -> &mut SwapoffState {
-        match &mut self.tasks[t].kind {
-            TaskKind::Swapoff(s) => s,
-            _ => unreachable!("swapoff step of a swapoff task"),
-        }
-    }
-
-    fn swapoff_step(&mut self, t: usize) -> Step {
-        if self.swapoff_state(t).sweeping {
-            return self.swapoff_sweep(t);
-        }
-        // Find the next PTE that holds a slot of the device, charging the walk.
-        let walk_ns = self.mm.cfg.cpu.swapoff_walk_ns;
-        let n_spaces = self.mm.pt.spaces.len();
-        loop {
-            let SwapoffState { device, space, region_idx, vpage, .. } = *self.swapoff_state(t);
-            if space >= n_spaces {
-                self.swapoff_state(t).sweeping = true;
-                return Step::Done;
-            }
-            let regions = &self.mm.pt.spaces[space].regions;
-            if region_idx >= regions.len() {
-                let s = self.swapoff_state(t);
-                (s.space, s.region_idx, s.vpage) = (space + 1, 0, 0);
-                continue;
-            }
-            let r = &regions[region_idx];
-            let vp = vpage.max(r.start.0);
-            if vp >= r.end().0 {
-                let s = self.swapoff_state(t);
-                (s.region_idx, s.vpage) = (region_idx + 1, 0);
-                continue;
-            }
-            let Some(page) = self.mm.pt.existing_page(space, region_idx, VirtPage(vp)) else {
-                // A page table that was never allocated: skip its 2 MiB.
-                self.swapoff_state(t).vpage =
-                    (vp / crate::mm::pagetable::CHUNK_PAGES + 1) * crate::mm::pagetable::CHUNK_PAGES;
-                continue;
-            };
-            self.mm.spend(walk_ns);
-            match self.mm.pt.pte(page).state() {
-                PteState::Swap(slot) if slot.device == device => {
-                    let step = self.swap_fault(SwapIn {
-                        t,
-                        space,
-                        page,
-                        region_idx,
-                        vpage: VirtPage(vp),
-                        slot,
-                        write: false,
-                        swapoff: true,
-                    });
-                    match step {
-                        // Retry this PTE once memory frees up.
-                        Step::Blocked(Wait::Writeback) => return step,
-                        Step::Oom => {
-                            self.abort_swapoff(t, "out of memory");
-                            return Step::Done;
-                        }
-                        _ => {
-                            self.swapoff_state(t).vpage = vp + 1;
-                            return step;
-                        }
-                    }
-                }
-                _ => self.swapoff_state(t).vpage = vp + 1,
-            }
-            // Yield now and then so that a long walk over unrelated PTEs lets events in.
-            if vp % 64 == 0 {
-                return Step::Done;
-            }
-        }
-    }
-
-    /// After the walk: free what only the swap cache still holds, then finish or walk again.
-    fn swapoff_sweep(&mut self, t: usize) -> Step {
-        let device = self.swapoff_state(t).device;
-        let cached: Vec<(u32, Pfn)> = self.mm.swap.cached_slots(device);
-        let mut busy = false;
-        for (offset, pfn) in cached {
-            let slot = SwapSlot { device, offset };
-            if self.mm.swap.count(slot) > 0 {
-                continue;
-            }
-            if self.mm.frames.test(pfn, flag::LOCKED | flag::WRITEBACK) {
-                busy = true;
-            } else if self.mm.frames.owner(pfn).is_some() {
-                self.mm.folio_free_swap(pfn);
-            } else {
-                self.lru.remove(&mut self.mm, pfn);
-                self.mm.swap.cache_delete(slot, None);
-                self.mm.frames.set_swap_slot(pfn, None);
-                self.mm.free_frame(pfn);
-            }
-        }
-        if self.mm.swap.devices[device.0 as usize].inuse() == 0 {
-            self.tasks[t].state = TaskState::Done;
-            return Step::Done;
-        }
-        if busy {
-            return Step::Blocked(Wait::AnyIo);
-        }
-        // Slots still referenced: walk again (try_to_unuse's retry loop).
-        *self.swapoff_state(t) = SwapoffState { device, space: 0, region_idx: 0, vpage: 0, sweeping: false };
-        Step::Done
-    }
-
-    fn abort_swapoff(&mut self, t: usize, why: &str) {
-        let device = self.swapoff_state(t).device;
-        self.mm.swap.devices[device.0 as usize].writeok = true;
-        if let Some(r) = &mut self.op_running {
-            r.report.result = format!("failed: {why}");
-        }
-        self.tasks[t].state = TaskState::Done;
-    }
-
-    /// Reclaim until memcg usage is at most `goal`, or (no goal) until nothing more can be
-    /// pushed out (`shrink_all_memory` in a loop).
-    fn reclaim_step(&mut self, t: usize, goal: Option<u64>) -> Step {
-        let reached = |sim: &Simulation| match goal {
-            Some(g) => sim.mm.memcg_usage <= g,
-            None => sim.mm.memcg_usage == 0,
-        };
-        if reached(self) {
-            self.tasks[t].state = TaskState::Done;
-            return Step::Done;
-        }
-        let want = match goal {
-            Some(g) => self.mm.memcg_usage - g,
-            None => self.mm.memcg_usage,
-        };
-        let (owner, cpu) = (self.tasks[t].owner, self.tasks[t].cpu);
-        let writes_before = self.mm.vmstat.pswpout;
-        let freed = self.reclaim(owner, cpu, Reclaimer::Direct, want.max(SWAP_CLUSTER_MAX));
-        if reached(self) {
-            self.tasks[t].state = TaskState::Done;
-            return Step::Done;
-        }
-        if freed > 0 || self.mm.vmstat.pswpout > writes_before {
-            return Step::Done;
-        }
-        if self.mm.nr_writeback > 0 {
-            return Step::Blocked(Wait::Writeback);
-        }
-        // Nothing more can go (swap full, or only pages in flight elsewhere).
-        self.tasks[t].state = TaskState::Done;
-        Step::Done
     }
 }
 

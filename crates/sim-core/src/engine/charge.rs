@@ -1,0 +1,155 @@
+//! Charging memory and running out of it: `try_charge_memcg`, the page allocator's
+//! watermark checks, and the OOM killer.
+//!
+//! Simplified: one memory cgroup and one NUMA node with one zone; a charge that cannot be
+//! satisfied while writes are in flight blocks the task until a write completes and then
+//! retries.
+
+use super::reclaim::MAX_RECLAIM_RETRIES;
+use super::sched::{TaskKind, TaskState};
+use super::{Simulation, Wait};
+use crate::ids::Pfn;
+use crate::lru::Placement;
+use crate::mm::frames::flag;
+use crate::mm::pagetable::{PageId, Pte, PteState};
+use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
+use crate::report::Outcome;
+
+/// Result of trying to get a charged frame.
+pub(crate) enum Alloc {
+    Got(Pfn),
+    /// Nothing reclaimable now, but writeback is in flight: wait for it and retry.
+    Wait,
+    /// Out of memory and swap.
+    Oom,
+}
+
+impl Simulation {
+    /// Charges the memory cgroup and takes a frame, reclaiming as the kernel would
+    /// (`try_charge_memcg`, then the page allocator's watermark checks). With
+    /// `may_wait` false the caller skips the page instead of blocking.
+    pub(super) fn alloc_frame(&mut self, t: usize, may_wait: bool) -> Alloc {
+        let cpu = self.tasks[t].cpu;
+        let owner = self.tasks[t].owner;
+        let mut retries = 0;
+        loop {
+            if self.mm.memcg_over() {
+                let got = self.reclaim(owner, cpu, Reclaimer::Memcg, SWAP_CLUSTER_MAX);
+                if self.mm.memcg_over() {
+                    if got == 0 {
+                        if !may_wait {
+                            return Alloc::Wait;
+                        }
+                        if self.mm.nr_writeback > 0 {
+                            return Alloc::Wait;
+                        }
+                        retries += 1;
+                        if retries >= MAX_RECLAIM_RETRIES {
+                            return Alloc::Oom;
+                        }
+                    }
+                    continue;
+                }
+            }
+            let free = self.mm.frames.free_pages();
+            if free <= self.mm.wmark.low {
+                self.wake_kswapd();
+            }
+            if free <= self.mm.wmark.min {
+                self.mm.vmstat.allocstall_normal += 1;
+                let got = self.reclaim(owner, cpu, Reclaimer::Direct, SWAP_CLUSTER_MAX);
+                let free = self.mm.frames.free_pages();
+                if got == 0 && free <= self.mm.wmark.min {
+                    match (may_wait, self.mm.nr_writeback > 0) {
+                        // A neighbour may still take one of the last frames above zero.
+                        (false, _) if free > 0 => {}
+                        (false, _) | (true, true) => return Alloc::Wait,
+                        (true, false) => {
+                            retries += 1;
+                            if retries >= MAX_RECLAIM_RETRIES {
+                                return Alloc::Oom;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
+            match self.mm.frames.alloc() {
+                Some(p) => {
+                    self.mm.memcg_usage += 1;
+                    return Alloc::Got(p);
+                }
+                None => {
+                    if !may_wait || self.mm.nr_writeback > 0 {
+                        return Alloc::Wait;
+                    }
+                    retries += 1;
+                    if retries >= MAX_RECLAIM_RETRIES {
+                        return Alloc::Oom;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The OOM killer: records the outcome and releases the task's memory and swap.
+    pub(super) fn oom_kill(&mut self, t: usize) {
+        self.mm.vmstat.oom_kill += 1;
+        let at = self.tasks[t].clock;
+        if self.outcome.is_none() {
+            self.outcome =
+                Some(Outcome::OomKilled { task: self.tasks[t].name.clone(), at_s: at.as_secs_f64() });
+        }
+        // The whole process goes: every task sharing the address space.
+        let space = self.tasks[t].space;
+        for u in 0..self.tasks.len() {
+            if self.tasks[u].space != space || !matches!(self.tasks[u].kind, TaskKind::User) {
+                continue;
+            }
+            if let Some(Wait::Frame { pfn, .. }) = self.tasks[u].wait.take() {
+                // The read completes unobserved; the folio stays in the swap cache.
+                self.mm.frames.clear(pfn, flag::WAITED);
+            }
+            self.tasks[u].state = TaskState::Killed;
+        }
+        self.end = self.end.max(at);
+        for page in self.space_pages(space) {
+            match self.mm.pt.pte(page).state() {
+                PteState::Present(pfn) => {
+                    self.mm.frames.set_owner(pfn, None);
+                    self.drop_unmapped(pfn);
+                }
+                PteState::Swap(slot) => {
+                    self.mm.swap.dec_count(slot);
+                    if let Some(pfn) = self.mm.swap.cached_frame(slot) {
+                        self.drop_unmapped(pfn);
+                    }
+                }
+                PteState::None | PteState::Zero => {}
+            }
+            *self.mm.pt.pte_mut(page) = Pte::default();
+        }
+    }
+
+    /// Frees an unmapped folio unless I/O holds it; reclaim drops the rest later.
+    pub(super) fn drop_unmapped(&mut self, pfn: Pfn) {
+        if self.mm.frames.test(pfn, flag::WRITEBACK | flag::LOCKED) {
+            return;
+        }
+        self.lru.remove(&mut self.mm, pfn);
+        if let Some(slot) = self.mm.frames.swap_slot(pfn) {
+            if self.mm.swap.count(slot) > 0 {
+                // Another reference keeps the slot; leave the folio cached.
+                self.lru.add(&mut self.mm, pfn, Placement::Inactive);
+                return;
+            }
+            self.mm.swap.cache_delete(slot, None);
+            self.mm.frames.set_swap_slot(pfn, None);
+        }
+        self.mm.free_frame(pfn);
+    }
+
+    pub(super) fn space_pages(&self, space: usize) -> Vec<PageId> {
+        self.mm.pt.space_pages(space)
+    }
+}

@@ -1,0 +1,326 @@
+//! The fault path: `do_anonymous_page`, `do_swap_page` and `swapin_readahead`.
+//!
+//! A resident access only sets PTE bits (the fast path in `access`); everything else is a
+//! fault. A swap-cache hit is a minor fault; a miss asks the readahead policy for a
+//! window, reads it under one plug and blocks the task on the target's read.
+//!
+//! Simplified: readahead pages that cannot be charged without blocking are skipped; the
+//! target page of a swap fault is charged before its neighbours; synchronous devices
+//! (zram) take the swap-cache path, as after the kernel's swap-table rework, rather than
+//! the 6.12–6.18 bypass, and read only the faulting page.
+
+use super::charge::Alloc;
+use super::{Simulation, Step, Wait};
+use crate::block::Bio;
+use crate::config::SwapoffHits;
+use crate::device::IoDir;
+use crate::error::SimError;
+use crate::ids::{Pfn, SwapSlot, TaskId, VirtPage};
+use crate::lru::Placement;
+use crate::mm::frames::flag;
+use crate::mm::pagetable::{MapError, PageId, Pte, PteState};
+use crate::policy::readahead::{FaultView, ReadaheadPlan};
+use crate::policy::Feedback;
+use crate::time::SimTime;
+use crate::workload::Access;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FaultKind {
+    Major,
+    Minor,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingFault {
+    pub(crate) page: PageId,
+    pub(crate) slot: SwapSlot,
+    pub(crate) write: bool,
+    pub(crate) start: SimTime,
+    pub(crate) kind: FaultKind,
+    /// Swapoff's `unuse_pte` rather than a fault: the PTE is installed old and the slot
+    /// freed, and no fault is counted.
+    pub(crate) unuse: bool,
+}
+
+/// A swap-in to perform: by task `t` (whose CPU and plug are used) of `page` in address
+/// space `space`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SwapIn {
+    pub(crate) t: usize,
+    pub(crate) space: usize,
+    pub(crate) page: PageId,
+    pub(crate) region_idx: usize,
+    pub(crate) vpage: VirtPage,
+    pub(crate) slot: SwapSlot,
+    pub(crate) write: bool,
+    pub(crate) swapoff: bool,
+}
+
+impl Simulation {
+    /// Handles one access by task `t`. Resident pages take the fast path.
+    pub(super) fn access(&mut self, t: usize, a: Access) -> Result<Step, SimError> {
+        let space = self.tasks[t].space;
+        let look = match self.mm.pt.lookup(space, a.vpage) {
+            Some(l) => l,
+            None => {
+                let idx =
+                    self.mm.pt.map_implicit(space, a.vpage).map_err(|e| self.map_error(t, a.vpage, e))?;
+                crate::mm::pagetable::Lookup { region_idx: idx, page: None }
+            }
+        };
+        let page = match look.page {
+            Some(p) => {
+                let pte = self.mm.pt.pte_mut(p);
+                if pte.is_present() {
+                    pte.touch(a.write);
+                    if self.track_access {
+                        if let PteState::Present(pfn) = self.mm.pt.pte(p).state() {
+                            self.lru.accessed(&mut self.mm, pfn);
+                        }
+                    }
+                    return Ok(Step::Done);
+                }
+                p
+            }
+            None => self
+                .mm
+                .pt
+                .page_for(space, look.region_idx, a.vpage)
+                .map_err(|e| self.map_error(t, a.vpage, e))?,
+        };
+        match self.mm.pt.pte(page).state() {
+            PteState::Present(_) => unreachable!("handled on the fast path"),
+            PteState::Zero if !a.write => {
+                self.mm.pt.pte_mut(page).touch(false);
+                Ok(Step::Done)
+            }
+            PteState::None if !a.write => {
+                // A read of untouched anonymous memory maps the shared zero page.
+                self.mm.vmstat.pgfault += 1;
+                self.mm.spend(self.mm.cfg.cpu.fault_ns);
+                *self.mm.pt.pte_mut(page) = Pte::zero();
+                Ok(Step::Done)
+            }
+            PteState::None | PteState::Zero => Ok(self.anon_fault(t, page)),
+            PteState::Swap(slot) => Ok(self.swap_fault(SwapIn {
+                t,
+                space,
+                page,
+                region_idx: look.region_idx,
+                vpage: a.vpage,
+                slot,
+                write: a.write,
+                swapoff: false,
+            })),
+        }
+    }
+
+    pub(super) fn map_error(&self, t: usize, vpage: VirtPage, e: MapError) -> SimError {
+        SimError::Setup(format!("task {}: cannot map virtual page {:#x}: {e:?}", self.tasks[t].name, vpage.0))
+    }
+
+    /// `do_anonymous_page` for a write (or the copy of the zero page on a write).
+    pub(super) fn anon_fault(&mut self, t: usize, page: PageId) -> Step {
+        let start = self.mm.now;
+        let pfn = match self.alloc_frame(t, true) {
+            Alloc::Got(p) => p,
+            Alloc::Wait => return Step::Blocked(Wait::Writeback),
+            Alloc::Oom => return Step::Oom,
+        };
+        self.mm.vmstat.pgfault += 1;
+        self.mm.spend(self.mm.cfg.cpu.fault_ns + self.mm.cfg.cpu.anon_fault_ns);
+        *self.mm.pt.pte_mut(page) = Pte::present(pfn, true, true);
+        self.mm.frames.set_owner(pfn, Some(page));
+        self.lru.add(&mut self.mm, pfn, Placement::Inactive);
+        self.lat_anon.record(self.mm.now.since(start).0);
+        Step::Done
+    }
+
+    /// `do_swap_page` (or swapoff's `unuse_pte_range` step): a swap-cache hit is a minor
+    /// fault; a miss reads the page and its readahead window and blocks the task until the
+    /// target's read completes.
+    pub(super) fn swap_fault(&mut self, f: SwapIn) -> Step {
+        let SwapIn { t, space, page, region_idx, vpage, slot, write, swapoff } = f;
+        // Swapoff is not a fault: no fault counters, and the readahead bookkeeping on a
+        // hit only if the kernel modelled credits it.
+        let credit_hits = !swapoff || self.mm.cfg.swap.swapoff_readahead_hits == SwapoffHits::Credited;
+        let start = self.mm.now;
+        let owner = self.tasks[t].owner;
+        let region = self.mm.pt.spaces[space].regions[region_idx].id;
+        if let Some(pfn) = self.mm.swap.cached_frame(slot) {
+            if !swapoff {
+                self.mm.vmstat.pgfault += 1;
+                self.mm.spend(self.mm.cfg.cpu.fault_ns);
+            }
+            if credit_hits {
+                let readahead = self.mm.frames.test_and_clear(pfn, flag::READAHEAD);
+                if readahead {
+                    self.mm.vmstat.swap_ra_hit += 1;
+                }
+                self.policies.readahead.observe(&Feedback::SwapCacheHit { region, vpage, readahead });
+            }
+            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor, unuse: swapoff };
+            if self.mm.frames.test(pfn, flag::LOCKED) {
+                self.mm.frames.set(pfn, flag::WAITED);
+                return Step::Blocked(Wait::Frame { pfn, fault });
+            }
+            self.finish_swap_fault(pfn, fault, self.mm.now);
+            return Step::Done;
+        }
+        let target = match self.alloc_frame(t, true) {
+            Alloc::Got(p) => p,
+            Alloc::Wait => return Step::Blocked(Wait::Writeback),
+            Alloc::Oom => return Step::Oom,
+        };
+        if !swapoff {
+            self.mm.vmstat.pgfault += 1;
+            self.mm.vmstat.pgmajfault += 1;
+            self.mm.spend(self.mm.cfg.cpu.fault_ns);
+        }
+        let view = {
+            let r = &self.mm.pt.spaces[space].regions[region_idx];
+            FaultView {
+                task: TaskId(space as u32),
+                region,
+                region_start: r.start,
+                region_end: r.end(),
+                vpage,
+                device: slot.device,
+                offset: slot.offset,
+                device_slots: self.mm.swap.devices[slot.device.0 as usize].max(),
+                page_cluster: self.mm.cfg.swap.page_cluster,
+                swapoff,
+            }
+        };
+        let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major, unuse: swapoff };
+        // The task will sleep on the target; a read that completes early (a plug flushed
+        // by size, then polled by nested reclaim) must still wake it.
+        self.mm.frames.set(target, flag::WAITED);
+        if self.mm.block.is_synchronous(slot.device) {
+            // Synchronous devices read only the faulting page, in this context (the
+            // kernel's swap-cache bypass path has no readahead).
+            self.mm.frames.clear(target, flag::WAITED);
+            self.read_swap_cache(owner, space, slot, target, true);
+            let now = self.mm.now;
+            let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
+            self.mm.now = self.mm.block.submit_sync(bio, now);
+            self.mm.frames.clear(target, flag::LOCKED);
+            self.finish_swap_fault(target, fault, self.mm.now);
+            return Step::Done;
+        }
+        let plan = self.policies.readahead.plan(&view);
+        let window = self.window(space, region_idx, slot, plan);
+        self.mm.block.start_plug(owner);
+        for s in window {
+            if s == slot {
+                self.read_swap_cache(owner, space, s, target, true);
+            } else if self.mm.swap.count(s) > 0 && self.mm.swap.cached_frame(s).is_none() {
+                // A neighbour: skip it rather than block if memory is short.
+                if let Alloc::Got(pfn) = self.alloc_frame(t, false) {
+                    self.read_swap_cache(owner, space, s, pfn, false);
+                }
+            }
+        }
+        let now = self.mm.now;
+        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+        Step::Blocked(Wait::Frame { pfn: target, fault })
+    }
+
+    /// The slots a readahead plan covers, in the order the kernel visits them, clamped to
+    /// the device (cluster plans) or to chunks that exist (VMA plans).
+    pub(super) fn window(
+        &self,
+        space: usize,
+        region_idx: usize,
+        target: SwapSlot,
+        plan: ReadaheadPlan,
+    ) -> Vec<SwapSlot> {
+        match plan {
+            ReadaheadPlan::TargetOnly => vec![target],
+            ReadaheadPlan::Slots { first, last } => {
+                let max = self.mm.swap.devices[target.device.0 as usize].max();
+                let first = first.max(1);
+                let last = last.min(max - 1);
+                let mut v: Vec<SwapSlot> =
+                    (first..=last).map(|o| SwapSlot { device: target.device, offset: o }).collect();
+                if !v.contains(&target) {
+                    v.push(target);
+                }
+                v
+            }
+            ReadaheadPlan::Pages { first, last } => {
+                let mut v = Vec::new();
+                let mut has_target = false;
+                for vp in first.0..=last.0 {
+                    if let Some(p) = self.mm.pt.existing_page(space, region_idx, VirtPage(vp)) {
+                        if let PteState::Swap(s) = self.mm.pt.pte(p).state() {
+                            has_target |= s == target;
+                            v.push(s);
+                        }
+                    }
+                }
+                if !has_target {
+                    v.push(target);
+                }
+                v
+            }
+        }
+    }
+
+    /// `__read_swap_cache_async` plus `swap_read_folio` for one slot, on behalf of plug
+    /// owner `owner`, for address space `space`.
+    pub(super) fn read_swap_cache(
+        &mut self,
+        owner: usize,
+        space: usize,
+        slot: SwapSlot,
+        pfn: Pfn,
+        target: bool,
+    ) {
+        let shadow = self.mm.swap.cache_insert(slot, pfn);
+        self.mm.frames.set_swap_slot(pfn, Some(slot));
+        self.mm.frames.set(pfn, flag::LOCKED);
+        let placement = match shadow {
+            Some(s) => {
+                let placement = self.lru.refault(&mut self.mm, pfn, s);
+                let activated = placement == Placement::Active;
+                let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated };
+                self.policies.readahead.observe(&feedback);
+                placement
+            }
+            None => Placement::Inactive,
+        };
+        self.lru.add(&mut self.mm, pfn, placement);
+        if !target {
+            self.mm.frames.set(pfn, flag::READAHEAD);
+            self.mm.vmstat.swap_ra += 1;
+        }
+        self.mm.vmstat.pswpin += 1;
+        self.mm.vmstat.pgpgin += 4;
+        self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
+        if self.mm.block.is_synchronous(slot.device) {
+            return;
+        }
+        let now = self.mm.now;
+        self.mm.block.submit(
+            owner,
+            Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn },
+            now,
+            &mut self.mm.dispatched,
+        );
+    }
+
+    pub(super) fn finish_swap_fault(&mut self, pfn: Pfn, f: PendingFault, start_map: SimTime) {
+        self.mm.now = start_map;
+        if f.unuse {
+            self.mm.unuse_pte(f.page, pfn, f.slot);
+            return;
+        }
+        self.mm.map_swapped(f.page, pfn, f.slot, f.write);
+        let lat = self.mm.now.since(f.start).0;
+        match f.kind {
+            FaultKind::Major => self.lat_major.record(lat),
+            FaultKind::Minor => self.lat_minor.record(lat),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! `check_invariants`: every structure recounted from scratch and checked against the
+//! others. Tests call it after every event; the `strict-invariants` feature makes `run` do
+//! the same.
+
+use super::sched::TaskState;
+use super::{Simulation, Wait};
+use crate::device::IoDir;
+use crate::ids::{DeviceId, Pfn, SwapSlot};
+use crate::mm::frames::flag;
+use crate::mm::pagetable::{PageId, PteState};
+
+impl Simulation {
+    /// Recounts every structure from scratch and checks that they agree: frames, LRU
+    /// lists, swap slots, swap cache and page tables; every page is in exactly one place.
+    /// Panics with a description on the first violation.
+    pub fn check_invariants(&self) {
+        let mm = &self.mm;
+        mm.swap.check_invariants();
+        self.lru.check_invariants(mm);
+        assert_eq!(mm.memcg_usage, mm.frames.used(), "memcg usage vs frames in use");
+        if let Some(limit) = mm.memcg_limit {
+            assert!(mm.memcg_usage <= limit + 1, "memcg usage {} exceeds limit {limit}", mm.memcg_usage);
+        }
+        // Slot references from PTEs must equal the swap counts exactly.
+        let mut refs: Vec<Vec<u8>> = mm.swap.devices.iter().map(|d| vec![0u8; d.max() as usize]).collect();
+        for (i, pte) in mm.pt.ptes.iter().enumerate() {
+            let page = PageId(i as u32);
+            match pte.state() {
+                PteState::Present(pfn) => {
+                    assert!(mm.frames.test(pfn, flag::IN_USE), "page {i} maps free frame {}", pfn.0);
+                    assert_eq!(
+                        mm.frames.owner(pfn),
+                        Some(page),
+                        "frame {} does not point back to page {i}",
+                        pfn.0
+                    );
+                    if let Some(s) = mm.frames.swap_slot(pfn) {
+                        assert_eq!(mm.swap.count(s), 0, "mapped page {i} still counted in {s}");
+                    }
+                }
+                PteState::Swap(s) => {
+                    refs[s.device.0 as usize][s.offset as usize] += 1;
+                    if let Some(pfn) = mm.swap.cached_frame(s) {
+                        assert_eq!(
+                            mm.frames.owner(pfn),
+                            None,
+                            "page {i}: cached frame of {s} is mapped elsewhere"
+                        );
+                    }
+                }
+                PteState::None | PteState::Zero => {}
+            }
+        }
+        for (d, dev_refs) in refs.iter().enumerate() {
+            for (off, &n) in dev_refs.iter().enumerate().skip(1) {
+                let slot = SwapSlot { device: DeviceId(d as u8), offset: off as u32 };
+                assert_eq!(mm.swap.count(slot), n, "{slot}: swap count vs PTE references");
+            }
+        }
+        let mut wb = 0;
+        let live: Vec<(IoDir, Pfn)> = mm.block.live_frames().collect();
+        for pfn in mm.frames.in_use() {
+            let f = mm.frames.flags(pfn);
+            assert!(f & flag::LRU != 0, "frame {} in use but on no LRU list", pfn.0);
+            let slot = mm.frames.swap_slot(pfn);
+            if let Some(s) = slot {
+                assert_eq!(
+                    mm.swap.cached_frame(s),
+                    Some(pfn),
+                    "frame {} claims {s} but the swap cache disagrees",
+                    pfn.0
+                );
+            }
+            assert!(
+                mm.frames.owner(pfn).is_some() || slot.is_some(),
+                "frame {} is neither mapped nor cached",
+                pfn.0
+            );
+            if f & flag::WRITEBACK != 0 {
+                wb += 1;
+                assert!(
+                    live.contains(&(IoDir::Write, pfn)),
+                    "frame {} under writeback without a write request",
+                    pfn.0
+                );
+            }
+            if f & flag::WAITED != 0 {
+                assert!(f & flag::LOCKED != 0, "frame {} waited on but not locked", pfn.0);
+                let waiters = self
+                    .tasks
+                    .iter()
+                    .filter(|t| matches!(t.wait, Some(Wait::Frame { pfn: p, .. }) if p == pfn))
+                    .count();
+                assert_eq!(waiters, 1, "frame {} waited on by {waiters} tasks", pfn.0);
+            }
+            if f & flag::LOCKED != 0 {
+                assert!(live.contains(&(IoDir::Read, pfn)), "frame {} locked without a read request", pfn.0);
+            }
+        }
+        assert_eq!(wb, mm.nr_writeback, "nr_writeback counter");
+        assert!(
+            self.tasks.iter().all(|t| t.state != TaskState::Runnable || t.wait.is_none()),
+            "runnable task with a wait"
+        );
+    }
+}

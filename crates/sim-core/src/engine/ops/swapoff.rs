@@ -1,0 +1,147 @@
+//! Swapoff models `try_to_unuse` (mm/swapfile.c): walk every address space's page tables
+//! in order; for each PTE holding a slot of the device, look the slot up in the swap cache
+//! and on a miss read it through `swapin_readahead` with a synthetic fault, exactly as a
+//! fault would (so neighbours are read ahead); then `unuse_pte` installs an old PTE and the
+//! slot is freed. No fault is counted, but `pswpin` and `swap_ra` are, and `swap_ra_hit`
+//! when the configured kernel credits swapoff's hits. After a full walk the remaining
+//! swap-cache-only slots are dropped; the walk repeats until the device is empty.
+//!
+//! Simplified: shmem is not modelled (no `shmem_unuse`); the walk visits tasks' address
+//! spaces in task order rather than the kernel's mmlist order; a swapoff that runs out of
+//! memory stops and re-enables the device, as the kernel's does with -ENOMEM.
+
+use super::super::{Simulation, Step, Wait};
+use crate::engine::fault::SwapIn;
+use crate::engine::sched::{TaskKind, TaskState};
+use crate::ids::{DeviceId, Pfn, SwapSlot, VirtPage};
+use crate::mm::frames::flag;
+use crate::mm::pagetable::PteState;
+
+/// Where a swapoff walk is.
+#[derive(Debug)]
+pub(crate) struct SwapoffState {
+    pub(crate) device: DeviceId,
+    pub(crate) space: usize,
+    pub(crate) region_idx: usize,
+    pub(crate) vpage: u64,
+    /// Walk finished: drop the remaining swap-cache-only slots.
+    pub(crate) sweeping: bool,
+}
+
+impl Simulation {
+    pub(in crate::engine) fn swapoff_state(&mut self, t: usize) -> &mut SwapoffState {
+        match &mut self.tasks[t].kind {
+            TaskKind::Swapoff(s) => s,
+            _ => unreachable!("swapoff step of a swapoff task"),
+        }
+    }
+
+    pub(in crate::engine) fn swapoff_step(&mut self, t: usize) -> Step {
+        if self.swapoff_state(t).sweeping {
+            return self.swapoff_sweep(t);
+        }
+        // Find the next PTE that holds a slot of the device, charging the walk.
+        let walk_ns = self.mm.cfg.cpu.swapoff_walk_ns;
+        let n_spaces = self.mm.pt.spaces.len();
+        loop {
+            let SwapoffState { device, space, region_idx, vpage, .. } = *self.swapoff_state(t);
+            if space >= n_spaces {
+                self.swapoff_state(t).sweeping = true;
+                return Step::Done;
+            }
+            let regions = &self.mm.pt.spaces[space].regions;
+            if region_idx >= regions.len() {
+                let s = self.swapoff_state(t);
+                (s.space, s.region_idx, s.vpage) = (space + 1, 0, 0);
+                continue;
+            }
+            let r = &regions[region_idx];
+            let vp = vpage.max(r.start.0);
+            if vp >= r.end().0 {
+                let s = self.swapoff_state(t);
+                (s.region_idx, s.vpage) = (region_idx + 1, 0);
+                continue;
+            }
+            let Some(page) = self.mm.pt.existing_page(space, region_idx, VirtPage(vp)) else {
+                // A page table that was never allocated: skip its 2 MiB.
+                self.swapoff_state(t).vpage =
+                    (vp / crate::mm::pagetable::CHUNK_PAGES + 1) * crate::mm::pagetable::CHUNK_PAGES;
+                continue;
+            };
+            self.mm.spend(walk_ns);
+            match self.mm.pt.pte(page).state() {
+                PteState::Swap(slot) if slot.device == device => {
+                    let step = self.swap_fault(SwapIn {
+                        t,
+                        space,
+                        page,
+                        region_idx,
+                        vpage: VirtPage(vp),
+                        slot,
+                        write: false,
+                        swapoff: true,
+                    });
+                    match step {
+                        // Retry this PTE once memory frees up.
+                        Step::Blocked(Wait::Writeback) => return step,
+                        Step::Oom => {
+                            self.abort_swapoff(t, "out of memory");
+                            return Step::Done;
+                        }
+                        _ => {
+                            self.swapoff_state(t).vpage = vp + 1;
+                            return step;
+                        }
+                    }
+                }
+                _ => self.swapoff_state(t).vpage = vp + 1,
+            }
+            // Yield now and then so that a long walk over unrelated PTEs lets events in.
+            if vp % 64 == 0 {
+                return Step::Done;
+            }
+        }
+    }
+
+    /// After the walk: free what only the swap cache still holds, then finish or walk again.
+    pub(in crate::engine) fn swapoff_sweep(&mut self, t: usize) -> Step {
+        let device = self.swapoff_state(t).device;
+        let cached: Vec<(u32, Pfn)> = self.mm.swap.cached_slots(device);
+        let mut busy = false;
+        for (offset, pfn) in cached {
+            let slot = SwapSlot { device, offset };
+            if self.mm.swap.count(slot) > 0 {
+                continue;
+            }
+            if self.mm.frames.test(pfn, flag::LOCKED | flag::WRITEBACK) {
+                busy = true;
+            } else if self.mm.frames.owner(pfn).is_some() {
+                self.mm.folio_free_swap(pfn);
+            } else {
+                self.lru.remove(&mut self.mm, pfn);
+                self.mm.swap.cache_delete(slot, None);
+                self.mm.frames.set_swap_slot(pfn, None);
+                self.mm.free_frame(pfn);
+            }
+        }
+        if self.mm.swap.devices[device.0 as usize].inuse() == 0 {
+            self.tasks[t].state = TaskState::Done;
+            return Step::Done;
+        }
+        if busy {
+            return Step::Blocked(Wait::AnyIo);
+        }
+        // Slots still referenced: walk again (try_to_unuse's retry loop).
+        *self.swapoff_state(t) = SwapoffState { device, space: 0, region_idx: 0, vpage: 0, sweeping: false };
+        Step::Done
+    }
+
+    pub(in crate::engine) fn abort_swapoff(&mut self, t: usize, why: &str) {
+        let device = self.swapoff_state(t).device;
+        self.mm.swap.devices[device.0 as usize].writeok = true;
+        if let Some(r) = &mut self.op_running {
+            r.report.result = format!("failed: {why}");
+        }
+        self.tasks[t].state = TaskState::Done;
+    }
+}

@@ -1,0 +1,62 @@
+//! Assembling the report at the end of a run: counters, gauges, latencies, tasks.
+
+use super::Simulation;
+use crate::mm::pagetable::PteState;
+use crate::report::{FaultLatency, Outcome, SimReport, TaskReport};
+use crate::stats::Gauges;
+
+impl Simulation {
+    /// Finishes the run and builds the report.
+    pub fn into_report(self) -> SimReport {
+        let mm = &self.mm;
+        let sizes = self.lru.sizes();
+        let mut rss = 0;
+        let mut swapped = 0;
+        for pte in &mm.pt.ptes {
+            match pte.state() {
+                PteState::Present(_) => rss += 1,
+                PteState::Swap(_) => swapped += 1,
+                _ => {}
+            }
+        }
+        let swapcached = mm.frames.in_use().filter(|&p| mm.frames.swap_slot(p).is_some()).count() as u64;
+        let at_end = Gauges {
+            nr_free_pages: mm.frames.free_pages(),
+            nr_inactive_anon: sizes.inactive_anon,
+            nr_active_anon: sizes.active_anon,
+            nr_anon_pages: rss,
+            nr_swapcached: swapcached,
+            nr_writeback: mm.nr_writeback,
+            memcg_usage_pages: mm.memcg_usage,
+            rss_pages: rss,
+            swap_pages: swapped,
+            swap_slots_used: mm.swap.used_slots(),
+        };
+        SimReport {
+            outcome: self.outcome.clone().unwrap_or(Outcome::Completed),
+            sim_time_s: self.end.as_secs_f64(),
+            events: self.mm.events,
+            accesses: self.accesses,
+            readahead: self.policies.readahead.kind().to_string(),
+            operations: self.op_reports(),
+            vmstat: mm.vmstat.clone(),
+            at_end,
+            block: mm.block.stats(),
+            fault_latency: FaultLatency {
+                major: self.lat_major.summary(),
+                minor_swap: self.lat_minor.summary(),
+                anon: self.lat_anon.summary(),
+            },
+            tasks: self
+                .tasks
+                .iter()
+                .map(|t| TaskReport {
+                    name: t.name.clone(),
+                    accesses: t.accesses,
+                    end_s: t.clock.as_secs_f64(),
+                    io_wait_s: t.io_wait.as_secs_f64(),
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Tasks on CPUs: running a task's accesses inline until the next event, sleeping on
+//! I/O, waking.
+//!
+//! Simplified: a task woken by an I/O completion pays a fixed `wakeup_ns` (interrupt,
+//! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
+//! timeline and kswapd run on CPUs of their own.
+
+use super::ops::SwapoffState;
+use super::{Simulation, Step, Wait};
+use crate::error::SimError;
+use crate::event::Event;
+use crate::time::{SimDuration, SimTime};
+use crate::workload::{Access, AccessSource};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskState {
+    Runnable,
+    Blocked,
+    Done,
+    Killed,
+}
+
+pub(crate) struct Task {
+    pub(crate) name: String,
+    pub(crate) kind: TaskKind,
+    pub(crate) space: usize,
+    pub(crate) cpu: usize,
+    /// Plug owner index in the block layer.
+    pub(crate) owner: usize,
+    pub(crate) source: Box<dyn AccessSource>,
+    /// An access to retry after a wait.
+    pub(crate) retry: Option<Access>,
+    pub(crate) state: TaskState,
+    pub(crate) wait: Option<Wait>,
+    pub(crate) clock: SimTime,
+    pub(crate) accesses: u64,
+    /// Fire the waiting timeline operation when `accesses` reaches this (`u64::MAX`: none).
+    pub(crate) checkpoint_at: u64,
+    pub(crate) blocked_since: SimTime,
+    pub(crate) io_wait: SimDuration,
+}
+
+/// What a task runs: a user access stream, or kernel work started by the timeline.
+#[derive(Debug)]
+pub(crate) enum TaskKind {
+    User,
+    Swapoff(SwapoffState),
+    /// Reclaim until memcg usage is at most `goal` pages, or everything that can go.
+    Reclaim {
+        goal: Option<u64>,
+    },
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Cpu {
+    pub(crate) current: Option<usize>,
+    pub(crate) runq: std::collections::VecDeque<usize>,
+    /// A `CpuRun` event for this CPU is pending.
+    pub(crate) scheduled: bool,
+    pub(crate) last: Option<usize>,
+}
+
+impl Simulation {
+    pub(super) fn run_cpu(&mut self, c: usize, now: SimTime) -> Result<(), SimError> {
+        self.cpus[c].scheduled = false;
+        if self.paused && c < self.mm.cfg.machine.cpus as usize {
+            return Ok(());
+        }
+        loop {
+            let t = match self.cpus[c].current {
+                Some(t) if self.tasks[t].state == TaskState::Killed => {
+                    self.cpus[c].current = None;
+                    continue;
+                }
+                Some(t) => t,
+                None => {
+                    let Some(t) = self.cpus[c].runq.pop_front() else { return Ok(()) };
+                    if self.tasks[t].state == TaskState::Killed {
+                        continue;
+                    }
+                    self.cpus[c].current = Some(t);
+                    let task = &mut self.tasks[t];
+                    task.clock = task.clock.max(now);
+                    if self.cpus[c].last.is_some_and(|l| l != t) {
+                        task.clock += SimDuration(self.mm.cfg.cpu.context_switch_ns);
+                    }
+                    self.cpus[c].last = Some(t);
+                    t
+                }
+            };
+            self.tasks[t].clock = self.tasks[t].clock.max(now);
+            let access_ns = self.mm.cfg.cpu.access_ns;
+            loop {
+                let clock = self.tasks[t].clock;
+                if self.mm.queue.peek_time().is_some_and(|next| clock > next) {
+                    self.schedule(clock, Event::CpuRun(c as u32));
+                    self.cpus[c].scheduled = true;
+                    return Ok(());
+                }
+                if !matches!(self.tasks[t].kind, TaskKind::User) {
+                    self.mm.now = self.tasks[t].clock;
+                    let step = self.kernel_step(t);
+                    self.tasks[t].clock = self.mm.now;
+                    self.flush_dispatched();
+                    if self.tasks[t].state == TaskState::Done {
+                        self.cpus[c].current = None;
+                        self.after_io();
+                        self.op_finished(self.tasks[t].clock);
+                        break;
+                    }
+                    if let Step::Blocked(wait) = step {
+                        self.sleep(t, c, wait);
+                        break;
+                    }
+                    self.after_io();
+                    continue;
+                }
+                let access = match self.tasks[t].retry.take() {
+                    Some(a) => a,
+                    None => {
+                        let task = &mut self.tasks[t];
+                        match task.source.next_access() {
+                            Ok(Some(a)) => {
+                                task.clock += SimDuration(a.think_ns.unwrap_or(access_ns));
+                                a
+                            }
+                            Ok(None) => {
+                                task.state = TaskState::Done;
+                                self.end = self.end.max(task.clock);
+                                self.cpus[c].current = None;
+                                let at = task.clock;
+                                self.check_workload_done(at);
+                                break;
+                            }
+                            Err(source) => return Err(SimError::Trace { task: task.name.clone(), source }),
+                        }
+                    }
+                };
+                self.mm.now = self.tasks[t].clock;
+                let step = self.access(t, access)?;
+                self.tasks[t].clock = self.mm.now;
+                self.flush_dispatched();
+                // Completions absorbed during this access are delivered once the task's
+                // own state is final, so that a read it waits on can wake it.
+                match step {
+                    Step::Done => {
+                        self.count_access(t);
+                        self.after_io();
+                    }
+                    Step::Blocked(wait) => {
+                        match wait {
+                            // The access completes when the read does.
+                            Wait::Frame { .. } => self.count_access(t),
+                            // The access is retried once writeback makes room.
+                            Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
+                        }
+                        self.sleep(t, c, wait);
+                        break;
+                    }
+                    Step::Oom => {
+                        self.oom_kill(t);
+                        self.cpus[c].current = None;
+                        self.after_io();
+                        let at = self.tasks[t].clock;
+                        self.check_workload_done(at);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Counts a completed access of task `t` and fires a timeline checkpoint it reached.
+    #[inline]
+    pub(super) fn count_access(&mut self, t: usize) {
+        self.accesses += 1;
+        let task = &mut self.tasks[t];
+        task.accesses += 1;
+        if task.accesses == task.checkpoint_at {
+            task.checkpoint_at = u64::MAX;
+            let at = task.clock.max(self.mm.queue.now());
+            self.schedule(at, Event::Timeline(self.timeline_next as u32));
+        }
+    }
+
+    /// Task `t` leaves CPU `c` to sleep on `wait`; completions absorbed meanwhile are
+    /// delivered after its state is final, so that a read it waits on can wake it.
+    pub(super) fn sleep(&mut self, t: usize, c: usize, wait: Wait) {
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Blocked;
+        task.wait = Some(wait);
+        task.blocked_since = task.clock;
+        self.cpus[c].current = None;
+        self.after_io();
+    }
+
+    /// Makes a blocked task runnable at `clock`.
+    pub(super) fn wake(&mut self, t: usize, clock: SimTime, now: SimTime) {
+        let task = &mut self.tasks[t];
+        task.io_wait += now.since(task.blocked_since);
+        task.wait = None;
+        task.state = TaskState::Runnable;
+        task.clock = task.clock.max(clock) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
+        let c = task.cpu;
+        self.cpus[c].runq.push_back(t);
+        if self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
+            self.cpus[c].scheduled = true;
+            let at = now.max(self.mm.queue.now());
+            self.schedule(at, Event::CpuRun(c as u32));
+        }
+    }
+}

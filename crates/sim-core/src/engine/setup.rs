@@ -1,0 +1,129 @@
+//! Building a simulation: devices, address spaces, tasks, the first CPU runs.
+
+use super::reclaim::{Kswapd, DEF_PRIORITY};
+use super::sched::{Cpu, Task, TaskKind, TaskState};
+use super::{Setup, Simulation};
+use crate::block::BlockLayer;
+use crate::error::SimError;
+use crate::event::Event;
+use crate::mm::pagetable::PageTables;
+use crate::mm::swap::{Swap, SwaponSpec};
+use crate::mm::{Mm, MmParts};
+use crate::stats::LatencyHistogram;
+use crate::time::{SimDuration, SimTime};
+use crate::timeline::TimelineOp;
+
+impl Simulation {
+    /// Builds the machine, maps the tasks' regions and queues the first CPU runs.
+    pub fn new(setup: Setup) -> Result<Simulation, SimError> {
+        let cfg = setup.config.get().clone();
+        if setup.devices.len() != cfg.devices.len() {
+            return Err(SimError::Setup(format!(
+                "{} device models for {} configured swap devices",
+                setup.devices.len(),
+                cfg.devices.len()
+            )));
+        }
+        let cpus = cfg.machine.cpus as usize;
+        let total_pages = cfg.machine.memory.pages();
+        let mut swap = Swap::default();
+        let mut models = Vec::new();
+        for (spec, model) in cfg.devices.iter().zip(setup.devices) {
+            let traits = model.traits();
+            swap.swapon(SwaponSpec {
+                slots: spec.size.pages() as u32,
+                priority: spec.priority,
+                rotational: traits.rotational,
+                cluster_slots: cfg.swap.cluster_slots,
+                cpus: cpus + 1,
+            });
+            models.push((spec.name.clone(), model));
+        }
+        let n_tasks = setup.tasks.len();
+        let block = BlockLayer::new(cfg.block.clone(), models, n_tasks + 1);
+        for (i, op) in setup.timeline.iter().enumerate() {
+            if let crate::timeline::Trigger::AfterAccesses { task, .. } = op.trigger {
+                if task >= n_tasks {
+                    return Err(SimError::Setup(format!(
+                        "timeline[{i}]: task {task} does not exist (the setup has {n_tasks} tasks)"
+                    )));
+                }
+            }
+        }
+        let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
+        let mut pt = PageTables::new();
+        let mut tasks = Vec::with_capacity(n_tasks);
+        // Tasks with the same address-space key share one space (threads of a process).
+        let mut shared: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+        for (i, spec) in setup.tasks.into_iter().enumerate() {
+            let space = match spec.address_space {
+                Some(key) => *shared.entry(key).or_insert_with(|| pt.add_space()),
+                None => pt.add_space(),
+            };
+            for r in &spec.regions {
+                // A region another thread of the process already declared is not mapped twice.
+                if pt.spaces[space].regions.iter().any(|x| x.start == r.start && x.pages == r.pages) {
+                    continue;
+                }
+                pt.map_region(space, r.start, r.pages).map_err(|e| {
+                    SimError::Setup(format!(
+                        "task {}: region at page {} of {} pages: {e:?}",
+                        spec.name, r.start.0, r.pages
+                    ))
+                })?;
+            }
+            tasks.push(Task {
+                name: spec.name,
+                kind: TaskKind::User,
+                space,
+                cpu: i % cpus,
+                owner: i,
+                source: spec.accesses,
+                retry: None,
+                state: TaskState::Runnable,
+                wait: None,
+                clock: SimTime::ZERO,
+                accesses: 0,
+                checkpoint_at: u64::MAX,
+                blocked_since: SimTime::ZERO,
+                io_wait: SimDuration::ZERO,
+            });
+        }
+        let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages });
+        let lru = crate::lru::build(mm.cfg.lru);
+        let mut sim = Simulation {
+            mm,
+            track_access: lru.tracks_accesses(),
+            lru,
+            policies: setup.policies,
+            tasks,
+            cpus: (0..cpus).map(|_| Cpu::default()).collect(),
+            kswapd: Kswapd { awake: false, priority: DEF_PRIORITY, failures: 0, clock: SimTime::ZERO },
+            accesses: 0,
+            outcome: None,
+            lat_major: LatencyHistogram::default(),
+            lat_minor: LatencyHistogram::default(),
+            lat_anon: LatencyHistogram::default(),
+            end: SimTime::ZERO,
+            kswapd_owner: n_tasks,
+            timeline,
+            timeline_next: 0,
+            op_running: None,
+            op_reports: Vec::new(),
+            paused: false,
+            workload_done: n_tasks == 0,
+        };
+        for t in 0..sim.tasks.len() {
+            let cpu = sim.tasks[t].cpu;
+            sim.cpus[cpu].runq.push_back(t);
+        }
+        for c in 0..sim.cpus.len() {
+            if !sim.cpus[c].runq.is_empty() {
+                sim.schedule(SimTime::ZERO, Event::CpuRun(c as u32));
+                sim.cpus[c].scheduled = true;
+            }
+        }
+        sim.arm_next_op(SimTime::ZERO);
+        Ok(sim)
+    }
+}

@@ -1,0 +1,34 @@
+//! Folio-level operations of `mm/swapfile.c`: dropping a folio's swap-cache copy
+//! (`folio_free_swap`) and swapoff's `unuse_pte`.
+
+use super::frames::flag;
+use super::pagetable::{PageId, Pte, PteState};
+use super::Mm;
+use crate::ids::{Pfn, SwapSlot};
+
+impl Mm {
+    /// `folio_free_swap`: drops the swap-cache copy of a mapped folio whose slot no PTE
+    /// references; the folio becomes dirty since no other copy exists.
+    pub(crate) fn folio_free_swap(&mut self, pfn: Pfn) -> bool {
+        let Some(slot) = self.frames.swap_slot(pfn) else { return false };
+        if self.frames.test(pfn, flag::WRITEBACK | flag::LOCKED) || self.swap.count(slot) != 0 {
+            return false;
+        }
+        self.swap.cache_delete(slot, None);
+        self.frames.set_swap_slot(pfn, None);
+        self.frames.set(pfn, flag::DIRTY);
+        true
+    }
+
+    /// Swapoff's `unuse_pte`: map the folio with an old (not young) PTE, drop the PTE's
+    /// reference to the slot and free the slot; the folio is dirty from then on.
+    pub(crate) fn unuse_pte(&mut self, page: PageId, pfn: Pfn, slot: SwapSlot) {
+        debug_assert_eq!(self.pt.pte(page).state(), PteState::Swap(slot));
+        *self.pt.pte_mut(page) = Pte::present(pfn, false, false);
+        self.frames.set_owner(pfn, Some(page));
+        self.frames.clear(pfn, flag::READAHEAD);
+        self.swap.dec_count(slot);
+        self.folio_free_swap(pfn);
+        self.spend(self.cfg.cpu.swapin_map_ns);
+    }
+}
