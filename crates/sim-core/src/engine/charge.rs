@@ -6,7 +6,7 @@
 //! retries.
 
 use super::reclaim::MAX_RECLAIM_RETRIES;
-use super::sched::{TaskKind, TaskState};
+use super::task::{TaskKind, TaskState};
 use super::{Simulation, Wait};
 use crate::ids::Pfn;
 use crate::lru::Placement;

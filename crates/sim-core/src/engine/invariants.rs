@@ -2,7 +2,7 @@
 //! others. Tests call it after every event; the `strict-invariants` feature makes `run` do
 //! the same.
 
-use super::sched::TaskState;
+use super::task::TaskState;
 use super::{Simulation, Wait};
 use crate::device::IoDir;
 use crate::ids::{DeviceId, Pfn, SwapSlot};

@@ -38,6 +38,7 @@ mod reclaim;
 mod report;
 mod sched;
 mod setup;
+mod task;
 #[cfg(test)]
 mod tests;
 
@@ -57,7 +58,7 @@ use crate::timeline::TimelineOp;
 use crate::workload::TaskSpec;
 use fault::PendingFault;
 use reclaim::Kswapd;
-use sched::{Cpu, Task, TaskState};
+use task::{Cpu, Task, TaskState};
 
 /// Everything a run needs.
 #[derive(Debug)]

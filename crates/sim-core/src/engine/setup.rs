@@ -1,7 +1,7 @@
 //! Building a simulation: devices, address spaces, tasks, the first CPU runs.
 
 use super::reclaim::{Kswapd, DEF_PRIORITY};
-use super::sched::{Cpu, Task, TaskKind, TaskState};
+use super::task::{Cpu, Task, TaskKind, TaskState};
 use super::{Setup, Simulation};
 use crate::block::BlockLayer;
 use crate::error::SimError;

@@ -21,6 +21,7 @@
 //! samples) with `powf`, `ln` and `exp`, whose last bit may differ between math libraries,
 //! which can in rare cases move one zipf sample to a neighbouring rank on another platform.
 
+mod draw;
 mod stream;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 //! Tests of the synthetic workload generator.
 
-use super::stream::AccessRng;
+use super::draw::AccessRng;
 use super::zipf::{AliasTable, Scatter, ZipfInversion, ZIPF_TABLE_PAGES_MAX};
 use super::*;
 use crate::workload::Access;

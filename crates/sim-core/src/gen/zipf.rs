@@ -1,7 +1,7 @@
 //! Zipf rank samplers (an alias table for small regions, rejection-inversion for large
 //! ones) and the keyed bijection that scatters ranks over a region.
 
-use super::stream::{draw_unit, AccessRng};
+use super::draw::{draw_unit, AccessRng};
 use crate::rng::SimRng;
 use rand::RngCore;
 use std::sync::Arc;

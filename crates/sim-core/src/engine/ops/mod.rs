@@ -6,9 +6,7 @@
 mod reclaim;
 mod swapoff;
 
-pub(super) use swapoff::SwapoffState;
-
-use super::sched::{Cpu, Task, TaskKind, TaskState};
+use super::task::{Cpu, SwapoffState, Task, TaskKind, TaskState};
 use super::{Simulation, Step};
 use crate::event::Event;
 use crate::ids::DeviceId;

@@ -3,7 +3,7 @@
 //! (reclaim down to the new limit in the writer's context).
 
 use super::super::{Simulation, Step, Wait};
-use crate::engine::sched::TaskState;
+use crate::engine::task::TaskState;
 use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
 
 impl Simulation {

@@ -12,21 +12,10 @@
 
 use super::super::{Simulation, Step, Wait};
 use crate::engine::fault::SwapIn;
-use crate::engine::sched::{TaskKind, TaskState};
-use crate::ids::{DeviceId, Pfn, SwapSlot, VirtPage};
+use crate::engine::task::{SwapoffState, TaskKind, TaskState};
+use crate::ids::{Pfn, SwapSlot, VirtPage};
 use crate::mm::frames::flag;
 use crate::mm::pagetable::PteState;
-
-/// Where a swapoff walk is.
-#[derive(Debug)]
-pub(crate) struct SwapoffState {
-    pub(crate) device: DeviceId,
-    pub(crate) space: usize,
-    pub(crate) region_idx: usize,
-    pub(crate) vpage: u64,
-    /// Walk finished: drop the remaining swap-cache-only slots.
-    pub(crate) sweeping: bool,
-}
 
 impl Simulation {
     pub(in crate::engine) fn swapoff_state(&mut self, t: usize) -> &mut SwapoffState {

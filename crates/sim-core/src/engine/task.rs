@@ -1,0 +1,67 @@
+//! What the engine schedules: tasks (user access streams and the kernel work the timeline
+//! starts) and CPUs. A leaf of the engine: the scheduler, the fault path and the timeline
+//! operations all name these types, and they name none of those.
+
+use super::Wait;
+use crate::ids::DeviceId;
+use crate::time::{SimDuration, SimTime};
+use crate::workload::{Access, AccessSource};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskState {
+    Runnable,
+    Blocked,
+    Done,
+    Killed,
+}
+
+pub(crate) struct Task {
+    pub(crate) name: String,
+    pub(crate) kind: TaskKind,
+    pub(crate) space: usize,
+    pub(crate) cpu: usize,
+    /// Plug owner index in the block layer.
+    pub(crate) owner: usize,
+    pub(crate) source: Box<dyn AccessSource>,
+    /// An access to retry after a wait.
+    pub(crate) retry: Option<Access>,
+    pub(crate) state: TaskState,
+    pub(crate) wait: Option<Wait>,
+    pub(crate) clock: SimTime,
+    pub(crate) accesses: u64,
+    /// Fire the waiting timeline operation when `accesses` reaches this (`u64::MAX`: none).
+    pub(crate) checkpoint_at: u64,
+    pub(crate) blocked_since: SimTime,
+    pub(crate) io_wait: SimDuration,
+}
+
+/// What a task runs: a user access stream, or kernel work started by the timeline.
+#[derive(Debug)]
+pub(crate) enum TaskKind {
+    User,
+    Swapoff(SwapoffState),
+    /// Reclaim until memcg usage is at most `goal` pages, or everything that can go.
+    Reclaim {
+        goal: Option<u64>,
+    },
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Cpu {
+    pub(crate) current: Option<usize>,
+    pub(crate) runq: std::collections::VecDeque<usize>,
+    /// A `CpuRun` event for this CPU is pending.
+    pub(crate) scheduled: bool,
+    pub(crate) last: Option<usize>,
+}
+
+/// Where a swapoff walk is.
+#[derive(Debug)]
+pub(crate) struct SwapoffState {
+    pub(crate) device: DeviceId,
+    pub(crate) space: usize,
+    pub(crate) region_idx: usize,
+    pub(crate) vpage: u64,
+    /// Walk finished: drop the remaining swap-cache-only slots.
+    pub(crate) sweeping: bool,
+}
