@@ -7,6 +7,7 @@ mod demo;
 mod determinism;
 mod errors;
 mod experiments;
+mod golden;
 mod overrides;
 mod readme;
 mod scenarios;

@@ -1,34 +1,25 @@
 //! The engine: setup, the event loop, and the control flow around the memory model.
 //!
-//! Control flow lives here. Events are a closed enum dispatched by one `match`
-//! ([`Simulation::step`]). Tasks replay their access streams inline: an access to a
-//! resident page only sets PTE bits and costs CPU time, with no event, and a task runs
-//! ahead until its clock passes the next queued event. Events exist only for what must
-//! wait: a CPU resuming a task, a block request completing, kswapd's next batch.
+//! Control flow lives here. Events are a closed enum ([`crate::event::Event`]) dispatched
+//! by one `match` ([`Simulation::step`]). Tasks replay their access streams inline: an
+//! access to a resident page only sets PTE bits and costs CPU time, with no event, and a
+//! task runs ahead until its clock passes the next queued event. Events exist only for
+//! what must wait: a CPU resuming a task, a block request completing, kswapd's next batch,
+//! a timeline operation.
 //!
-//! [`Mm`] holds the mechanics a folio goes through (`do_anonymous_page`, `do_swap_page`,
-//! `swapin_readahead`, `shrink_folio_list`, writeback completion, workingset shadows); the
-//! [`Lru`] decides list placement and which folios reclaim sees. Costs of kernel work are
-//! charged from the CPU cost profile by advancing `Mm::now`, the clock of whichever
-//! context (task or kswapd) is acting.
+//! The engine drives; the memory model ([`Mm`], `crate::mm`) performs the mechanics a
+//! folio goes through; the [`Lru`] (built by `crate::lru::build`, so the engine names no
+//! implementation) decides list placement, which folios reclaim sees, reference checks,
+//! refaults and shadows. Costs of kernel work are charged from the CPU cost profile by
+//! advancing `Mm::now`, the clock of whichever context (task or kswapd) is acting.
 //!
-//! Simplified relative to the kernel (also listed in ARCHITECTURE.md): one memory cgroup
-//! and one NUMA node with one zone; no file pages; a reclaimer that meets a folio it
-//! already queued for writeback keeps it instead of waiting (v1) or activates it (v2); a
-//! charge that cannot be satisfied while writes are in flight blocks the task until a
-//! write completes and then retries; readahead pages that cannot be charged without
-//! blocking are skipped; the target page of a swap fault is charged before its
-//! neighbours; kswapd runs on a CPU of its own; synchronous devices (zram) take the
-//! swap-cache path, as after the kernel's swap-table rework, rather than the 6.12–6.18
-//! bypass, and read only the faulting page.
-
-//!
-//! Files, each named after what it models: `setup.rs` (building a simulation),
-//! `sched.rs` (tasks on CPUs, sleeping and waking), `fault.rs` (the fault path:
-//! `do_anonymous_page`, `do_swap_page`, `swapin_readahead`), `charge.rs` (memcg charging,
-//! the page allocator's watermarks, the OOM killer), `reclaim.rs` (reclaim drivers and
-//! kswapd), `invariants.rs`, `report.rs`, and `ops/` (timeline operations, one file per
-//! family).
+//! Files, each named after what it models: `setup.rs` (building a simulation), `task.rs`
+//! (tasks and CPUs), `sched.rs` (running tasks on CPUs, sleeping and waking), `fault.rs`
+//! (the fault path: `do_anonymous_page`, `do_swap_page`, `swapin_readahead`), `charge.rs`
+//! (memcg charging, the page allocator's watermarks, the OOM killer), `reclaim.rs` (reclaim
+//! drivers and kswapd), `invariants.rs`, `report.rs`, and `ops/` (timeline operations,
+//! one file per family). Each file states what it simplifies; ARCHITECTURE.md collects
+//! the list.
 
 mod charge;
 mod fault;

@@ -10,6 +10,8 @@
 //! This module knows nothing of the LRU implementation or the engine: reclaim asks the LRU
 //! through the [`vmscan::ReclaimHooks`] it is handed, and events are the leaf
 //! [`crate::event::Event`]. Imports go one way: engine → lru → mm.
+//!
+//! Simplified: one memory cgroup, one NUMA node with one zone, anonymous memory only.
 
 pub(crate) mod frames;
 pub(crate) mod memory;

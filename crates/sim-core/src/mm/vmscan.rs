@@ -7,6 +7,10 @@
 //! it through [`ReclaimHooks`]: whether a folio was referenced (`folio_check_references`
 //! for the classic lists, the generation and tier logic for MGLRU) and what shadow entry an
 //! evicted folio leaves behind.
+//!
+//! Simplified: only anonymous folios exist (no file pages); a reclaimer that meets a folio
+//! it already queued for writeback keeps it (cgroup v1 limit reclaim) or activates it,
+//! instead of waiting on the writeback.
 
 use super::frames::flag;
 use super::pagetable::Pte;

@@ -1,3 +1,5 @@
+//! The swapoff operation.
+//!
 //! Swapoff models `try_to_unuse` (mm/swapfile.c): walk every address space's page tables
 //! in order; for each PTE holding a slot of the device, look the slot up in the swap cache
 //! and on a miss read it through `swapin_readahead` with a synthetic fault, exactly as a
