@@ -41,7 +41,7 @@ impl Request {
         self.sector + self.frames.len() as u64 * SECTORS_PER_PAGE
     }
     fn bytes(&self) -> u64 {
-        self.frames.len() as u64 * crate::PAGE_SIZE
+        self.frames.len() as u64 * crate::ids::PAGE_SIZE
     }
 }
 
@@ -230,7 +230,7 @@ impl BlockLayer {
     fn try_merge(&mut self, id: ReqId, dev: DeviceId, dir: IoDir, sector: u64, pfn: Pfn) -> bool {
         let max_bytes = u64::from(self.queues[dev.0 as usize].traits.max_sectors_kb) * 1024;
         let r = self.req(id);
-        if r.device != dev || r.dir != dir || r.bytes() + crate::PAGE_SIZE > max_bytes {
+        if r.device != dev || r.dir != dir || r.bytes() + crate::ids::PAGE_SIZE > max_bytes {
             return false;
         }
         let front = if r.end_sector() == sector {
@@ -262,7 +262,7 @@ impl BlockLayer {
         {
             let c = &mut self.queues[dev.0 as usize].dir(dir).stats;
             c.queued += 1;
-            c.queued_kib += crate::PAGE_SIZE / 1024;
+            c.queued_kib += crate::ids::PAGE_SIZE / 1024;
         }
         let plugged = self.cfg.plugging && self.plugs[owner].depth > 0;
         if plugged {
@@ -382,7 +382,7 @@ impl BlockLayer {
         let req = IoRequest {
             dir: bio.dir,
             sector: u64::from(bio.offset) * SECTORS_PER_PAGE,
-            bytes: crate::PAGE_SIZE,
+            bytes: crate::ids::PAGE_SIZE,
         };
         let t = now.max(q.last_dispatch);
         q.last_dispatch = t;
@@ -390,10 +390,10 @@ impl BlockLayer {
         q.sizes[0] += 1;
         let c = q.dir(bio.dir);
         c.stats.queued += 1;
-        c.stats.queued_kib += crate::PAGE_SIZE / 1024;
+        c.stats.queued_kib += crate::ids::PAGE_SIZE / 1024;
         c.stats.dispatches += 1;
         c.stats.completed += 1;
-        c.stats.completed_kib += crate::PAGE_SIZE / 1024;
+        c.stats.completed_kib += crate::ids::PAGE_SIZE / 1024;
         c.stats.service_ns_total += done.since(t).0;
         c.service.record(done.since(t).0);
         done

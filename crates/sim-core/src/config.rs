@@ -24,7 +24,7 @@ impl ByteSize {
     }
     /// Whole 4 KiB pages, rounding down.
     pub fn pages(self) -> u64 {
-        self.0 / crate::PAGE_SIZE
+        self.0 / crate::ids::PAGE_SIZE
     }
 
     /// Parses `"1.5GiB"`, `"256MiB"`, `"4096"`, `"64k"`, `"2G"` (binary units throughout).

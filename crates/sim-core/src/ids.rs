@@ -3,6 +3,11 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Bytes in a page. The model is 4 KiB pages throughout, as on x86-64. It lives in this
+/// leaf module (re-exported at the crate root) so that every module can import it
+/// downward.
+pub const PAGE_SIZE: u64 = 4096;
+
 /// A physical page frame number: an index into the simulator's frame table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pfn(pub u32);

@@ -58,14 +58,11 @@ mod event;
 mod lru;
 mod mm;
 
-/// Bytes in a page. The model is 4 KiB pages throughout, as on x86-64.
-pub const PAGE_SIZE: u64 = 4096;
-
 pub use config::{ByteSize, CoreConfig, SwapDeviceSpec, ValidatedConfig};
 pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
 pub use engine::{run, Setup, Simulation};
 pub use error::{ConfigError, SimError, TraceError};
-pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage};
+pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
 pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::{Feedback, Policies};
 pub use report::{Outcome, SimReport};

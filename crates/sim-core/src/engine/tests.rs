@@ -46,10 +46,10 @@ impl Readahead for Aligned8 {
 fn config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
     let mut cfg = CoreConfig::default();
     cfg.machine.memory = ByteSize::mib(64);
-    cfg.memcg.limit = Some(ByteSize(limit_pages * 4096));
+    cfg.memcg.limit = Some(ByteSize(limit_pages * crate::ids::PAGE_SIZE));
     cfg.devices.push(SwapDeviceSpec {
         name: "swap0".into(),
-        size: ByteSize(swap_pages * 4096),
+        size: ByteSize(swap_pages * crate::ids::PAGE_SIZE),
         priority: None,
     });
     cfg

@@ -30,9 +30,9 @@ mod zipf;
 use crate::config::ByteSize;
 use crate::error::ConfigError;
 use crate::ids::VirtPage;
+use crate::ids::PAGE_SIZE;
 use crate::rng::SimRng;
 use crate::workload::{RegionSpec, TaskSpec};
-use crate::PAGE_SIZE;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
