@@ -714,7 +714,7 @@ macro_rules! line_reader {
             fn skipped(&self) -> &crate::record::SkipCounts {
                 self.source.skipped()
             }
-            fn format(&self) -> crate::detect::Format {
+            fn format(&self) -> crate::format::Format {
                 $format
             }
         }

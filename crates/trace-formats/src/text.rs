@@ -10,9 +10,10 @@
 //! The format has neither process nor time: every record has pid 0, tid 0 and no time, and
 //! its page is the index as written.
 
-use crate::detect::{Format, OpenOptions};
 use crate::error::FormatError;
+use crate::format::Format;
 use crate::lines::{quote, LineAccess, LineFormat, LineSource, Step, OUT_OF_RANGE};
+use crate::options::OpenOptions;
 use std::io::BufRead;
 use swapsim_core::trace::TextTrace;
 use swapsim_core::TraceError;
