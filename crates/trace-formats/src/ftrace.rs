@@ -37,7 +37,7 @@ pub struct FtraceReader {
 impl FtraceReader {
     /// Reads `reader` (already decompressed). `options.lenient` skips bad lines.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> FtraceReader {
-        FtraceReader { source: LineSource::new(reader, FtraceLines, options.lenient, 0) }
+        FtraceReader { source: LineSource::new(reader, FtraceLines, options.lenient) }
     }
 }
 

@@ -43,7 +43,7 @@ impl LackeyReader {
     /// `options.instructions` turns instruction fetches into read records.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> LackeyReader {
         let lines = LackeyLines { instructions: options.instructions };
-        LackeyReader { source: LineSource::new(reader, lines, options.lenient, 0) }
+        LackeyReader { source: LineSource::new(reader, lines, options.lenient) }
     }
 }
 

@@ -35,7 +35,7 @@ pub struct PerfScriptReader {
 impl PerfScriptReader {
     /// Reads `reader` (already decompressed). `options.lenient` skips bad lines.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> PerfScriptReader {
-        PerfScriptReader { source: LineSource::new(reader, PerfScriptLines, options.lenient, 0) }
+        PerfScriptReader { source: LineSource::new(reader, PerfScriptLines, options.lenient) }
     }
 }
 
