@@ -79,7 +79,4 @@ mod model;
 mod profile;
 
 pub use config::DeviceConfig;
-pub use profile::DeviceProfile;
-
-/// Names of the presets, in the order they are documented.
-pub const PRESETS: &[&str] = &["nvme", "virtio", "this-vm", "san", "hdd", "zram"];
+pub use profile::{DeviceProfile, PRESETS};
