@@ -165,6 +165,7 @@ mod tests {
     use super::*;
     use expect_test::{expect, Expect};
     use proptest::prelude::*;
+    use swapsim_core::PAGE_SIZE;
 
     const SWAP0: &str = "devices.swap0";
 
@@ -364,7 +365,7 @@ mod tests {
             prop_oneof![0..1_000_000u64, any::<u64>()],
             any::<bool>(),
             any::<u64>(),
-            prop_oneof![(0..512u64).prop_map(|pages| pages * 4096), any::<u64>()],
+            prop_oneof![(0..512u64).prop_map(|pages| pages * PAGE_SIZE), any::<u64>()],
         )
     }
 
