@@ -80,7 +80,8 @@ impl TraceSource {
     pub(crate) fn declared_pages(&self) -> Result<Option<u64>> {
         let name = self.name();
         let reader = self.decompressed().with_context(|| format!("cannot open trace {name}"))?;
-        let text = swapsim_core::trace::TextTrace::new(reader).with_context(|| format!("trace {name}"))?;
+        let text = swapsim_trace_formats::text::TextReader::new(reader, OpenOptions::default())
+            .with_context(|| format!("trace {name}"))?;
         Ok(text.declared_pages())
     }
 }

@@ -8,8 +8,7 @@
 use serde::{Deserialize, Serialize};
 use swapsim_core::{BlockDevice, ConfigError, SimRng};
 
-use crate::profile::{invalid, DeviceProfile};
-use crate::PRESETS;
+use crate::profile::{invalid, DeviceProfile, PRESETS};
 
 /// A device as written in a scenario file: a preset plus overrides, one per
 /// [`DeviceProfile`] field. Each override, when present, replaces the preset's value;

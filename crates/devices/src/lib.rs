@@ -8,7 +8,7 @@
 //! answer depends only on the request, the model's own state and its own random stream.
 //!
 //! ```
-//! use swapsim_core::{IoDir, IoRequest, SimRng, SimTime};
+//! use swapsim_core::{IoDir, IoRequest, SimRng, SimTime, PAGE_SIZE};
 //! use swapsim_devices::DeviceConfig;
 //!
 //! let mut cfg = DeviceConfig::preset("virtio");
@@ -18,7 +18,7 @@
 //! assert!(device.traits().rotational); // virtio-blk says so, although it is flash
 //!
 //! // One 4 KiB swap-in on an idle device: 14.5 µs base + 0.9 µs/KiB × 4 = 18.1 µs.
-//! let read = IoRequest { dir: IoDir::Read, sector: 2048, bytes: 4096 };
+//! let read = IoRequest { dir: IoDir::Read, sector: 2048, bytes: PAGE_SIZE };
 //! let done = device.service(SimTime(1_000), &read);
 //! assert_eq!(done, SimTime(1_000 + 18_100));
 //! ```
@@ -79,7 +79,4 @@ mod model;
 mod profile;
 
 pub use config::DeviceConfig;
-pub use profile::DeviceProfile;
-
-/// Names of the presets, in the order they are documented.
-pub const PRESETS: &[&str] = &["nvme", "virtio", "this-vm", "san", "hdd", "zram"];
+pub use profile::{DeviceProfile, PRESETS};

@@ -11,7 +11,7 @@
 //! can move a completion by a nanosecond.
 
 use rand_distr::{Distribution, LogNormal};
-use swapsim_core::{BlockDevice, DeviceTraits, IoDir, IoRequest, SimRng, SimTime};
+use swapsim_core::{BlockDevice, ConfigError, DeviceTraits, IoDir, IoRequest, SimRng, SimTime};
 
 use crate::profile::DeviceProfile;
 
@@ -20,6 +20,17 @@ const SECTOR_BYTES: u64 = 512;
 /// Longest service time one request can be charged, in nanoseconds (about 146 years).
 /// Extreme requests saturate here instead of overflowing the clock.
 const SERVICE_NS_MAX: u64 = 1 << 62;
+
+impl DeviceProfile {
+    /// Validates the profile and builds its latency model, drawing jitter from `rng`.
+    ///
+    /// This lives with the model rather than with the profile, so that the profile stays
+    /// plain data that knows nothing of the model built from it.
+    pub fn build(&self, rng: SimRng) -> Result<Box<dyn BlockDevice>, ConfigError> {
+        self.validate()?;
+        Ok(Box::new(ProfileDevice::new(self.clone(), rng)))
+    }
+}
 
 /// A device serviced according to a validated [`DeviceProfile`].
 ///
@@ -154,6 +165,7 @@ mod tests {
     use super::*;
     use expect_test::{expect, Expect};
     use proptest::prelude::*;
+    use swapsim_core::PAGE_SIZE;
 
     const SWAP0: &str = "devices.swap0";
 
@@ -246,7 +258,7 @@ mod tests {
 
     #[test]
     fn larger_requests_take_longer_on_every_preset() {
-        for name in crate::PRESETS {
+        for name in crate::profile::PRESETS {
             let profile = quiet(DeviceProfile::by_name(name).expect("preset exists"));
             for dir in [IoDir::Read, IoDir::Write] {
                 let times: Vec<f64> =
@@ -353,12 +365,12 @@ mod tests {
             prop_oneof![0..1_000_000u64, any::<u64>()],
             any::<bool>(),
             any::<u64>(),
-            prop_oneof![(0..512u64).prop_map(|pages| pages * 4096), any::<u64>()],
+            prop_oneof![(0..512u64).prop_map(|pages| pages * PAGE_SIZE), any::<u64>()],
         )
     }
 
     fn arb_profile() -> impl Strategy<Value = DeviceProfile> {
-        let presets = prop::sample::select(crate::PRESETS.to_vec())
+        let presets = prop::sample::select(crate::profile::PRESETS.to_vec())
             .prop_map(|name| DeviceProfile::by_name(name).expect("preset exists"));
         let extreme = (
             1..=4096u32,

@@ -2,17 +2,19 @@
 //!
 //! A profile is plain data. It exists so that reports can echo exactly what was simulated
 //! and so that users can write a profile of their own in TOML. This module checks ranges
-//! (`validate`) and names the presets; it does not compute latencies (see `model`) and it
-//! does not know about overrides (see `config`).
+//! (`validate`) and names the presets; it does not compute latencies or build devices (see
+//! `model`, which imports this module and not the other way round) and it does not know
+//! about overrides (see `config`).
 //!
 //! Only the `virtio` preset is a measurement (of the machine the project is validated on).
 //! The other presets are typical published figures for their class of device, chosen so
 //! that experiments have realistic orders of magnitude; they describe no particular unit.
 
 use serde::{Deserialize, Serialize};
-use swapsim_core::{BlockDevice, ConfigError, SimRng};
+use swapsim_core::ConfigError;
 
-use crate::model::ProfileDevice;
+/// Names of the presets, in the order they are documented.
+pub const PRESETS: &[&str] = &["nvme", "virtio", "this-vm", "san", "hdd", "zram"];
 
 /// Largest accepted latency term, in microseconds (one minute). A limit on everything: a
 /// larger value is almost certainly a unit mistake, and it keeps time arithmetic far from
@@ -114,12 +116,6 @@ impl DeviceProfile {
             ));
         }
         Ok(())
-    }
-
-    /// Validates the profile and builds its latency model, drawing jitter from `rng`.
-    pub fn build(&self, rng: SimRng) -> Result<Box<dyn BlockDevice>, ConfigError> {
-        self.validate()?;
-        Ok(Box::new(ProfileDevice::new(self.clone(), rng)))
     }
 
     /// A mainstream datacenter TLC NVMe SSD (typical figures, not a measurement).
@@ -389,7 +385,6 @@ fn check_f64(field: &str, value: f64, min: f64, max: f64) -> Result<(), ConfigEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::PRESETS;
     use expect_test::{expect, Expect};
 
     /// Validates `profile` after `edit` and renders the outcome.

@@ -49,7 +49,6 @@ pub mod rng;
 pub mod stats;
 pub mod time;
 pub mod timeline;
-pub mod trace;
 pub mod workload;
 
 mod block;

@@ -18,8 +18,8 @@
 //! The result is deterministic: which records are queued or detached depends only on the
 //! order in which the engine asks, and that order depends only on the run's inputs.
 
-use crate::detect::Format;
 use crate::error::FormatError;
+use crate::format::Format;
 use crate::lines::IdHasher;
 use crate::record::{Record, RecordSource, SkipCounts};
 use std::collections::{HashMap, VecDeque};
@@ -422,7 +422,7 @@ impl AccessSource for ThreadSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::OpenOptions;
+    use crate::options::OpenOptions;
     use expect_test::{expect, Expect};
     use std::fmt::Write;
     use std::io::Cursor;

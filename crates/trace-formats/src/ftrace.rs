@@ -20,11 +20,12 @@
 //! and counted, and lines of other events are skipped and counted as "other event: <name>".
 //! The page is `address >> 12`; bit 1 of `error_code` marks a write fault.
 
-use crate::detect::{Format, OpenOptions};
+use crate::format::Format;
 use crate::lines::{
     is_blank, parse_pid, parse_time, quote, skip_blanks, split_token, token_is, trim_end, trim_start,
     usual_cpu, usual_pid, usual_time, LineFormat, LineSource, Step,
 };
+use crate::options::OpenOptions;
 use crate::perf::{cpu_and_time, fault_step};
 use std::io::BufRead;
 
@@ -36,7 +37,7 @@ pub struct FtraceReader {
 impl FtraceReader {
     /// Reads `reader` (already decompressed). `options.lenient` skips bad lines.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> FtraceReader {
-        FtraceReader { source: LineSource::new(reader, FtraceLines, options.lenient, 0) }
+        FtraceReader { source: LineSource::new(reader, FtraceLines, options.lenient) }
     }
 }
 

@@ -21,11 +21,12 @@
 //! message". Lackey traces one process and records neither pid nor time, so every record
 //! has pid 0, tid 0 and no time.
 
-use crate::detect::{Format, OpenOptions};
+use crate::format::Format;
 use crate::lines::{
     check_address, parse_decimal, parse_hex, quote, trim_end, trim_start, LineAccess, LineFormat, LineSource,
     Step,
 };
+use crate::options::OpenOptions;
 use std::io::BufRead;
 
 /// Largest access size accepted, in bytes: far above any instruction's (an `xsave` area is
@@ -42,7 +43,7 @@ impl LackeyReader {
     /// `options.instructions` turns instruction fetches into read records.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> LackeyReader {
         let lines = LackeyLines { instructions: options.instructions };
-        LackeyReader { source: LineSource::new(reader, lines, options.lenient, 0) }
+        LackeyReader { source: LineSource::new(reader, lines, options.lenient) }
     }
 }
 

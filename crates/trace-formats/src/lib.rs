@@ -34,10 +34,12 @@
 pub mod demux;
 pub mod detect;
 pub mod error;
+mod format;
 pub mod ftrace;
 pub mod lackey;
 mod lines;
 pub mod native;
+mod options;
 pub mod perf;
 pub mod record;
 #[cfg(test)]
@@ -45,6 +47,8 @@ mod testutil;
 pub mod text;
 
 pub use demux::{summarize, tasks, Pace, TraceSummary};
-pub use detect::{open, Format, OpenOptions};
+pub use detect::open;
 pub use error::FormatError;
+pub use format::Format;
+pub use options::OpenOptions;
 pub use record::{Record, RecordSource, SkipCounts};

@@ -19,8 +19,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{BufRead, ErrorKind};
 use std::ops::Range;
 
-/// Longest line accepted, in bytes, line terminator excluded: the limit of the `R|W`
-/// reader in swapsim-core, and far above any real perf, ftrace or lackey line.
+/// Longest line accepted, in bytes, line terminator excluded. An `R|W` access line needs at
+/// most 14 bytes, the rest is room for its header lines and comments, and it is far above
+/// any real perf, ftrace or lackey line.
 pub(crate) const LINE_BYTES_MAX: usize = 4096;
 
 /// Virtual addresses must lie below 2^57, the top of 5-level paging's address space.
@@ -35,7 +36,7 @@ pub(crate) const PID_MAX: u32 = 4 * 1024 * 1024;
 const EVENT_NAMES_MAX: usize = 256;
 
 /// Longest excerpt of offending text quoted in an error message, in characters.
-const QUOTE_CHARS_MAX: usize = 40;
+pub(crate) const QUOTE_CHARS_MAX: usize = 40;
 
 /// A reason for skipping a line, as counted in [`SkipCounts`].
 pub(crate) const MALFORMED: &str = "malformed line";
@@ -107,9 +108,9 @@ pub(crate) struct LineReader {
 }
 
 impl LineReader {
-    /// A reader whose next line is line `lines_before + 1`.
-    pub(crate) fn new(reader: Box<dyn BufRead + Send>, lines_before: u64) -> LineReader {
-        LineReader { reader, partial: Vec::new(), line: lines_before, discarding: false }
+    /// A reader whose next line is line 1.
+    pub(crate) fn new(reader: Box<dyn BufRead + Send>) -> LineReader {
+        LineReader { reader, partial: Vec::new(), line: 0, discarding: false }
     }
 
     /// The number of the last line read.
@@ -165,6 +166,22 @@ impl LineReader {
                     self.partial.extend_from_slice(available);
                     self.reader.consume(taken);
                 }
+            }
+        }
+    }
+
+    /// Whether the next line starts with `byte`, looked at without consuming anything;
+    /// `false` at the end of the input. The `R|W` text format tells its header lines apart
+    /// this way.
+    pub(crate) fn next_line_starts_with(&mut self, byte: u8) -> Result<bool, LineError> {
+        if self.discarding {
+            self.discard_rest_of_line()?;
+        }
+        loop {
+            match self.reader.fill_buf() {
+                Ok(available) => return Ok(available.first() == Some(&byte)),
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(err) => return Err(LineError::Io(err)),
             }
         }
     }
@@ -269,10 +286,16 @@ enum Outcome {
 }
 
 impl<F: LineFormat> LineSource<F> {
-    /// A source reading `reader`, whose next line is line `lines_before + 1`.
-    pub(crate) fn new(reader: Box<dyn BufRead + Send>, format: F, lenient: bool, lines_before: u64) -> Self {
+    /// A source reading `reader` from its first line.
+    pub(crate) fn new(reader: Box<dyn BufRead + Send>, format: F, lenient: bool) -> Self {
+        LineSource::with_lines(LineReader::new(reader), format, lenient)
+    }
+
+    /// A source that goes on from the lines `lines` has already read (a format's header),
+    /// numbering lines on from there.
+    pub(crate) fn with_lines(lines: LineReader, format: F, lenient: bool) -> Self {
         LineSource {
-            lines: LineReader::new(reader, lines_before),
+            lines,
             format,
             skipped: SkipCounts::default(),
             event_key: String::new(),
@@ -714,7 +737,7 @@ macro_rules! line_reader {
             fn skipped(&self) -> &crate::record::SkipCounts {
                 self.source.skipped()
             }
-            fn format(&self) -> crate::detect::Format {
+            fn format(&self) -> crate::format::Format {
                 $format
             }
         }

@@ -89,8 +89,8 @@
 //! delta varint 0x2000 = +0x1000, task 0, time +100), `42 32` (time bit, inline delta code
 //! 2 = +1, time +50), `1f 02` (end, 2 records).
 
-use crate::detect::Format;
 use crate::error::FormatError;
+use crate::format::Format;
 use crate::record::{Record, RecordSource, SkipCounts};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -19,11 +19,12 @@
 //! ignored. The `[cpu]` field is required (perf prints it for per-CPU recordings, the
 //! default); the instruction pointer and any trailing fields are ignored.
 
-use crate::detect::{Format, OpenOptions};
+use crate::format::Format;
 use crate::lines::{
     check_address, is_blank, parse_hex, parse_pid, parse_time, quote, skip_blanks, split_token, token_is,
     trim_end, trim_start, usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource, Step,
 };
+use crate::options::OpenOptions;
 use std::io::BufRead;
 
 /// A streaming reader of `perf script` page-fault text.
@@ -34,7 +35,7 @@ pub struct PerfScriptReader {
 impl PerfScriptReader {
     /// Reads `reader` (already decompressed). `options.lenient` skips bad lines.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> PerfScriptReader {
-        PerfScriptReader { source: LineSource::new(reader, PerfScriptLines, options.lenient, 0) }
+        PerfScriptReader { source: LineSource::new(reader, PerfScriptLines, options.lenient) }
     }
 }
 

@@ -48,5 +48,5 @@ pub trait RecordSource: Send {
     /// What was skipped so far.
     fn skipped(&self) -> &SkipCounts;
     /// The format being read.
-    fn format(&self) -> crate::detect::Format;
+    fn format(&self) -> crate::format::Format;
 }

@@ -1,24 +1,33 @@
-//! The `R|W <page>` access-trace text format as a [`RecordSource`].
+//! The `R|W <page>` access-trace text format as a [`RecordSource`]: the one reader of it.
 //!
-//! The format and its header are those of `swapsim_core::trace::TextTrace`: optional
-//! leading `#` header lines of `key=value` tokens (`pages=N` declares the region size),
-//! then one access per line, `R <page>` or `W <page>`, where `<page>` is a decimal page
-//! index below 2^36. The header is read by `TextTrace` itself, so both readers agree on it;
-//! the access lines are read here with the shared line machinery, which adds lenient mode
-//! (swapsim-core's reader is strict only) and the same messages.
+//! This is the format of the validation traces (see the validation README): optional
+//! leading `#` header lines of `key=value` tokens (`pages=N` declares the region size; see
+//! `header`), then one access per line, `R <page>` or `W <page>`, where `<page>` is the
+//! decimal index of a 4 KiB page within the task's region, below 2^36. Traces run to
+//! billions of lines, so the reader streams with the shared bounded line reader: it parses
+//! bytes without building strings and allocates nothing per line.
+//!
+//! Blank lines and `#` comment lines carry nothing and are skipped. In strict mode every
+//! other line must be a well-formed access, and anything else is an error naming the line,
+//! never a silent skip; a line longer than 4096 bytes is an error as soon as the limit is
+//! passed, so a corrupt file cannot make the reader buffer without bound. In lenient mode
+//! bad access lines are skipped and counted by reason instead; a bad header is an error
+//! in both modes.
 //!
 //! The format has neither process nor time: every record has pid 0, tid 0 and no time, and
-//! its page is the index as written.
+//! its page is the index as written. What this module does not do: open files or
+//! decompress (see `detect`).
 
-use crate::detect::{Format, OpenOptions};
+mod header;
+
+use self::header::PAGE_MAX;
 use crate::error::FormatError;
-use crate::lines::{quote, LineAccess, LineFormat, LineSource, Step, OUT_OF_RANGE};
+use crate::format::Format;
+use crate::lines::{
+    quote, LineAccess, LineFormat, LineReader, LineSource, Step, OUT_OF_RANGE, QUOTE_CHARS_MAX,
+};
+use crate::options::OpenOptions;
 use std::io::BufRead;
-use swapsim_core::trace::TextTrace;
-use swapsim_core::TraceError;
-
-/// Largest page index accepted, as in swapsim-core's reader: 2^36 - 1.
-const PAGE_MAX: u64 = (1 << 36) - 1;
 
 /// A streaming reader of the `R|W <page>` format.
 pub struct TextReader {
@@ -29,13 +38,10 @@ impl TextReader {
     /// Reads the header lines of `reader` (already decompressed), then stands before the
     /// first access. A bad header is an error even in lenient mode.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> Result<TextReader, FormatError> {
-        let mut reader = reader;
-        let (declared_pages, lines_before) = {
-            let header = TextTrace::new(&mut reader).map_err(from_trace_error)?;
-            (header.declared_pages(), header.line())
-        };
-        let lines = TextLines { declared_pages };
-        Ok(TextReader { source: LineSource::new(reader, lines, options.lenient, lines_before) })
+        let mut lines = LineReader::new(reader);
+        let declared_pages = header::read_declared_pages(&mut lines)?;
+        let lines = LineSource::with_lines(lines, TextLines { declared_pages }, options.lenient);
+        Ok(TextReader { source: lines })
     }
 
     /// The region size the header declares with `pages=N`, if it does.
@@ -45,16 +51,6 @@ impl TextReader {
 }
 
 crate::lines::line_reader!(TextReader, Format::Text);
-
-fn from_trace_error(err: TraceError) -> FormatError {
-    match err {
-        TraceError::Malformed { line, message } => FormatError::Line { line, message },
-        TraceError::Io { line, source } => {
-            FormatError::Line { line, message: format!("read error: {source}") }
-        }
-        other => FormatError::Line { line: 0, message: other.to_string() },
-    }
-}
 
 /// The line syntax.
 #[derive(Default)]
@@ -89,7 +85,7 @@ impl LineFormat for TextLines {
                     reason: OUT_OF_RANGE,
                     message: format!(
                         "page {} exceeds the largest supported page {PAGE_MAX}",
-                        String::from_utf8_lossy(&page_text[..page_text.len().min(40)])
+                        String::from_utf8_lossy(&page_text[..page_text.len().min(QUOTE_CHARS_MAX)])
                     ),
                 }
             }
@@ -114,8 +110,13 @@ impl LineFormat for TextLines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{Record, RecordSource};
     use crate::testutil::render;
     use expect_test::{expect, Expect};
+    use proptest::prelude::*;
+    use std::io::{BufReader, Cursor, Read};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
 
     fn check(input: impl AsRef<[u8]>, options: OpenOptions, expect: Expect) {
         let reader = std::io::Cursor::new(input.as_ref().to_vec());
@@ -142,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn errors_match_the_core_reader() {
+    fn errors_name_the_line() {
         let strict = OpenOptions::default();
         check(
             "# pages=4\nR 3\nR 4\n",
@@ -237,5 +238,260 @@ mod tests {
                 skipped malformed line 2
             "#]],
         );
+    }
+
+    /// Reads `input` strictly, through a buffer of `capacity` bytes, to its end or first
+    /// error, and renders every access with the line it came from.
+    fn render_lines(input: &[u8], capacity: usize) -> String {
+        let reader = BufReader::with_capacity(capacity, Cursor::new(input.to_vec()));
+        let mut reader = match TextReader::new(Box::new(reader), OpenOptions::default()) {
+            Ok(reader) => reader,
+            Err(err) => return format!("error: {err}\n"),
+        };
+        let mut out = String::new();
+        if let Some(pages) = reader.declared_pages() {
+            out += &format!("pages {pages}\n");
+        }
+        loop {
+            match reader.next_record() {
+                Ok(Some(record)) => {
+                    let operation = if record.write { "W" } else { "R" };
+                    out += &format!("{}: {operation} {}\n", reader.line(), record.page);
+                }
+                Ok(None) => return out + &format!("end after line {}\n", reader.line()),
+                Err(err) => return out + &format!("error: {err}\n"),
+            }
+        }
+    }
+
+    fn check_lines(input: &str, expect: Expect) {
+        expect.assert_eq(&render_lines(input.as_bytes(), 8192));
+    }
+
+    /// All records of a strict reader, or the first error's message.
+    fn read_all(mut reader: TextReader) -> Result<Vec<Record>, String> {
+        let mut records = Vec::new();
+        while let Some(record) = reader.next_record().map_err(|err| err.to_string())? {
+            records.push(record);
+        }
+        Ok(records)
+    }
+
+    fn record(page: u64, write: bool) -> Record {
+        Record { pid: 0, tid: 0, time_ns: None, page, write }
+    }
+
+    #[test]
+    fn accesses_comments_and_blank_lines_keep_their_line_numbers() {
+        check_lines(
+            "# size=tiny\n#   pages=8 note=\"two words\" open=\"unterminated\n\nW 0\r\nR\t7\n  # a comment\n\n  W   3  \n# trailing\nR 5",
+            expect![[r#"
+                pages 8
+                4: W 0
+                5: R 7
+                8: W 3
+                10: R 5
+                end after line 10
+            "#]],
+        );
+        check_lines(
+            "R 1\n",
+            expect![[r#"
+                1: R 1
+                end after line 1
+            "#]],
+        );
+        check_lines("", expect!["end after line 0\n"]);
+        check_lines("# only a header\n", expect!["end after line 1\n"]);
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line() {
+        check_lines(
+            "r 2\n",
+            expect![[r#"
+                error: line 1: unknown operation "r" (expected R or W)
+            "#]],
+        );
+        check_lines(
+            "W 1\n\nR 12x\n",
+            expect![[r#"
+                1: W 1
+                error: line 3: page "12x" is not a decimal page index
+            "#]],
+        );
+        check_lines(
+            "R -4\n",
+            expect![[r#"
+                error: line 1: page "-4" is not a decimal page index
+            "#]],
+        );
+        check_lines(
+            "R 1152921504606846976\n",
+            expect![[r#"
+                error: line 1: page 1152921504606846976 exceeds the largest supported page 68719476735
+            "#]],
+        );
+        check_lines(
+            "R 68719476735\nR 68719476736\n",
+            expect![[r#"
+                1: R 68719476735
+                error: line 2: page 68719476736 exceeds the largest supported page 68719476735
+            "#]],
+        );
+        check_lines(
+            "R 1\nW\u{b}2\n",
+            expect![[r#"
+                1: R 1
+                error: line 2: unknown operation "W\u{b}2" (expected R or W)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn non_utf8_is_an_error() {
+        expect![[r#"
+            error: line 2: line is not valid UTF-8 (byte 0xc3 at column 3)
+        "#]]
+        .assert_eq(&render_lines(b"\n# \xc3(\nR 1\n", 64));
+        expect![[r#"
+            error: line 1: header line is not valid UTF-8 (byte 0xfe at column 2)
+        "#]]
+        .assert_eq(&render_lines(b"#\xfe\nR 1\n", 64));
+    }
+
+    #[test]
+    fn long_lines() {
+        let longest = format!("R {}\n", "0".repeat(crate::lines::LINE_BYTES_MAX - 3) + "7");
+        assert_eq!(render_lines(longest.as_bytes(), 64), "1: R 7\nend after line 1\n");
+        let too_long = format!("R 1\nR {}\n", "0".repeat(crate::lines::LINE_BYTES_MAX - 2) + "7");
+        expect![[r#"
+            1: R 1
+            error: line 2: line is longer than 4096 bytes
+        "#]]
+        .assert_eq(&render_lines(too_long.as_bytes(), 64));
+        // The same line read in one piece from a large buffer.
+        assert_eq!(render_lines(too_long.as_bytes(), 1 << 16), render_lines(too_long.as_bytes(), 64));
+    }
+
+    /// Counts the bytes handed out by the inner reader.
+    struct Counting<R> {
+        inner: R,
+        bytes_read: Arc<AtomicU64>,
+    }
+
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_huge_line_fails_without_being_buffered() {
+        let bytes_read = Arc::default();
+        let huge = b"W 1\nR ".chain(std::io::repeat(b'1').take(64 << 20));
+        let reader = BufReader::new(Counting { inner: huge, bytes_read: Arc::clone(&bytes_read) });
+        let mut reader =
+            TextReader::new(Box::new(reader), OpenOptions::default()).expect("no header to fail on");
+        assert!(matches!(reader.next_record(), Ok(Some(_))));
+        let err = reader.next_record().expect_err("the second line is 64 MiB long");
+        assert_eq!(err.to_string(), "line 2: line is longer than 4096 bytes");
+        let n_bytes = bytes_read.load(Ordering::Relaxed);
+        assert!(n_bytes < 64 << 10, "read {n_bytes} bytes");
+        // The reader stays stopped.
+        let again = reader.next_record().expect_err("stopped");
+        assert_eq!(again.to_string(), "line 2: reading stopped at an earlier error");
+    }
+
+    /// Fails with an I/O error after its data runs out.
+    struct Failing {
+        data: &'static [u8],
+    }
+
+    impl Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.data.is_empty() {
+                return Err(std::io::Error::other("disk on fire"));
+            }
+            self.data.read(buf)
+        }
+    }
+
+    fn open_failing(data: &'static [u8]) -> Result<TextReader, FormatError> {
+        TextReader::new(Box::new(BufReader::new(Failing { data })), OpenOptions::default())
+    }
+
+    #[test]
+    fn io_errors_name_the_line_being_read() {
+        let reader = open_failing(b"# pages=9\nW 1\nR 2").expect("the header is read before the failure");
+        assert_eq!(reader.declared_pages(), Some(9));
+        assert_eq!(read_all(reader), Err("line 3: read error: disk on fire".to_string()));
+
+        let err = open_failing(b"").err().expect("fails at once");
+        assert_eq!(err.to_string(), "line 1: read error: disk on fire");
+        let reader = open_failing(b"R 1\n").expect("no header");
+        assert_eq!(read_all(reader), Err("line 2: read error: disk on fire".to_string()));
+    }
+
+    proptest! {
+        #[test]
+        fn written_accesses_parse_back(
+            accesses in proptest::collection::vec((any::<bool>(), 0..=PAGE_MAX, 0u8..8), 0..200),
+            crlf in any::<bool>(),
+            capacity in 1usize..64,
+        ) {
+            let newline = if crlf { "\r\n" } else { "\n" };
+            let mut text = format!("# generated pages={}{newline}", PAGE_MAX + 1);
+            for &(write, page, decoration) in &accesses {
+                // Sprinkle the blank and comment lines the format allows.
+                match decoration {
+                    0 => text += newline,
+                    1 => text += &format!("# note {page}{newline}"),
+                    _ => {}
+                }
+                let operation = if write { "W" } else { "R" };
+                text += &format!("{operation} {page}{newline}");
+            }
+            let buffered = BufReader::with_capacity(capacity, Cursor::new(text.into_bytes()));
+            let reader = TextReader::new(Box::new(buffered), OpenOptions::default()).expect("valid header");
+            prop_assert_eq!(reader.declared_pages(), Some(PAGE_MAX + 1));
+            let expected: Vec<Record> = accesses.iter().map(|&(write, page, _)| record(page, write)).collect();
+            prop_assert_eq!(read_all(reader), Ok(expected));
+        }
+
+        #[test]
+        fn arbitrary_bytes_parse_or_fail_cleanly(
+            bytes in proptest::collection::vec(
+                prop_oneof![
+                    proptest::sample::select(b"RW #=\"0123456789\n\r\tpages".to_vec()),
+                    any::<u8>(),
+                ],
+                0..400,
+            ),
+            capacity in 1usize..32,
+        ) {
+            let n_lines = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1;
+            let buffered = BufReader::with_capacity(capacity, Cursor::new(bytes));
+            let Ok(mut reader) = TextReader::new(Box::new(buffered), OpenOptions::default()) else {
+                return Ok(());
+            };
+            loop {
+                match reader.next_record() {
+                    Ok(Some(record)) => {
+                        prop_assert!(record.page <= PAGE_MAX);
+                        prop_assert!(reader.line() <= n_lines);
+                    }
+                    Ok(None) => break,
+                    Err(FormatError::Line { line, .. }) => {
+                        prop_assert!((1..=n_lines).contains(&line));
+                        prop_assert!(reader.next_record().is_err());
+                        break;
+                    }
+                    Err(err) => prop_assert!(false, "unexpected error {}", err),
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,40 @@
+//! The trace formats this crate reads, and their stable names.
+//!
+//! This is a leaf module: every reader names the format it reads, and detection names the
+//! format it recognised, so the enum lives apart from both and imports nothing from them.
+
+/// A trace format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    /// `perf script` text of `exceptions:page_fault_user`.
+    PerfScript,
+    /// ftrace text (trace, trace_pipe) of `page_fault_user`.
+    Ftrace,
+    /// valgrind lackey `--trace-mem=yes` output.
+    Lackey,
+    /// The `R|W <page>` access-trace text format.
+    Text,
+    /// swapsim's native binary format.
+    Native,
+}
+
+impl Format {
+    /// Stable name used on the command line and in reports: "perf", "ftrace", "lackey",
+    /// "text", "native".
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::PerfScript => "perf",
+            Format::Ftrace => "ftrace",
+            Format::Lackey => "lackey",
+            Format::Text => "text",
+            Format::Native => "native",
+        }
+    }
+
+    /// Parses a name as given by [`Format::name`].
+    pub fn from_name(name: &str) -> Option<Format> {
+        [Format::PerfScript, Format::Ftrace, Format::Lackey, Format::Text, Format::Native]
+            .into_iter()
+            .find(|f| f.name() == name)
+    }
+}

@@ -1,0 +1,263 @@
+//! The `#` header of the `R|W <page>` text format.
+//!
+//! Header lines are the `#` lines before the first other line; a `#` line after that is a
+//! comment. Their tokens are `key=value` pairs (a value may be double-quoted to hold
+//! spaces; an unterminated quote runs to the end of the line) or bare words. Only one token
+//! has a meaning: `pages=N` declares the region size, a decimal count of 1..=2^36 pages,
+//! and every access must then lie below it.
+//!
+//! The header has a syntax of its own, and its errors stop reading even in lenient mode
+//! (a region nobody could trust would make every later line suspect), so it is read here,
+//! apart from the access lines. It is read with the same bounded line reader as they are,
+//! so line numbers and the line-length limit carry on unchanged into the body. This module
+//! imports nothing from its parent: `text` imports the header, not the other way round.
+
+use crate::error::FormatError;
+use crate::lines::{quote, LineError, LineReader, LINE_BYTES_MAX, QUOTE_CHARS_MAX};
+
+/// Largest page index accepted, here and in the access lines: 2^36 - 1, so a header may
+/// declare at most 2^36 pages. Page indexes below 2^36 address 256 TiB, the whole 48-bit
+/// virtual address space of 4-level paging, which no real region exceeds; the cap keeps
+/// every later `page * PAGE_SIZE` far from overflow.
+pub(super) const PAGE_MAX: u64 = (1 << 36) - 1;
+
+/// Reads the header lines (if any) without consuming the first line after them, and
+/// returns the region size the header declares with `pages=N`, if it does.
+pub(super) fn read_declared_pages(lines: &mut LineReader) -> Result<Option<u64>, FormatError> {
+    let mut declared_pages = None;
+    loop {
+        if !lines.next_line_starts_with(b'#').map_err(|err| line_error(lines, err))? {
+            return Ok(declared_pages);
+        }
+        let Some(tokens) = lines.next_line(parse_header_line).map_err(|err| line_error(lines, err))? else {
+            return Ok(declared_pages);
+        };
+        let tokens = tokens.map_err(|message| FormatError::Line { line: lines.line(), message })?;
+        for (key, value) in tokens {
+            if key == "pages" {
+                let pages = parse_declared_pages(&value, declared_pages)
+                    .map_err(|message| FormatError::Line { line: lines.line(), message })?;
+                declared_pages = Some(pages);
+            }
+        }
+    }
+}
+
+/// The error for a header line that could not be read, naming the line being read.
+fn line_error(lines: &LineReader, err: LineError) -> FormatError {
+    match err {
+        // A read error comes before the line is counted.
+        LineError::Io(err) => {
+            FormatError::Line { line: lines.line() + 1, message: format!("read error: {err}") }
+        }
+        LineError::TooLong => FormatError::Line {
+            line: lines.line(),
+            message: format!("line is longer than {LINE_BYTES_MAX} bytes"),
+        },
+    }
+}
+
+/// The tokens of one `#` header line (terminator and a trailing `\r` already removed), as
+/// key/value pairs; bare words have an empty value.
+fn parse_header_line(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|err| {
+        let offset = err.valid_up_to();
+        format!("header line is not valid UTF-8 (byte 0x{:02x} at column {})", bytes[offset], offset + 1)
+    })?;
+    let mut rest = text.strip_prefix('#').unwrap_or(text);
+    let mut tokens = Vec::new();
+    loop {
+        rest = rest.trim_start_matches([' ', '\t']);
+        if rest.is_empty() {
+            return Ok(tokens);
+        }
+        let word_end = rest.find([' ', '\t', '=']).unwrap_or(rest.len());
+        let key = &rest[..word_end];
+        rest = &rest[word_end..];
+        let Some(after_equals) = rest.strip_prefix('=') else {
+            tokens.push((key.to_string(), String::new()));
+            continue;
+        };
+        let (value, after_value) = match after_equals.strip_prefix('"') {
+            Some(quoted) => match quoted.find('"') {
+                Some(close) => (&quoted[..close], &quoted[close + 1..]),
+                None => (quoted, ""),
+            },
+            None => {
+                let value_end = after_equals.find([' ', '\t']).unwrap_or(after_equals.len());
+                after_equals.split_at(value_end)
+            }
+        };
+        tokens.push((key.to_string(), value.to_string()));
+        rest = after_value;
+    }
+}
+
+/// The value of a `pages=` header token.
+fn parse_declared_pages(value: &str, earlier: Option<u64>) -> Result<u64, String> {
+    if value.is_empty() || !value.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!("header: pages {} is not a decimal page count", quote(value.as_bytes())));
+    }
+    let pages = match value.parse::<u64>() {
+        Ok(pages) if pages <= PAGE_MAX + 1 => pages,
+        _ => {
+            // The value is all ASCII digits, so any byte offset is a character boundary.
+            return Err(format!(
+                "header: pages={} exceeds the largest supported region of {} pages",
+                &value[..value.len().min(QUOTE_CHARS_MAX)],
+                PAGE_MAX + 1
+            ));
+        }
+    };
+    if pages == 0 {
+        return Err("header: pages=0 declares an empty region".into());
+    }
+    if let Some(earlier) = earlier {
+        if earlier != pages {
+            return Err(format!("header: pages={pages} contradicts the earlier pages={earlier}"));
+        }
+    }
+    Ok(pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+    use std::io::Cursor;
+
+    /// Renders the tokens of one header line, or its error.
+    fn check_tokens(line: &str, expect: Expect) {
+        let rendered = match parse_header_line(line.as_bytes()) {
+            Ok(tokens) => tokens.iter().map(|(key, value)| format!("{key}={value:?}\n")).collect(),
+            Err(message) => format!("error: {message}\n"),
+        };
+        expect.assert_eq(&rendered);
+    }
+
+    /// Reads the header of `input` and renders the declared region, where the body starts,
+    /// or the error.
+    fn check(input: &[u8], expect: Expect) {
+        let mut lines = LineReader::new(Box::new(Cursor::new(input.to_vec())));
+        let rendered = match read_declared_pages(&mut lines) {
+            Ok(pages) => format!("pages {pages:?}, body after line {}\n", lines.line()),
+            Err(err) => format!("error: {err}\n"),
+        };
+        expect.assert_eq(&rendered);
+    }
+
+    #[test]
+    fn header_of_a_validation_trace() {
+        let line = r#"# gtwork size_mib=512 pages=131072 pattern=rand passes=3 pass_accesses=131072 fill_accesses=131072 fill=random write_frac=0.2 seed=1 thp=nohugepage scatter=1 page_size=4096 format="<R|W> <page_index>" order=fill_pass_then_passes"#;
+        check_tokens(
+            line,
+            expect![[r#"
+                gtwork=""
+                size_mib="512"
+                pages="131072"
+                pattern="rand"
+                passes="3"
+                pass_accesses="131072"
+                fill_accesses="131072"
+                fill="random"
+                write_frac="0.2"
+                seed="1"
+                thp="nohugepage"
+                scatter="1"
+                page_size="4096"
+                format="<R|W> <page_index>"
+                order="fill_pass_then_passes"
+            "#]],
+        );
+        check(format!("{line}\nW 0\nW 1\n").as_bytes(), expect!["pages Some(131072), body after line 1\n"]);
+    }
+
+    #[test]
+    fn tokens() {
+        check_tokens(
+            "#   pages=8 note=\"two words\" open=\"unterminated",
+            expect![[r#"
+                pages="8"
+                note="two words"
+                open="unterminated"
+            "#]],
+        );
+        check_tokens(
+            "# only a header",
+            expect![[r#"
+                only=""
+                a=""
+                header=""
+            "#]],
+        );
+        check_tokens("#", expect![""]);
+        check_tokens(
+            "#\tk=v\u{b}w",
+            expect![[r#"
+            k="v\u{b}w"
+        "#]],
+        );
+    }
+
+    #[test]
+    fn header_ends_at_the_first_other_line() {
+        check(b"# size=tiny\n#   pages=8\n\n# pages=9\nW 0\n", expect!["pages Some(8), body after line 2\n"]);
+        check(b"R 1\n# pages=4\n", expect!["pages None, body after line 0\n"]);
+        check(b" # pages=4\n", expect!["pages None, body after line 0\n"]);
+        check(b"", expect!["pages None, body after line 0\n"]);
+        check(b"# pages=4", expect!["pages Some(4), body after line 1\n"]);
+        check(b"# pages=4\r\n# pages=4\r\nR 1\r\n", expect!["pages Some(4), body after line 2\n"]);
+    }
+
+    #[test]
+    fn bad_declared_pages() {
+        check(
+            b"# pages=12k\n",
+            expect![[r#"
+            error: line 1: header: pages "12k" is not a decimal page count
+        "#]],
+        );
+        check(
+            b"# pages=\n",
+            expect![[r#"
+            error: line 1: header: pages "" is not a decimal page count
+        "#]],
+        );
+        check(
+            b"# pages=0\n",
+            expect![[r#"
+            error: line 1: header: pages=0 declares an empty region
+        "#]],
+        );
+        check(b"# pages=68719476736\n", expect!["pages Some(68719476736), body after line 1\n"]);
+        check(
+            b"# pages=68719476737\n",
+            expect![[r#"
+            error: line 1: header: pages=68719476737 exceeds the largest supported region of 68719476736 pages
+        "#]],
+        );
+        check(
+            b"# pages=4\n# pages=5\n",
+            expect![[r#"
+            error: line 2: header: pages=5 contradicts the earlier pages=4
+        "#]],
+        );
+    }
+
+    #[test]
+    fn unreadable_header_lines() {
+        check(
+            b"#\xfe\nR 1\n",
+            expect![[r#"
+            error: line 1: header line is not valid UTF-8 (byte 0xfe at column 2)
+        "#]],
+        );
+        let long = format!("# ok\n#{}\n", "x".repeat(LINE_BYTES_MAX));
+        check(
+            long.as_bytes(),
+            expect![[r#"
+            error: line 2: line is longer than 4096 bytes
+        "#]],
+        );
+    }
+}
