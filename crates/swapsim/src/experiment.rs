@@ -209,7 +209,7 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
                 machine: MachineConfig { memory: mib_size(ram), cpus: 2, ..MachineConfig::default() },
                 workload: WorkloadSection::generator(generator),
                 timeline: vec![
-                    TimelineEntry::new(When { at: Some("workload-end".into()), ..When::default() }, TimelineOp::SwapOutAll),
+                    TimelineEntry::new(When { at: Some("workload-end".into()), ..When::default() }, TimelineOp::SwapOutAll {}),
                     TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() }),
                 ],
                 ..ScenarioFile::default()

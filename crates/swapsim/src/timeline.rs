@@ -83,12 +83,14 @@ pub enum TimelineOp {
         /// A size such as "4GiB", or "max" for no limit.
         limit: String,
     },
+    // The three operations without fields are empty struct variants, not unit variants:
+    // serde ignores unknown keys next to the tag of a unit variant.
     /// Stop the workload's tasks.
-    PauseTasks,
+    PauseTasks {},
     /// Let the workload's tasks run again.
-    ResumeTasks,
+    ResumeTasks {},
     /// Reclaim every anonymous page to swap.
-    SwapOutAll,
+    SwapOutAll {},
     /// Record a named point in the report.
     Mark {
         /// The point's name.
@@ -110,7 +112,7 @@ impl<'de> Deserialize<'de> for TimelineEntry {
             let message = err.message();
             // The operation sees only its own keys; say that the trigger keys exist too.
             if message.starts_with("unknown field") {
-                D::Error::custom(format!("{message} (or a trigger: at, after_accesses, task)"))
+                D::Error::custom(format!("{message} (besides the trigger keys at, after_accesses and task)"))
             } else {
                 D::Error::custom(message)
             }
@@ -185,9 +187,9 @@ impl TimelineEntry {
                 "max" => None,
                 size => Some(ByteSize::parse(size).map_err(|e| anyhow!("{}: {e}", field("limit")))?.pages()),
             }),
-            TimelineOp::PauseTasks => CheckedOp::PauseTasks,
-            TimelineOp::ResumeTasks => CheckedOp::ResumeTasks,
-            TimelineOp::SwapOutAll => CheckedOp::SwapOutAll,
+            TimelineOp::PauseTasks {} => CheckedOp::PauseTasks,
+            TimelineOp::ResumeTasks {} => CheckedOp::ResumeTasks,
+            TimelineOp::SwapOutAll {} => CheckedOp::SwapOutAll,
             TimelineOp::Mark { label } => CheckedOp::Mark(label.clone()),
         };
         Ok(CheckedEntry { trigger, op })
