@@ -38,7 +38,8 @@ pub fn scenario(gen: &GeneratorConfig, memcg_limit: Option<ByteSize>, page_clust
 
 /// The engine set-up of a run of `gen` under `memcg_limit`, built as `swapsim run` builds it.
 pub fn setup(gen: &GeneratorConfig, memcg_limit: Option<ByteSize>, page_cluster: u32) -> Setup {
-    let prepared = scenario(gen, memcg_limit, page_cluster).prepare().expect("the benchmark scenario is valid");
+    let prepared =
+        scenario(gen, memcg_limit, page_cluster).prepare().expect("the benchmark scenario is valid");
     let (setup, _) = prepared.setup().expect("the virtio preset builds");
     setup
 }

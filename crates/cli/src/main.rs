@@ -465,13 +465,14 @@ fn dispatch(cli: Cli) -> Result<()> {
     let mut out = stdout.lock();
     match cli.command {
         Command::Run(args) => {
-            let mut scenario = Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
-                format: args.trace_format,
-                lenient: args.lenient,
-                pace: args.pace.map(Pace::from),
-                repeat: args.repeat,
-                instructions: args.instructions,
-            });
+            let mut scenario =
+                Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
+                    format: args.trace_format,
+                    lenient: args.lenient,
+                    pace: args.pace.map(Pace::from),
+                    repeat: args.repeat,
+                    instructions: args.instructions,
+                });
             if let Some(trace) = &args.trace {
                 scenario = scenario.with_trace(TraceSource::File(trace.clone()));
             }
@@ -501,7 +502,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             let fitted = swapsim::profile::fit(&args.files, &args.name, args.overhead_us)?;
             writeln!(out, "# {}", fitted.description)?;
             writeln!(out, "# Paste under [swap.devices.model]: every field overrides the virtio preset.")?;
-            writeln!(out, "{}", toml::to_string(&fitted.profile).context("serialising the profile")?.trim_end())?;
+            writeln!(
+                out,
+                "{}",
+                toml::to_string(&fitted.profile).context("serialising the profile")?.trim_end()
+            )?;
         }
         Command::Validate(args) => {
             let v = swapsim::validate::run(&args.dir, &args.cases)?;
@@ -666,7 +671,8 @@ fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
     let run = run?;
     let wall_s = (started.elapsed().as_secs_f64() * 1e6).round() / 1e6;
     let host = sweep_doc::SweepHost { wall_s, jobs, shards: None };
-    let shard_info = shard.map(|shard| sweep_doc::ShardInfo { k: shard.k, n: shard.n, total: plan.n_variants() });
+    let shard_info =
+        shard.map(|shard| sweep_doc::ShardInfo { k: shard.k, n: shard.n, total: plan.n_variants() });
     let doc = sweep_doc::document(scenario.name(), &plan, &run, shard_info, host);
     let axes = plan.axes().iter().map(|axis| (axis.key.clone(), axis.values.clone())).collect();
     let view = sweep_doc::SweepView::of(&doc, axes, plan.fixed().to_vec())?;

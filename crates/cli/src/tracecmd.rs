@@ -72,11 +72,7 @@ pub(crate) fn info(source: &TraceSource, options: OpenOptions) -> Result<Info> {
         trace: name,
         format: summary.format.name(),
         records: summary.records,
-        tasks: summary
-            .tasks
-            .iter()
-            .map(|&(pid, tid, records)| TaskCount { pid, tid, records })
-            .collect(),
+        tasks: summary.tasks.iter().map(|&(pid, tid, records)| TaskCount { pid, tid, records }).collect(),
         distinct_pages: summary.distinct_pages,
         footprint_bytes: summary.distinct_pages * PAGE_BYTES,
         first_page: (summary.records > 0).then_some(summary.first_page),

@@ -209,7 +209,10 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
                 machine: MachineConfig { memory: mib_size(ram), cpus: 2, ..MachineConfig::default() },
                 workload: WorkloadSection::generator(generator),
                 timeline: vec![
-                    TimelineEntry::new(When { at: Some("workload-end".into()), ..When::default() }, TimelineOp::SwapOutAll {}),
+                    TimelineEntry::new(
+                        When { at: Some("workload-end".into()), ..When::default() },
+                        TimelineOp::SwapOutAll {},
+                    ),
                     TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() }),
                 ],
                 ..ScenarioFile::default()
@@ -217,8 +220,12 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
             file.swap.page_cluster = pc;
             file.swap.readahead = policy;
             file.swap.swapoff_readahead_hits = hits;
-            file.swap.devices =
-                vec![DeviceSection { name: "vda".into(), size: mib_size(swap), priority: None, model: DeviceConfig::preset("virtio") }];
+            file.swap.devices = vec![DeviceSection {
+                name: "vda".into(),
+                size: mib_size(swap),
+                priority: None,
+                model: DeviceConfig::preset("virtio"),
+            }];
             let report = run_file(&format!("swapoff-readahead/{column}/page_cluster={pc}"), file)?;
             let op = report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
             Ok(SwapoffRow {
@@ -309,7 +316,11 @@ fn plug_merge(scale: f64) -> Result<Outcome> {
             generator.passes = 3;
             generator.tasks = n_guests as u32;
             let mut file = ScenarioFile {
-                machine: MachineConfig { memory: mib_size(ram), cpus: n_guests as u32, ..MachineConfig::default() },
+                machine: MachineConfig {
+                    memory: mib_size(ram),
+                    cpus: n_guests as u32,
+                    ..MachineConfig::default()
+                },
                 block: BlockConfig { plugging: plug, ..BlockConfig::default() },
                 workload: WorkloadSection::generator(generator),
                 ..ScenarioFile::default()
@@ -380,4 +391,3 @@ fn plug_merge(scale: f64) -> Result<Outcome> {
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
-

@@ -67,7 +67,7 @@ pub use document::{Host, RunDocument};
 pub use scenario::{
     Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, TraceFlags,
 };
-pub use sweep::run as sweep;
 pub use swapsim_core::SimReport;
+pub use sweep::run as sweep;
 pub use timeline::{TimelineEntry, TimelineOp, When};
 pub use trace::{parse_format, Pace, TaskCount, TraceReport, TraceSource, REPEAT_MAX};

@@ -27,7 +27,9 @@ use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig, SwapoffHits,
 };
 use swapsim_core::gen::GeneratorConfig;
-use swapsim_core::{ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig};
+use swapsim_core::{
+    ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig,
+};
 use swapsim_devices::{DeviceConfig, DeviceProfile};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 use swapsim_trace_formats::Format;
@@ -67,7 +69,11 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub(crate) workload: WorkloadSection,
     /// Operations applied during the run, in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "timeline::deserialize_entries"
+    )]
     pub(crate) timeline: Vec<TimelineEntry>,
 }
 
@@ -255,7 +261,11 @@ impl Scenario {
 
     /// Parses a scenario from TOML text, naming it `name` in messages and resolving
     /// relative trace paths against `base_dir`.
-    pub fn from_toml_named(text: &str, name: impl Into<String>, base_dir: impl Into<PathBuf>) -> Result<Scenario> {
+    pub fn from_toml_named(
+        text: &str,
+        name: impl Into<String>,
+        base_dir: impl Into<PathBuf>,
+    ) -> Result<Scenario> {
         let name = name.into();
         let parsed: Result<(ScenarioFile, toml::Table)> = (|| {
             // The untouched text first, so that errors point at its lines.
@@ -285,7 +295,11 @@ impl Scenario {
     }
 
     /// A scenario built as a typed value inside this crate.
-    pub(crate) fn from_file(file: ScenarioFile, name: impl Into<String>, base_dir: impl Into<PathBuf>) -> Scenario {
+    pub(crate) fn from_file(
+        file: ScenarioFile,
+        name: impl Into<String>,
+        base_dir: impl Into<PathBuf>,
+    ) -> Scenario {
         Scenario {
             file,
             tree: None,

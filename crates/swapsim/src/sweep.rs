@@ -303,7 +303,12 @@ pub fn run(scenario: &Scenario, plan: &Plan, options: SweepOptions<'_>) -> Resul
     Ok(SweepRun { seed: base.seed(), variants })
 }
 
-fn run_variant(scenario: &Scenario, plan: &Plan, progress: &dyn Progress, index: usize) -> Result<VariantRun> {
+fn run_variant(
+    scenario: &Scenario,
+    plan: &Plan,
+    progress: &dyn Progress,
+    index: usize,
+) -> Result<VariantRun> {
     let context = || format!("variant {index} ({})", plan.describe(index));
     let sets = plan.edits(index);
     let prepared = scenario.clone().edits(&sets).and_then(|s| s.prepare()).with_context(context)?;

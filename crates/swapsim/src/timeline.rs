@@ -10,9 +10,9 @@
 //! takes the trigger keys out of the table and hands the rest to [`TimelineOp`], whose
 //! variants reject anything else.
 //!
-//! What it deliberately does not do: check names and ranges while deserialising. Those
-//! checks ([`TimelineEntry::check`]) name the entry as `timeline[i].field`, which a
-//! deserialiser, seeing one table at a time, cannot.
+//! Shape errors name the entry's line and its index (`timeline[2]: unknown field ...`);
+//! the checks of names and ranges, which need the whole scenario ([`TimelineEntry::check`]),
+//! name the field as `timeline[2].device`.
 
 use anyhow::{anyhow, bail, Result};
 use serde::de::Error as _;
@@ -107,7 +107,8 @@ impl<'de> Deserialize<'de> for TimelineEntry {
                 trigger.insert(key.to_string(), value);
             }
         }
-        let when = When::deserialize(toml::Value::Table(trigger)).map_err(|err| D::Error::custom(err.message()))?;
+        let when =
+            When::deserialize(toml::Value::Table(trigger)).map_err(|err| D::Error::custom(err.message()))?;
         let op = TimelineOp::deserialize(toml::Value::Table(table)).map_err(|err| {
             let message = err.message();
             // The operation sees only its own keys; say that the trigger keys exist too.
@@ -119,6 +120,37 @@ impl<'de> Deserialize<'de> for TimelineEntry {
         })?;
         Ok(TimelineEntry { when, op })
     }
+}
+
+/// Deserialises `[[timeline]]`, naming a bad entry by its index: `timeline[2]: ...`.
+pub(crate) fn deserialize_entries<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<TimelineEntry>, D::Error> {
+    struct Entries;
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = Vec<TimelineEntry>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of [[timeline]] tables")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut entries = Vec::new();
+            loop {
+                let idx = entries.len();
+                match seq.next_element::<TimelineEntry>() {
+                    Ok(Some(entry)) => entries.push(entry),
+                    Ok(None) => return Ok(entries),
+                    Err(err) => {
+                        // The span stays with the element; only the message gains the index.
+                        return Err(A::Error::custom(format!(
+                            "timeline[{idx}]: {}",
+                            err.to_string().trim_end()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    deserializer.deserialize_seq(Entries)
 }
 
 /// A timeline entry after its checks: the trigger parsed and the limit in pages.

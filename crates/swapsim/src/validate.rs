@@ -172,15 +172,17 @@ fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
         memcg: MemcgConfig {
             limit: Some(ByteSize(num(case, "setup.memcg_limit_bytes")?)),
             swappiness: small(case, "setup.swappiness")?,
-            version: u8::try_from(version)
-                .map_err(|_| anyhow!("{}: setup.memcg_version {version} is out of range", case.file.display()))?,
+            version: u8::try_from(version).map_err(|_| {
+                anyhow!("{}: setup.memcg_version {version} is out of range", case.file.display())
+            })?,
         },
         cpu: CpuCosts::this_vm(),
         workload: WorkloadSection { trace: Some(PathBuf::from(trace)), ..WorkloadSection::default() },
         ..ScenarioFile::default()
     };
     file.swap.page_cluster = small(case, "setup.page_cluster")?;
-    file.swap.vma_ra_enabled = field(case, "setup.vma_ra_enabled")?.as_bool().context("setup.vma_ra_enabled")?;
+    file.swap.vma_ra_enabled =
+        field(case, "setup.vma_ra_enabled")?.as_bool().context("setup.vma_ra_enabled")?;
     file.swap.readahead = ReadaheadConfig::Kernel;
     file.swap.devices = vec![DeviceSection {
         name: "vda".into(),
@@ -206,9 +208,10 @@ fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
                         let op = TimelineOp::SetMemcgLimit { limit: bytes.to_string() };
                         file.timeline.push(TimelineEntry::new(when, op));
                     }
-                    Some("swapoff") => file
-                        .timeline
-                        .push(TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() })),
+                    Some("swapoff") => file.timeline.push(TimelineEntry::new(
+                        When::default(),
+                        TimelineOp::Swapoff { device: "vda".into() },
+                    )),
                     other => bail!("{}: operation {other:?} is not known", case.file.display()),
                 }
             }
@@ -470,4 +473,3 @@ fn case_error(c: &CaseResult, path: &str) -> Option<f64> {
     }
     Some(round4((sim - real).abs() / base))
 }
-

@@ -40,11 +40,7 @@ const BASE: &str = r#"
 
 #[test]
 fn defaults_and_the_kernel_readahead_choice() {
-    check(
-        BASE,
-        &[],
-        expect!["seed 1 · swap virtio · page-cluster 3 · readahead cluster (kernel)"],
-    );
+    check(BASE, &[], expect!["seed 1 · swap virtio · page-cluster 3 · readahead cluster (kernel)"]);
     // No rotational device: the kernel's choice is VMA readahead, unless it is disabled.
     check(
         BASE,
@@ -80,7 +76,9 @@ fn validation_errors_name_the_field() {
     check(
         BASE,
         &["workload.generator.region=100"],
-        expect!["error: scenario s.toml: workload.generator.region: 100 is smaller than one page (4096 bytes)"],
+        expect![
+            "error: scenario s.toml: workload.generator.region: 100 is smaller than one page (4096 bytes)"
+        ],
     );
 }
 
@@ -96,8 +94,8 @@ fn timeline_entries_carry_exactly_their_fields() {
         &[],
         expect!["seed 1 · swap virtio · page-cluster 3 · readahead cluster (kernel)"],
     );
-    // A field of another operation, a misspelled field and a misspelled trigger are
-    // rejected with the line of the entry and the fields the operation takes.
+    // A field of another operation, a misspelled trigger, a missing field and an unknown
+    // operation are rejected naming the entry by its index, and the fields it takes.
     check(
         &with_timeline("[[timeline]]\nop = \"swapoff\"\ndevice = \"vda\"\nlimit = \"1GiB\"\n"),
         &[],
@@ -106,18 +104,20 @@ fn timeline_entries_carry_exactly_their_fields() {
                |
             11 | [[timeline]]
                | ^^^^^^^^^^^^
-            unknown field `limit`, expected `device` (besides the trigger keys at, after_accesses and task)
+            timeline[0]: unknown field `limit`, expected `device` (besides the trigger keys at, after_accesses and task)
         "#]],
     );
     check(
-        &with_timeline("[[timeline]]\nop = \"pause-tasks\"\natt = \"2s\"\n"),
+        &with_timeline(
+            "[[timeline]]\nop = \"mark\"\nlabel = \"x\"\n[[timeline]]\nop = \"pause-tasks\"\natt = \"2s\"\n",
+        ),
         &[],
         expect![[r#"
             error: scenario s.toml: TOML parse error at line 11, column 1
                |
             11 | [[timeline]]
                | ^^^^^^^^^^^^
-            unknown field `att`, there are no fields (besides the trigger keys at, after_accesses and task)
+            timeline[1]: unknown field `att`, there are no fields (besides the trigger keys at, after_accesses and task)
         "#]],
     );
     check(
@@ -128,7 +128,7 @@ fn timeline_entries_carry_exactly_their_fields() {
                |
             11 | [[timeline]]
                | ^^^^^^^^^^^^
-            missing field `page_cluster`
+            timeline[0]: missing field `page_cluster`
         "#]],
     );
     check(
@@ -139,13 +139,13 @@ fn timeline_entries_carry_exactly_their_fields() {
                |
             11 | [[timeline]]
                | ^^^^^^^^^^^^
-            unknown variant `swapof`, expected one of `swapoff`, `swapon`, `set-page-cluster`, `set-readahead`, `set-vma-ra`, `set-memcg-limit`, `pause-tasks`, `resume-tasks`, `swap-out-all`, `mark`
+            timeline[0]: unknown variant `swapof`, expected one of `swapoff`, `swapon`, `set-page-cluster`, `set-readahead`, `set-vma-ra`, `set-memcg-limit`, `pause-tasks`, `resume-tasks`, `swap-out-all`, `mark`
         "#]],
     );
     check(
         &with_timeline("[[timeline]]\nop = \"mark\"\nlabel = \"x\"\n"),
         &["timeline.0.device=vda"],
-        expect!["error: scenario s.toml: --set timeline.0.device=vda: unknown field `device`, expected `label` (besides the trigger keys at, after_accesses and task)"],
+        expect!["error: scenario s.toml: --set timeline.0.device=vda: timeline[0]: unknown field `device`, expected `label` (besides the trigger keys at, after_accesses and task)"],
     );
 }
 
@@ -176,7 +176,9 @@ fn timeline_values_are_checked_by_entry_and_field() {
     );
     check_entry(
         "[[timeline]]\nop = \"set-memcg-limit\"\nlimit = \"lots\"\n",
-        expect![[r#"error: scenario s.toml: timeline[0].limit: "lots" is not a size (expected e.g. "256MiB")"#]],
+        expect![[
+            r#"error: scenario s.toml: timeline[0].limit: "lots" is not a size (expected e.g. "256MiB")"#
+        ]],
     );
 }
 
