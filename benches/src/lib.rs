@@ -43,3 +43,24 @@ pub fn setup(gen: &GeneratorConfig, memcg_limit: Option<ByteSize>, page_cluster:
     let (setup, _) = prepared.setup().expect("the virtio preset builds");
     setup
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swapsim_core::gen::Pattern;
+    use swapsim_core::Outcome;
+
+    /// The generator survives the trip through the scenario's TOML, and the run swaps.
+    #[test]
+    fn the_shared_scenario_runs_the_generator_given() {
+        let mut gen = GeneratorConfig::new(Pattern::Rand, ByteSize::mib(4));
+        gen.passes = 2;
+        gen.write_fraction = 0.5;
+        let prepared = scenario(&gen, Some(ByteSize::mib(1)), 0).prepare().expect("valid");
+        assert_eq!(prepared.generator(), Some(&gen));
+        assert_eq!(prepared.seed(), SEED);
+        let report = swapsim_core::run(setup(&gen, Some(ByteSize::mib(1)), 0)).expect("run succeeds");
+        assert_eq!(report.outcome, Outcome::Completed);
+        assert!(report.vmstat.pswpin > 0);
+    }
+}
