@@ -21,11 +21,7 @@
 
 use std::process::Command;
 use swapsim_core::gen::{GeneratorConfig, Pattern};
-use swapsim_core::{run, ByteSize, CoreConfig, Outcome, Policies, Setup, SimRng, SwapDeviceSpec};
-use swapsim_devices::DeviceConfig;
-use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
-
-const SEED: u64 = 42;
+use swapsim_core::{ByteSize, Outcome};
 
 /// The two sizes measured: (name, region, memcg limit, swap device size).
 const CASES: [(&str, ByteSize, ByteSize, ByteSize); 2] = [
@@ -46,22 +42,12 @@ fn child(name: &str) {
     let mut gen = GeneratorConfig::new(Pattern::Rand, region);
     gen.passes = 1;
     gen.validate().expect("workload is valid");
-    let mut cfg = CoreConfig::default();
-    cfg.memcg.limit = Some(limit);
-    cfg.devices.push(SwapDeviceSpec { name: "vda".into(), size: swap, priority: None });
-    let device = DeviceConfig::preset("virtio")
-        .build(SimRng::derive(SEED, "devices.vda"))
-        .expect("the virtio preset is valid");
-    let ctx = ReadaheadContext { vma_ra_enabled: true, any_rotational: true };
-    let report = run(Setup {
-        config: cfg.validate().expect("configuration is valid"),
-        seed: SEED,
-        devices: vec![device],
-        policies: Policies::default().with_readahead(ReadaheadConfig::Cluster.build(&ctx)),
-        tasks: gen.tasks(SEED),
-        timeline: Vec::new(),
-    })
-    .expect("run succeeds");
+    // The shared benchmark scenario (virtio device, cluster readahead), with this case's
+    // swap size.
+    let report = swapsim_benches::scenario(&gen, Some(limit), 3)
+        .set("swap.devices.0.size", &swap.0.to_string())
+        .and_then(|scenario| scenario.run())
+        .expect("run succeeds");
     assert_eq!(report.outcome, Outcome::Completed);
     // The run must really have swapped, or it did not exercise the swap-side tables.
     assert!(report.vmstat.pswpout > 0 && report.vmstat.pswpin > 0);

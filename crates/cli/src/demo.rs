@@ -10,11 +10,10 @@ use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::time::Duration;
+use swapsim::{Host, Prepared, RunDocument, Scenario, TraceSource};
 use swapsim_core::SimReport;
 
-use crate::output::{self, Host, RunDocument};
-use crate::scenario::{self, LoadOptions, Prepared, ScenarioSource};
-use crate::tracefile::TraceSource;
+use crate::output;
 
 /// The bundled scenario, as in the repository.
 pub(crate) const SCENARIO_TEXT: &str = include_str!("../../../scenarios/demo.toml");
@@ -36,19 +35,10 @@ pub(crate) struct VariantRun {
 
 /// Loads the bundled scenario with the readahead policy set to `readahead`.
 pub(crate) fn prepare(readahead: &str) -> Result<Prepared> {
-    let source = ScenarioSource {
-        display: "scenarios/demo.toml (built in)".to_string(),
-        text: SCENARIO_TEXT.to_string(),
-        base_dir: Default::default(),
-    };
-    let sets = [format!("swap.readahead={readahead}")];
-    let options = LoadOptions {
-        sets: &sets,
-        trace: Some(TraceSource::Embedded { name: TRACE_NAME, bytes: TRACE_BYTES }),
-        seed: None,
-        trace_flags: Default::default(),
-    };
-    scenario::load(&source, options)
+    Scenario::from_toml_named(SCENARIO_TEXT, "scenarios/demo.toml (built in)", "")?
+        .set("swap.readahead", readahead)?
+        .with_trace(TraceSource::Embedded { name: TRACE_NAME, bytes: TRACE_BYTES })
+        .prepare()
 }
 
 /// Runs every variant.
@@ -88,7 +78,7 @@ pub(crate) fn write_json(out: &mut impl Write, runs: &[VariantRun], elapsed: Dur
             .iter()
             .map(|r| VariantDocument {
                 readahead: r.readahead,
-                report: RunDocument::new(&r.prepared, &r.report, None),
+                report: RunDocument::new(&r.prepared, &r.report),
             })
             .collect(),
         host: total_host(runs, elapsed),
@@ -101,10 +91,10 @@ pub(crate) fn write_table(out: &mut impl Write, runs: &[VariantRun], elapsed: Du
     let mut text = String::new();
     let t = &mut text;
     let first = runs.first().context("the demo has variants")?;
-    let scenario = &first.prepared.resolved;
+    let scenario = first.prepared.resolved();
     writeln!(t, "swapsim {} demo: one workload, four swap-in readahead policies", env!("CARGO_PKG_VERSION"))?;
     // The summary line names the first variant's policy; the columns below vary it.
-    let summary = output::summary_line(first.prepared.seed, scenario);
+    let summary = output::summary_line(first.prepared.seed(), scenario);
     let summary = summary.split(" · readahead").next().unwrap_or(&summary).to_string();
     writeln!(t, "{summary}")?;
     writeln!(t, "{}", output::workload_line(&scenario.workload))?;

@@ -1,35 +1,35 @@
 //! `swapsim`: the command-line front end of the swap simulator.
 //!
-//! This crate is the only place that touches the outside world: it reads scenario files
-//! and traces, wires the core engine to the readahead policies and device models the
-//! scenario names, runs the simulation and prints the report. Everything it hands the
-//! engine is validated first (parse, then validate, then build), so a mistake in a file
-//! or an argument ends in an `error:` line that names the file, the line or the field,
-//! never in a panic.
+//! A thin layer over the `swapsim` library: it parses arguments, calls the library to
+//! load, run, sweep, validate or fit, and prints the result as a table, JSON, CSV,
+//! Markdown or SVG. It also owns what only a command line needs: progress bars, the
+//! panic hook that prints a reproducing command, the files `--out` writes, and trace
+//! conversion. A mistake in a file or an argument ends in an `error:` line that names the
+//! file, the line or the field, never in a panic.
 //!
-//! What it deliberately does not do: simulate anything itself. Every number in a report
-//! comes from `swapsim_core::run`; this crate only formats it and adds the host timings,
+//! What it deliberately does not do: simulate or validate anything itself. Every number in
+//! a report comes from the library; this crate only formats it and adds the host timings,
 //! which it keeps under one `host` key so the rest of a report stays reproducible.
 
 mod demo;
-mod experiment;
+mod experiment_output;
 mod merge;
+mod outfile;
 mod output;
-mod overrides;
 mod plot;
-mod profile_fit;
-mod scenario;
-mod sweep;
+mod progress;
+mod sweep_doc;
 mod sweep_output;
 mod tracecmd;
-mod tracefile;
-mod validate;
+mod validate_output;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use swapsim::sweep::{Axis, Plan, Shard, SweepOptions};
+use swapsim::{Host, Pace, RunDocument, Scenario, TraceFlags, TraceSource};
 
 /// Command line of `swapsim`.
 #[derive(Debug, Parser)]
@@ -49,9 +49,8 @@ enum Command {
     Run(RunArgs),
     /// Run the bundled demo: one workload under four readahead policies, side by side.
     Demo(DemoArgs),
-    /// Write the accesses of a scenario's `[workload.generator]` as a trace (the same as
-    /// `trace generate SCENARIO`).
-    WriteTrace(WriteTraceArgs),
+    /// The older spelling of `trace generate SCENARIO`.
+    WriteTrace(TraceGenerateArgs),
     /// Look at, convert and generate traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -150,7 +149,7 @@ impl TraceReadArgs {
 }
 
 fn parse_trace_format(name: &str) -> Result<swapsim_trace_formats::Format, String> {
-    tracefile::parse_format(name)
+    swapsim::parse_format(name)
 }
 
 #[derive(Debug, clap::Args)]
@@ -299,7 +298,7 @@ struct RunArgs {
     /// Where think time between a task's accesses comes from: the trace's timestamps
     /// (default), or the CPU cost profile's `access_ns`.
     #[arg(long, value_enum)]
-    pace: Option<tracefile::Pace>,
+    pace: Option<PaceArg>,
     /// Replay the whole trace N times in a row (1..=1000); gives a first-touch fault trace
     /// reuse, which is an assumption about the workload (see traces/README.md).
     #[arg(long, value_name = "N")]
@@ -391,22 +390,23 @@ struct DemoArgs {
     format: Format,
 }
 
-#[derive(Debug, clap::Args)]
-struct WriteTraceArgs {
-    /// A scenario whose workload is a `[workload.generator]` section.
-    scenario: PathBuf,
-    /// Where to write the trace; a name ending in `.zst` or `.gz` is compressed.
-    #[arg(long, short)]
-    output: PathBuf,
-    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, text otherwise].
-    #[arg(long, value_enum)]
-    to: Option<tracecmd::WriteFormat>,
-    /// Root seed; overrides the scenario's `seed`.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Edit the scenario before it is read, as for `run`.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
+/// `--pace`: how the records of a trace become the accesses of tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PaceArg {
+    /// A task's think time before each access is the time since its previous record, when
+    /// the trace records time; otherwise the CPU cost profile's `access_ns`.
+    Timestamps,
+    /// Every access costs the CPU cost profile's `access_ns`; timestamps are ignored.
+    Cpu,
+}
+
+impl From<PaceArg> for Pace {
+    fn from(pace: PaceArg) -> Pace {
+        match pace {
+            PaceArg::Timestamps => Pace::Timestamps,
+            PaceArg::Cpu => Pace::Cpu,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -442,7 +442,7 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
         command.push_str(" --lenient");
     }
     if let Some(pace) = args.pace {
-        command.push_str(if pace == tracefile::Pace::Cpu { " --pace cpu" } else { " --pace timestamps" });
+        command.push_str(if pace == PaceArg::Cpu { " --pace cpu" } else { " --pace timestamps" });
     }
     if let Some(repeat) = args.repeat {
         command.push_str(&format!(" --repeat {repeat}"));
@@ -465,28 +465,29 @@ fn dispatch(cli: Cli) -> Result<()> {
     let mut out = stdout.lock();
     match cli.command {
         Command::Run(args) => {
-            let options = scenario::LoadOptions {
-                sets: &args.sets,
-                trace: args.trace.clone().map(tracefile::TraceSource::File),
-                seed: args.seed,
-                trace_flags: scenario::TraceFlags {
+            let mut scenario =
+                Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
                     format: args.trace_format,
                     lenient: args.lenient,
-                    pace: args.pace,
+                    pace: args.pace.map(Pace::from),
                     repeat: args.repeat,
                     instructions: args.instructions,
-                },
-            };
-            let source = scenario::ScenarioSource::read(&args.scenario)?;
-            let prepared = scenario::load(&source, options)?;
-            install_reproduce_hint(&args, prepared.seed);
+                });
+            if let Some(trace) = &args.trace {
+                scenario = scenario.with_trace(TraceSource::File(trace.clone()));
+            }
+            if let Some(seed) = args.seed {
+                scenario = scenario.with_seed(seed);
+            }
+            let prepared = scenario.prepare()?;
+            install_reproduce_hint(&args, prepared.seed());
             let started = std::time::Instant::now();
             let (report, trace) = prepared.run_traced()?;
-            let host = output::Host::measure(started.elapsed(), &report);
-            let doc = output::RunDocument::new(&prepared, &report, Some(host)).with_trace(trace.as_ref());
+            let host = Host::measure(started.elapsed(), &report);
+            let doc = RunDocument::new(&prepared, &report).with_trace(trace.as_ref()).with_host(host);
             match args.format {
                 Format::Json => output::write_json(&mut out, &doc)?,
-                Format::Table => output::write_table(&mut out, &source.display, &doc)?,
+                Format::Table => output::write_table(&mut out, scenario.name(), &doc)?,
             }
         }
         Command::Demo(args) => {
@@ -498,27 +499,31 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
         }
         Command::Profile(ProfileCommand::Fit(args)) => {
-            let (profile, how) = profile_fit::fit(&args.files, &args.name, args.overhead_us)?;
-            writeln!(out, "# {how}")?;
+            let fitted = swapsim::profile::fit(&args.files, &args.name, args.overhead_us)?;
+            writeln!(out, "# {}", fitted.description)?;
             writeln!(out, "# Paste under [swap.devices.model]: every field overrides the virtio preset.")?;
-            writeln!(out, "{}", toml::to_string(&profile).context("serialising the profile")?.trim_end())?;
+            writeln!(
+                out,
+                "{}",
+                toml::to_string(&fitted.profile).context("serialising the profile")?.trim_end()
+            )?;
         }
         Command::Validate(args) => {
-            let v = validate::run(&args.dir, &args.cases)?;
+            let v = swapsim::validate::run(&args.dir, &args.cases)?;
             match args.format {
-                ValidateFormat::Table => validate::write_table(&mut out, &v)?,
+                ValidateFormat::Table => validate_output::write_table(&mut out, &v)?,
                 ValidateFormat::Json => output::write_json(&mut out, &v)?,
-                ValidateFormat::Markdown => validate::write_markdown(&mut out, &v, &args.dir)?,
+                ValidateFormat::Markdown => validate_output::write_markdown(&mut out, &v, &args.dir)?,
             }
         }
         Command::Experiment(ExperimentCommand::List) => {
-            for e in &experiment::EXPERIMENTS {
+            for e in swapsim::experiment::list() {
                 writeln!(out, "{}\n  {}\n  published: {}\n", e.name, e.title, e.published)?;
             }
         }
         Command::Experiment(ExperimentCommand::Run(args)) => {
             let started = std::time::Instant::now();
-            let outcome = experiment::run(&args.name, args.scale)?;
+            let outcome = swapsim::experiment::run(&args.name, args.scale)?;
             let wall_s = started.elapsed().as_secs_f64();
             // The result's fields, then `host`: the only part that depends on this machine.
             let mut doc = serde_json::to_value(&outcome)?;
@@ -532,31 +537,24 @@ fn dispatch(cli: Cli) -> Result<()> {
                 std::fs::write(dir.join("result.json"), json)
                     .with_context(|| format!("writing {}", dir.display()))?;
                 let mut csv = Vec::new();
-                experiment::write_csv(&mut csv, &outcome)?;
+                experiment_output::write_csv(&mut csv, &outcome)?;
                 std::fs::write(dir.join("result.csv"), csv)
                     .with_context(|| format!("writing {}", dir.display()))?;
             }
             match args.format {
                 ExperimentFormat::Json => output::write_json(&mut out, &doc)?,
-                ExperimentFormat::Csv => experiment::write_csv(&mut out, &outcome)?,
+                ExperimentFormat::Csv => experiment_output::write_csv(&mut out, &outcome)?,
                 ExperimentFormat::Table => {
-                    experiment::write_table(&mut out, &outcome)?;
+                    experiment_output::write_table(&mut out, &outcome)?;
                     writeln!(out, "host: {wall_s:.1} s wall")?;
                 }
             }
         }
-        Command::WriteTrace(args) => {
-            let options = scenario::LoadOptions { sets: &args.sets, seed: args.seed, ..Default::default() };
-            let source = scenario::ScenarioSource::read(&args.scenario)?;
-            let prepared = scenario::load(&source, options)?;
-            let input = tracecmd::GenerateInput::Scenario(&prepared);
-            let n_accesses = tracecmd::generate(input, &args.output, args.to)?;
-            writeln!(out, "wrote {n_accesses} accesses to {}", args.output.display())?;
-        }
+        Command::WriteTrace(args) => run_trace_command(&mut out, TraceCommand::Generate(args))?,
         Command::Trace(command) => run_trace_command(&mut out, command)?,
         Command::Sweep(args) => run_sweep(&mut out, &args)?,
         Command::Merge(args) => {
-            sweep_output::check_metric(&args.metric)?;
+            sweep_doc::check_metric(&args.metric)?;
             let merged = merge::merge(&args.shards)?;
             emit_sweep(&mut out, args.format, &merged.doc, &merged.view, args.out.as_deref(), &args.metric)?;
         }
@@ -568,7 +566,7 @@ fn dispatch(cli: Cli) -> Result<()> {
 fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> {
     match command {
         TraceCommand::Info(args) => {
-            let info = tracecmd::info(&tracefile::TraceSource::File(args.file), args.read.options())?;
+            let info = tracecmd::info(&TraceSource::File(args.file), args.read.options())?;
             if args.json {
                 output::write_json(out, &info)?;
             } else {
@@ -576,7 +574,7 @@ fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> 
             }
         }
         TraceCommand::Head(args) => {
-            tracecmd::head(out, &tracefile::TraceSource::File(args.file), args.read.options(), args.n)?;
+            tracecmd::head(out, &TraceSource::File(args.file), args.read.options(), args.n)?;
         }
         TraceCommand::Convert(args) => {
             let options = swapsim_trace_formats::OpenOptions {
@@ -584,7 +582,7 @@ fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> 
                 lenient: args.lenient,
                 instructions: args.instructions,
             };
-            let input = tracefile::TraceSource::File(args.input);
+            let input = TraceSource::File(args.input);
             let done = tracecmd::convert(&input, options, &args.output, args.to)?;
             let to = match done.to {
                 tracecmd::WriteFormat::Native => "native",
@@ -596,16 +594,17 @@ fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> 
                 done.records,
                 done.from.name(),
                 args.output.display(),
-                tracefile::skipped_text(&done.skipped)
+                output::skipped_text(&done.skipped)
             )?;
         }
         TraceCommand::Generate(args) => {
             let n_records = match &args.scenario {
                 Some(path) => {
-                    let options =
-                        scenario::LoadOptions { sets: &args.sets, seed: args.seed, ..Default::default() };
-                    let source = scenario::ScenarioSource::read(path)?;
-                    let prepared = scenario::load(&source, options)?;
+                    let mut scenario = Scenario::load(path)?.edits(&args.sets)?;
+                    if let Some(seed) = args.seed {
+                        scenario = scenario.with_seed(seed);
+                    }
+                    let prepared = scenario.prepare()?;
                     tracecmd::generate(tracecmd::GenerateInput::Scenario(&prepared), &args.output, args.to)?
                 }
                 None => {
@@ -636,15 +635,15 @@ fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> 
 }
 
 fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
-    sweep_output::check_metric(&args.metric)?;
+    sweep_doc::check_metric(&args.metric)?;
     let axes = args
         .varies
         .iter()
-        .map(|arg| sweep::Axis::parse(arg).map_err(|message| anyhow!(message)))
+        .map(|arg| Axis::parse(arg).map_err(|message| anyhow!(message)))
         .collect::<Result<Vec<_>>>()?;
-    let plan = sweep::Plan::new(axes, args.sets.clone())?;
+    let plan = Plan::new(axes, args.sets.clone())?;
     let shard = match &args.shard {
-        Some(text) => Some(sweep::Shard::parse(text).map_err(|message| anyhow!("--shard {message}"))?),
+        Some(text) => Some(Shard::parse(text).map_err(|message| anyhow!("--shard {message}"))?),
         None => None,
     };
     let format = match (shard, args.format) {
@@ -659,18 +658,24 @@ fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
         Some(jobs) => usize::from(jobs),
         None => std::thread::available_parallelism().map(std::num::NonZeroUsize::get).unwrap_or(1),
     };
-    let source = scenario::ScenarioSource::read(&args.scenario)?;
-    sweep::install_reproduce_hint();
+    let mut scenario = Scenario::load(&args.scenario)?;
+    if let Some(seed) = args.seed {
+        scenario = scenario.with_seed(seed);
+    }
+    progress::install_reproduce_hint();
+    let n_to_run = (0..plan.n_variants()).filter(|&idx| shard.is_none_or(|shard| shard.holds(idx))).count();
+    let progress = progress::SweepProgress::new(scenario.name(), n_to_run);
     let started = std::time::Instant::now();
-    let options = sweep::SweepOptions { source: &source, seed: args.seed, shard, jobs };
-    let run = sweep::run(&plan, options)?;
+    let run = swapsim::sweep(&scenario, &plan, SweepOptions { shard, jobs, progress: &progress });
+    progress.finish();
+    let run = run?;
     let wall_s = (started.elapsed().as_secs_f64() * 1e6).round() / 1e6;
-    let host = sweep_output::SweepHost { wall_s, jobs, shards: None };
+    let host = sweep_doc::SweepHost { wall_s, jobs, shards: None };
     let shard_info =
-        shard.map(|shard| sweep_output::ShardInfo { k: shard.k, n: shard.n, total: plan.n_variants() });
-    let doc = sweep_output::document(&source.display, &plan, &run, shard_info, host);
-    let axes = plan.axes.iter().map(|axis| (axis.key.clone(), axis.values.clone())).collect();
-    let view = sweep_output::SweepView::of(&doc, axes, plan.fixed.clone())?;
+        shard.map(|shard| sweep_doc::ShardInfo { k: shard.k, n: shard.n, total: plan.n_variants() });
+    let doc = sweep_doc::document(scenario.name(), &plan, &run, shard_info, host);
+    let axes = plan.axes().iter().map(|axis| (axis.key.clone(), axis.values.clone())).collect();
+    let view = sweep_doc::SweepView::of(&doc, axes, plan.fixed().to_vec())?;
     emit_sweep(out, format, &doc, &view, args.out.as_deref(), &args.metric)
 }
 
@@ -679,7 +684,7 @@ fn emit_sweep(
     out: &mut impl Write,
     format: SweepFormat,
     doc: &impl serde::Serialize,
-    view: &sweep_output::SweepView,
+    view: &sweep_doc::SweepView,
     dir: Option<&Path>,
     metric: &str,
 ) -> Result<()> {

@@ -11,8 +11,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::sweep::MAX_VARIANTS;
-use crate::sweep_output::{AxisEntry, RawSweepDocument, ShardInfo, SweepHost, SweepView};
+use crate::sweep_doc::{AxisEntry, RawSweepDocument, ShardInfo, SweepHost, SweepView};
+use swapsim::sweep::MAX_VARIANTS;
 
 /// One shard document and the file it came from.
 struct ShardFile {

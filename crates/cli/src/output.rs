@@ -1,87 +1,23 @@
 //! Report output: one JSON document, or a readable table.
 //!
-//! The JSON document is the report of record: crate version, seed, the resolved scenario,
-//! every [`SimReport`] field, and last a `host` object with the wall-clock figures. Only
-//! `host` depends on the machine the simulator ran on, so two runs of the same scenario
-//! and seed produce documents that are byte-identical once `host` is removed.
+//! The JSON document is the library's [`RunDocument`], the report of record: crate
+//! version, seed, the resolved scenario, every [`SimReport`] field, and last a `host`
+//! object with the wall-clock figures. Only `host` depends on the machine the simulator
+//! ran on, so two runs of the same scenario and seed produce documents that are
+//! byte-identical once `host` is removed.
 //!
 //! The table is for people: a one-line configuration summary, the vmstat counters, a
 //! blkparse-style block per device and the fault latency percentiles.
 
 use anyhow::Result;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
-use std::time::Duration;
+use swapsim::{ResolvedScenario, ResolvedWorkload, RunDocument, TraceReport};
 use swapsim_core::report::Outcome;
 use swapsim_core::stats::{BlockStats, DirStats, LatencySummary, Vmstat};
 use swapsim_core::SimReport;
-
-use crate::scenario::{Prepared, ResolvedScenario, ResolvedWorkload};
-use crate::tracefile::TraceReport;
-
-/// Figures that depend on the host, kept apart from the reproducible report.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub(crate) struct Host {
-    /// Wall-clock time of the simulation, in seconds.
-    pub(crate) wall_s: f64,
-    /// Accesses replayed per wall-clock second.
-    pub(crate) accesses_per_s: f64,
-    /// Events processed per wall-clock second.
-    pub(crate) events_per_s: f64,
-}
-
-impl Host {
-    /// Rates of `report` over `elapsed`.
-    pub(crate) fn measure(elapsed: Duration, report: &SimReport) -> Host {
-        Host::over(elapsed, report.accesses, report.events)
-    }
-
-    /// Rates of `n_accesses` and `n_events` over `elapsed`.
-    pub(crate) fn over(elapsed: Duration, n_accesses: u64, n_events: u64) -> Host {
-        let wall_s = elapsed.as_secs_f64();
-        let rate = |n: u64| if wall_s > 0.0 { (n as f64 / wall_s).round() } else { 0.0 };
-        Host {
-            wall_s: (wall_s * 1e6).round() / 1e6,
-            accesses_per_s: rate(n_accesses),
-            events_per_s: rate(n_events),
-        }
-    }
-}
-
-/// The JSON document of one run.
-#[derive(Debug, Serialize)]
-pub(crate) struct RunDocument<'a> {
-    pub(crate) swapsim_version: &'static str,
-    pub(crate) seed: u64,
-    pub(crate) scenario: &'a ResolvedScenario,
-    #[serde(flatten)]
-    pub(crate) report: &'a SimReport,
-    /// What the trace held, when the workload is a trace replayed by `run`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) trace: Option<&'a TraceReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) host: Option<Host>,
-}
-
-impl<'a> RunDocument<'a> {
-    /// The document of `report`, a run of `prepared`; `host` is left out when `None`.
-    pub(crate) fn new(prepared: &'a Prepared, report: &'a SimReport, host: Option<Host>) -> RunDocument<'a> {
-        RunDocument {
-            swapsim_version: env!("CARGO_PKG_VERSION"),
-            seed: prepared.seed,
-            scenario: &prepared.resolved,
-            report,
-            trace: None,
-            host,
-        }
-    }
-
-    /// The same document with the `trace` object of the run.
-    pub(crate) fn with_trace(self, trace: Option<&'a TraceReport>) -> RunDocument<'a> {
-        RunDocument { trace, ..self }
-    }
-}
 
 /// Prints `value` as pretty JSON followed by a newline.
 pub(crate) fn write_json(out: &mut impl Write, value: &impl Serialize) -> Result<()> {
@@ -147,6 +83,28 @@ pub(crate) fn workload_line(workload: &ResolvedWorkload) -> String {
     }
 }
 
+/// One line for the table report, e.g. `trace: perf, 1200 records, 2 tasks, skipped 3 (bad line 3)`.
+pub(crate) fn trace_line(trace: &TraceReport) -> String {
+    let n_tasks = trace.tasks.len();
+    let tasks = if n_tasks == 1 { "task" } else { "tasks" };
+    let mut line = format!("trace: {}, {} records, {n_tasks} {tasks}", trace.format, trace.records);
+    if trace.repeat > 1 {
+        line.push_str(&format!(", replayed {} times", trace.repeat));
+    }
+    line.push_str(&format!(", {}", skipped_text(&trace.skipped)));
+    line
+}
+
+/// `skipped 0`, or `skipped 4 (bad line 3, other event 1)`.
+pub(crate) fn skipped_text(skipped: &BTreeMap<String, u64>) -> String {
+    let total: u64 = skipped.values().sum();
+    if total == 0 {
+        return "skipped 0".to_string();
+    }
+    let parts: Vec<String> = skipped.iter().map(|(reason, n)| format!("{reason} {n}")).collect();
+    format!("skipped {total} ({})", parts.join(", "))
+}
+
 /// Describes how a run ended.
 pub(crate) fn outcome_text(outcome: &Outcome) -> String {
     match outcome {
@@ -166,7 +124,7 @@ pub(crate) fn write_table(out: &mut impl Write, scenario_name: &str, doc: &RunDo
     writeln!(t, "{}", summary_line(doc.seed, doc.scenario))?;
     writeln!(t, "{}", workload_line(&doc.scenario.workload))?;
     if let Some(trace) = doc.trace {
-        writeln!(t, "{}", trace.line())?;
+        writeln!(t, "{}", trace_line(trace))?;
     }
     writeln!(t)?;
     writeln!(t, "outcome          {}", outcome_text(&report.outcome))?;

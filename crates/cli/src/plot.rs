@@ -12,7 +12,7 @@
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
-use crate::sweep_output::{metric, value_text, SweepView};
+use crate::sweep_doc::{metric, value_text, SweepView};
 
 /// Size of the picture, in pixels.
 const SIZE_PX: (u32, u32) = (960, 600);

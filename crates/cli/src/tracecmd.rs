@@ -15,8 +15,10 @@ use swapsim_core::{ByteSize, TaskSpec};
 use swapsim_trace_formats::native::NativeWriter;
 use swapsim_trace_formats::{demux, Format, OpenOptions, Record};
 
-use crate::scenario::{Prepared, Workload};
-use crate::tracefile::{self, Output, TraceSource};
+use swapsim::{Prepared, TaskCount, TraceSource};
+
+use crate::outfile::Output;
+use crate::output::skipped_text;
 
 /// Bytes in a page.
 const PAGE_BYTES: u64 = 4096;
@@ -48,7 +50,7 @@ pub(crate) struct Info {
     pub(crate) trace: String,
     pub(crate) format: &'static str,
     pub(crate) records: u64,
-    pub(crate) tasks: Vec<tracefile::TaskCount>,
+    pub(crate) tasks: Vec<TaskCount>,
     pub(crate) distinct_pages: u64,
     pub(crate) footprint_bytes: u64,
     /// Lowest and highest page, as page numbers; absent for an empty trace.
@@ -70,11 +72,7 @@ pub(crate) fn info(source: &TraceSource, options: OpenOptions) -> Result<Info> {
         trace: name,
         format: summary.format.name(),
         records: summary.records,
-        tasks: summary
-            .tasks
-            .iter()
-            .map(|&(pid, tid, records)| tracefile::TaskCount { pid, tid, records })
-            .collect(),
+        tasks: summary.tasks.iter().map(|&(pid, tid, records)| TaskCount { pid, tid, records }).collect(),
         distinct_pages: summary.distinct_pages,
         footprint_bytes: summary.distinct_pages * PAGE_BYTES,
         first_page: (summary.records > 0).then_some(summary.first_page),
@@ -121,7 +119,7 @@ pub(crate) fn write_info(out: &mut impl Write, info: &Info) -> Result<()> {
     let percent = |n: u64| if info.records == 0 { 0.0 } else { 100.0 * n as f64 / info.records as f64 };
     writeln!(t, "reads           {} ({:.1} %)", info.reads, percent(info.reads))?;
     writeln!(t, "writes          {} ({:.1} %)", info.writes, percent(info.writes))?;
-    writeln!(t, "{}", tracefile::skipped_text(&info.skipped).replacen("skipped ", "skipped         ", 1))?;
+    writeln!(t, "{}", skipped_text(&info.skipped).replacen("skipped ", "skipped         ", 1))?;
     out.write_all(text.as_bytes())?;
     Ok(())
 }
@@ -353,7 +351,7 @@ fn write_interleaved(writer: &mut RecordWriter, tasks: &mut [TaskSpec]) -> Resul
 }
 
 fn scenario_tasks(prepared: &Prepared) -> Result<(Vec<TaskSpec>, String)> {
-    let Workload::Generator(generator) = &prepared.workload else {
+    let Some(generator) = prepared.generator() else {
         bail!("generate needs a scenario whose workload is a [workload.generator] section");
     };
     let pages = generator.region.pages();
@@ -365,9 +363,9 @@ fn scenario_tasks(prepared: &Prepared) -> Result<(Vec<TaskSpec>, String)> {
         generator.fill,
         generator.write_fraction,
         generator.zipf_exponent,
-        prepared.seed
+        prepared.seed()
     );
-    Ok((generator.tasks(prepared.seed), header))
+    Ok((generator.tasks(prepared.seed()), header))
 }
 
 /// One task that runs the phases one after another over a region as large as the largest
@@ -435,7 +433,6 @@ impl swapsim_core::AccessSource for Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{load, LoadOptions, ScenarioSource};
 
     #[test]
     fn phases_parse_or_say_why_not() {
@@ -471,8 +468,8 @@ mod tests {
     #[test]
     fn bundled_trace_matches_its_generator() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/demo-zipf.toml");
-        let source = ScenarioSource::read(&path).expect("the generator scenario is in the repository");
-        let prepared = load(&source, LoadOptions::default()).expect("the generator scenario is valid");
+        let scenario = swapsim::Scenario::load(&path).expect("the generator scenario is in the repository");
+        let prepared = scenario.prepare().expect("the generator scenario is valid");
         let (mut tasks, _) = scenario_tasks(&prepared).expect("a generator workload");
         let mut generated = tasks.pop().expect("one task").accesses;
         let bundled = TraceSource::Embedded { name: "demo", bytes: crate::demo::TRACE_BYTES };

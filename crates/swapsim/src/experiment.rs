@@ -1,30 +1,44 @@
 //! Named experiments: published kernel studies that motivated swapsim's models, rebuilt
 //! as scenarios and compared with their published numbers.
 //!
-//! Each experiment builds its scenarios as TOML text and runs them through the same
-//! loading path as `swapsim run`, so every figure it prints can be reproduced by hand with
-//! `swapsim run`. Variants run in parallel; results are collected in variant order, so
-//! the output does not depend on the number of threads. `--scale` shrinks memory and swap
-//! sizes for quick runs (tests use it); the published comparison is meaningful at scale 1.
+//! Each experiment builds its scenarios as typed values and runs them through the same
+//! validation path as a scenario file, so every figure it reports can be reproduced by
+//! hand with `swapsim run`. Variants run in parallel; results are collected in variant
+//! order, so the result does not depend on the number of threads. `scale` shrinks memory
+//! and swap sizes for quick runs (tests use it); the published comparison is meaningful
+//! at scale 1.
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::io::Write;
-use std::path::PathBuf;
-use swapsim_core::SimReport;
+use swapsim_core::config::{BlockConfig, MachineConfig, SwapoffHits};
+use swapsim_core::gen::{GeneratorConfig, Pattern};
+use swapsim_core::{ByteSize, SimReport};
+use swapsim_devices::DeviceConfig;
+use swapsim_policies::ReadaheadConfig;
 
-use crate::scenario::{self, LoadOptions, ScenarioSource};
+use crate::scenario::{DeviceSection, Scenario, ScenarioFile, WorkloadSection};
+use crate::timeline::{TimelineEntry, TimelineOp, When};
 
 /// An experiment's name, title and what was published.
-pub(crate) struct Info {
-    pub(crate) name: &'static str,
-    pub(crate) title: &'static str,
-    pub(crate) published: &'static str,
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Info {
+    /// The name `run` takes, e.g. "swapoff-readahead".
+    pub name: &'static str,
+    /// What the experiment compares, and whose study it is.
+    pub title: &'static str,
+    /// The published setup and figures.
+    pub published: &'static str,
+}
+
+/// Every experiment, in the order `swapsim experiment list` prints them.
+pub fn list() -> &'static [Info] {
+    &EXPERIMENTS
 }
 
 /// All experiments, in the order `experiment list` prints them.
-pub(crate) const EXPERIMENTS: [Info; 2] = [
+const EXPERIMENTS: [Info; 2] = [
     Info {
         name: "swapoff-readahead",
         title: "swapoff time against page-cluster under four readahead policies (Andrea Righi, 2020)",
@@ -45,63 +59,99 @@ pub(crate) const EXPERIMENTS: [Info; 2] = [
 /// One row of an experiment's table.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
-pub(crate) enum Row {
+pub enum Row {
+    /// A row of `swapoff-readahead`.
     Swapoff(SwapoffRow),
+    /// A row of `plug-merge`.
     Plug(PlugRow),
 }
 
 /// A swapoff-readahead row.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct SwapoffRow {
-    pub(crate) policy: &'static str,
-    pub(crate) page_cluster: u32,
-    pub(crate) swapoff_s: f64,
-    pub(crate) pswpin: u64,
-    pub(crate) read_requests: u64,
-    pub(crate) swap_ra: u64,
-    pub(crate) swap_ra_hit: u64,
+#[non_exhaustive]
+pub struct SwapoffRow {
+    /// The column: "scaling-pre-5.8", "scaling", "fixed" or "vma".
+    pub policy: &'static str,
+    /// `vm.page-cluster`.
+    pub page_cluster: u32,
+    /// Simulated swapoff time, in seconds.
+    pub swapoff_s: f64,
+    /// Pages swapoff read in.
+    pub pswpin: u64,
+    /// Read requests swapoff issued.
+    pub read_requests: u64,
+    /// Readahead pages read during swapoff.
+    pub swap_ra: u64,
+    /// Readahead pages swapoff found already read.
+    pub swap_ra_hit: u64,
 }
 
 /// A plug-merge row: one device, plug on or off.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct PlugRow {
-    pub(crate) plug: bool,
-    pub(crate) device: String,
-    pub(crate) reads_queued: u64,
-    pub(crate) read_dispatches: u64,
-    pub(crate) read_merges: u64,
-    pub(crate) reads_completed: u64,
-    pub(crate) io_unplugs: u64,
-    pub(crate) read_mib: f64,
-    pub(crate) dispatches_per_mib: f64,
-    pub(crate) throughput_mib_s: f64,
+#[non_exhaustive]
+pub struct PlugRow {
+    /// Whether plugging was on.
+    pub plug: bool,
+    /// The device the row describes (the first of the 16).
+    pub device: String,
+    /// Read bios queued.
+    pub reads_queued: u64,
+    /// Read requests dispatched.
+    pub read_dispatches: u64,
+    /// Read bios merged into requests.
+    pub read_merges: u64,
+    /// Read requests completed.
+    pub reads_completed: u64,
+    /// Plug flushes that dispatched something.
+    pub io_unplugs: u64,
+    /// MiB read.
+    pub read_mib: f64,
+    /// Read dispatches per MiB read.
+    pub dispatches_per_mib: f64,
+    /// MiB read per simulated second.
+    pub throughput_mib_s: f64,
 }
 
 /// The simulated direction and ratio against the published ones.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct Verdict {
-    pub(crate) metric: String,
-    pub(crate) simulated: f64,
-    pub(crate) published: f64,
-    pub(crate) direction_matches: bool,
-    pub(crate) text: String,
-    pub(crate) details: Vec<(String, f64)>,
+#[non_exhaustive]
+pub struct Verdict {
+    /// What is compared.
+    pub metric: String,
+    /// The simulated ratio.
+    pub simulated: f64,
+    /// The published ratio.
+    pub published: f64,
+    /// Whether the simulation moves the way the publication did.
+    pub direction_matches: bool,
+    /// One sentence comparing the two.
+    pub text: String,
+    /// Further figures, by name.
+    pub details: Vec<(String, f64)>,
 }
 
 /// A finished experiment.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct Outcome {
-    pub(crate) experiment: &'static str,
-    pub(crate) title: &'static str,
-    pub(crate) setup: String,
-    pub(crate) published: &'static str,
-    pub(crate) scale: f64,
-    pub(crate) rows: Vec<Row>,
-    pub(crate) verdict: Verdict,
+#[non_exhaustive]
+pub struct Outcome {
+    /// The experiment's name.
+    pub experiment: &'static str,
+    /// Its title.
+    pub title: &'static str,
+    /// The simulated setup, in words.
+    pub setup: String,
+    /// The published setup and figures.
+    pub published: &'static str,
+    /// The scale it ran at.
+    pub scale: f64,
+    /// The table, laid out like the publication's.
+    pub rows: Vec<Row>,
+    /// The comparison with the publication.
+    pub verdict: Verdict,
 }
 
-/// Runs experiment `name` at `scale` (1 = as published).
-pub(crate) fn run(name: &str, scale: f64) -> Result<Outcome> {
+/// Runs experiment `name` at `scale` (0 < scale <= 1; 1 is as published).
+pub fn run(name: &str, scale: f64) -> Result<Outcome> {
     if !(scale > 0.0 && scale <= 1.0) {
         bail!("--scale: {scale} is outside (0, 1]");
     }
@@ -115,12 +165,15 @@ pub(crate) fn run(name: &str, scale: f64) -> Result<Outcome> {
     }
 }
 
-/// Loads a scenario from text and runs it.
-fn run_text(label: &str, text: &str) -> Result<SimReport> {
-    let source =
-        ScenarioSource { display: label.to_string(), text: text.to_string(), base_dir: PathBuf::new() };
-    let prepared = scenario::load(&source, LoadOptions::default())?;
+/// Validates a scenario built as a typed value and runs it.
+fn run_file(label: &str, file: ScenarioFile) -> Result<SimReport> {
+    let prepared = Scenario::from_file(file, label, "").prepare()?;
     prepared.run().with_context(|| format!("experiment scenario {label}"))
+}
+
+/// A size of `mib` MiB.
+fn mib_size(mib: u64) -> ByteSize {
+    ByteSize(mib << 20)
 }
 
 /// Sizes in MiB scaled down, at least `min`, rounded to whole MiB.
@@ -137,11 +190,11 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
     let per_proc = (ram as f64 * 0.85 / n_procs as f64).round() as u64;
     let filled = per_proc * n_procs;
     // (column name, readahead policy, swapoff hit accounting)
-    let policies: [(&'static str, &str, &str); 4] = [
-        ("scaling-pre-5.8", "cluster", "ignored"),
-        ("scaling", "cluster", "credited"),
-        ("fixed", "fixed", "credited"),
-        ("vma", "vma", "credited"),
+    let policies: [(&'static str, ReadaheadConfig, SwapoffHits); 4] = [
+        ("scaling-pre-5.8", ReadaheadConfig::Cluster, SwapoffHits::Ignored),
+        ("scaling", ReadaheadConfig::Cluster, SwapoffHits::Credited),
+        ("fixed", ReadaheadConfig::Fixed, SwapoffHits::Credited),
+        ("vma", ReadaheadConfig::Vma, SwapoffHits::Credited),
     ];
     let variants: Vec<(usize, u32)> =
         (1..=8).flat_map(|pc| (0..policies.len()).map(move |p| (p, pc))).collect();
@@ -149,33 +202,31 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
         .par_iter()
         .map(|&(p, pc)| {
             let (column, policy, hits) = policies[p];
-            let text = format!(
-                r#"
-[machine]
-memory = "{ram}MiB"
-cpus = 2
-[swap]
-page_cluster = {pc}
-readahead = "{policy}"
-swapoff_readahead_hits = "{hits}"
-[[swap.devices]]
-name = "vda"
-size = "{swap}MiB"
-model = {{ preset = "virtio" }}
-[workload.generator]
-pattern = "seq"
-region = "{per_proc}MiB"
-passes = 0
-tasks = {n_procs}
-[[timeline]]
-at = "workload-end"
-op = "swap-out-all"
-[[timeline]]
-op = "swapoff"
-device = "vda"
-"#
-            );
-            let report = run_text(&format!("swapoff-readahead/{column}/page_cluster={pc}"), &text)?;
+            let mut generator = GeneratorConfig::new(Pattern::Seq, mib_size(per_proc));
+            generator.passes = 0;
+            generator.tasks = n_procs as u32;
+            let mut file = ScenarioFile {
+                machine: MachineConfig { memory: mib_size(ram), cpus: 2, ..MachineConfig::default() },
+                workload: WorkloadSection::generator(generator),
+                timeline: vec![
+                    TimelineEntry::new(
+                        When { at: Some("workload-end".into()), ..When::default() },
+                        TimelineOp::SwapOutAll {},
+                    ),
+                    TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() }),
+                ],
+                ..ScenarioFile::default()
+            };
+            file.swap.page_cluster = pc;
+            file.swap.readahead = policy;
+            file.swap.swapoff_readahead_hits = hits;
+            file.swap.devices = vec![DeviceSection {
+                name: "vda".into(),
+                size: mib_size(swap),
+                priority: None,
+                model: DeviceConfig::preset("virtio"),
+            }];
+            let report = run_file(&format!("swapoff-readahead/{column}/page_cluster={pc}"), file)?;
             let op = report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
             Ok(SwapoffRow {
                 policy: column,
@@ -247,36 +298,37 @@ fn plug_merge(scale: f64) -> Result<Outcome> {
     let guest = (ram * 3 / 2) / n_guests;
     let disk = mib(1024.0, scale, 64.0);
     let names: Vec<String> = (0..16).map(|i| format!("sd{}", (b'b' + i as u8) as char)).collect();
-    let devices: String = names
+    let devices: Vec<DeviceSection> = names
         .iter()
-        .map(|n| {
-            format!("[[swap.devices]]\nname = \"{n}\"\nsize = \"{disk}MiB\"\npriority = 0\nmodel = {{ preset = \"san\", channels = 4 }}\n")
+        .map(|name| DeviceSection {
+            name: name.clone(),
+            size: mib_size(disk),
+            priority: Some(0),
+            model: DeviceConfig { channels: Some(4), ..DeviceConfig::preset("san") },
         })
         .collect();
     let runs: Vec<Result<(bool, SimReport)>> = [false, true]
         .par_iter()
         .map(|&plug| {
             // The 2012 kernel read a fixed 2^page-cluster window around each fault.
-            let text = format!(
-                r#"
-[machine]
-memory = "{ram}MiB"
-cpus = {n_guests}
-[swap]
-page_cluster = 3
-readahead = "fixed"
-{devices}
-[block]
-plugging = {plug}
-[workload.generator]
-pattern = "zipf"
-zipf_exponent = 0.6
-region = "{guest}MiB"
-passes = 3
-tasks = {n_guests}
-"#
-            );
-            Ok((plug, run_text(&format!("plug-merge/plug={plug}"), &text)?))
+            let mut generator = GeneratorConfig::new(Pattern::Zipf, mib_size(guest));
+            generator.zipf_exponent = 0.6;
+            generator.passes = 3;
+            generator.tasks = n_guests as u32;
+            let mut file = ScenarioFile {
+                machine: MachineConfig {
+                    memory: mib_size(ram),
+                    cpus: n_guests as u32,
+                    ..MachineConfig::default()
+                },
+                block: BlockConfig { plugging: plug, ..BlockConfig::default() },
+                workload: WorkloadSection::generator(generator),
+                ..ScenarioFile::default()
+            };
+            file.swap.page_cluster = 3;
+            file.swap.readahead = ReadaheadConfig::Fixed;
+            file.swap.devices = devices.clone();
+            Ok((plug, run_file(&format!("plug-merge/plug={plug}"), file)?))
         })
         .collect();
     let runs: Vec<(bool, SimReport)> = runs.into_iter().collect::<Result<_>>()?;
@@ -338,106 +390,4 @@ tasks = {n_guests}
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
-}
-
-/// Prints the setup, a table laid out like the publication's, and the verdict.
-pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
-    writeln!(out, "{}: {}", o.experiment, o.title)?;
-    writeln!(out, "setup: {}", o.setup)?;
-    if o.scale < 1.0 {
-        writeln!(out, "scale: {} (sizes reduced; compare with the publication at scale 1)", o.scale)?;
-    }
-    writeln!(out, "published: {}", o.published)?;
-    writeln!(out)?;
-    match o.rows.first() {
-        Some(Row::Swapoff(_)) => {
-            let columns = ["scaling-pre-5.8", "scaling", "fixed", "vma"];
-            writeln!(out, "swapoff time (s)")?;
-            writeln!(
-                out,
-                "{:>12} {:>16} {:>10} {:>10} {:>10}",
-                "page-cluster", columns[0], columns[1], columns[2], columns[3]
-            )?;
-            for pc in 1..=8 {
-                let cell = |c: &str| {
-                    o.rows
-                        .iter()
-                        .find_map(|r| match r {
-                            Row::Swapoff(s) if s.policy == c && s.page_cluster == pc => Some(s.swapoff_s),
-                            _ => None,
-                        })
-                        .unwrap_or(f64::NAN)
-                };
-                writeln!(
-                    out,
-                    "{pc:>12} {:>16.2} {:>10.2} {:>10.2} {:>10.2}",
-                    cell(columns[0]),
-                    cell(columns[1]),
-                    cell(columns[2]),
-                    cell(columns[3])
-                )?;
-            }
-        }
-        Some(Row::Plug(_)) => {
-            writeln!(
-                out,
-                "{:>6} {:>6} {:>13} {:>15} {:>12} {:>15} {:>11} {:>10} {:>11} {:>12}",
-                "plug",
-                "device",
-                "Reads Queued",
-                "Read Dispatches",
-                "Read Merges",
-                "Reads Completed",
-                "IO unplugs",
-                "read MiB",
-                "disp./MiB",
-                "MiB/s"
-            )?;
-            for r in &o.rows {
-                if let Row::Plug(p) = r {
-                    writeln!(
-                        out,
-                        "{:>6} {:>6} {:>13} {:>15} {:>12} {:>15} {:>11} {:>10.1} {:>11.1} {:>12.2}",
-                        if p.plug { "on" } else { "off" },
-                        p.device,
-                        p.reads_queued,
-                        p.read_dispatches,
-                        p.read_merges,
-                        p.reads_completed,
-                        p.io_unplugs,
-                        p.read_mib,
-                        p.dispatches_per_mib,
-                        p.throughput_mib_s
-                    )?;
-                }
-            }
-        }
-        None => {}
-    }
-    writeln!(out)?;
-    let mark = if o.verdict.direction_matches { "matches" } else { "DOES NOT match" };
-    writeln!(out, "verdict ({mark} the published direction): {}", o.verdict.text)?;
-    Ok(())
-}
-
-/// One CSV line per row, with a header.
-pub(crate) fn write_csv(out: &mut impl Write, o: &Outcome) -> Result<()> {
-    let mut first = true;
-    for r in &o.rows {
-        let value = serde_json::to_value(r)?;
-        let obj = value.as_object().context("rows are objects")?;
-        if first {
-            writeln!(out, "{}", obj.keys().cloned().collect::<Vec<_>>().join(","))?;
-            first = false;
-        }
-        let cells: Vec<String> = obj
-            .values()
-            .map(|v| match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect();
-        writeln!(out, "{}", cells.join(","))?;
-    }
-    Ok(())
 }

@@ -1,11 +1,11 @@
-//! Trace files: how `run` turns a captured trace into tasks, and how traces are written.
+//! Trace files: how a run turns a captured trace into tasks.
 //!
 //! Reading is the job of `swapsim-trace-formats`: it undoes compression, detects the
 //! format and demultiplexes the records into one task per thread, the threads of a process
-//! sharing its address space. This module supplies what only the cli knows: where the bytes
-//! are (a file, or the demo trace built into the binary), the options the user chose, the
-//! region a text trace declares with `pages=N`, and `--repeat`, which replays the whole
-//! stream several times in a row.
+//! sharing its address space. This module supplies what that crate deliberately leaves to
+//! its caller: where the bytes are (a file, or bytes built into a program), the options
+//! chosen, the region a text trace declares with `pages=N`, and `repeat`, which replays the
+//! whole stream several times in a row.
 //!
 //! What it deliberately does not do: parse any trace format itself. The one exception is
 //! the `#` header of a text trace, which is read with the core's own text reader so that a
@@ -14,8 +14,8 @@
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
 use std::sync::Arc;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, TraceSummary};
@@ -25,23 +25,26 @@ use swapsim_trace_formats::{Format, FormatError, OpenOptions, Record, RecordSour
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// The first two bytes of every gzip member.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-/// Compression level for traces written with a `.zst` name: slow to write, small to keep.
-const ZSTD_LEVEL: i32 = 19;
 /// Most times `--repeat` may replay a trace.
-pub(crate) const REPEAT_MAX: u32 = 1000;
+pub const REPEAT_MAX: u32 = 1000;
 
 /// Where a trace's bytes come from.
 #[derive(Clone, Debug)]
-pub(crate) enum TraceSource {
+pub enum TraceSource {
     /// A file on disk; relative paths are relative to the current directory.
     File(PathBuf),
-    /// Bytes built into the binary (the demo), with the name they are reported under.
-    Embedded { name: &'static str, bytes: &'static [u8] },
+    /// Bytes built into a program (the demo), with the name they are reported under.
+    Embedded {
+        /// The name reports use.
+        name: &'static str,
+        /// The trace, possibly compressed.
+        bytes: &'static [u8],
+    },
 }
 
 impl TraceSource {
     /// The name used in reports and error messages: the path, or the embedded name.
-    pub(crate) fn name(&self) -> String {
+    pub fn name(&self) -> String {
         match self {
             TraceSource::File(path) => path.display().to_string(),
             TraceSource::Embedded { name, .. } => (*name).to_string(),
@@ -57,7 +60,7 @@ impl TraceSource {
     }
 
     /// Opens the trace as a stream of records.
-    pub(crate) fn records(&self, options: OpenOptions) -> Result<Box<dyn RecordSource>> {
+    pub fn records(&self, options: OpenOptions) -> Result<Box<dyn RecordSource>> {
         let name = self.name();
         let raw = self.raw().with_context(|| format!("cannot open trace {name}"))?;
         open_any(raw, options).with_context(|| format!("trace {name}"))
@@ -77,7 +80,7 @@ impl TraceSource {
     }
 
     /// The region a text trace declares with `pages=N` in its `#` header, if it does.
-    pub(crate) fn declared_pages(&self) -> Result<Option<u64>> {
+    pub fn declared_pages(&self) -> Result<Option<u64>> {
         let name = self.name();
         let reader = self.decompressed().with_context(|| format!("cannot open trace {name}"))?;
         let text = swapsim_trace_formats::text::TextReader::new(reader, OpenOptions::default())
@@ -92,9 +95,9 @@ fn open_any(raw: Box<dyn Read + Send>, options: OpenOptions) -> Result<Box<dyn R
 }
 
 /// How the records of a trace become the accesses of tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Pace {
+pub enum Pace {
     /// A task's think time before each access is the time since its previous record, when
     /// the trace records time; otherwise the CPU cost profile's `access_ns`.
     #[default]
@@ -104,8 +107,8 @@ pub(crate) enum Pace {
 }
 
 impl Pace {
-    /// Parses the name used in scenario files.
-    pub(crate) fn from_name(name: &str) -> Option<Pace> {
+    /// Parses the name used in scenario files: "timestamps" or "cpu".
+    pub fn from_name(name: &str) -> Option<Pace> {
         match name {
             "timestamps" => Some(Pace::Timestamps),
             "cpu" => Some(Pace::Cpu),
@@ -122,7 +125,7 @@ impl Pace {
 }
 
 /// Parses a format name as the command line and scenario files give it.
-pub(crate) fn parse_format(name: &str) -> Result<Format, String> {
+pub fn parse_format(name: &str) -> Result<Format, String> {
     Format::from_name(name).ok_or_else(|| {
         format!("\"{name}\" is not a trace format (expected perf, ftrace, lackey, text or native)")
     })
@@ -145,25 +148,29 @@ pub(crate) struct TraceInput {
 
 /// What a run says about the trace it replayed: the `trace` object of a run report.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct TraceReport {
+#[non_exhaustive]
+pub struct TraceReport {
     /// The format read, by its stable name.
-    pub(crate) format: &'static str,
+    pub format: &'static str,
     /// Records in one pass of the trace.
-    pub(crate) records: u64,
+    pub records: u64,
     /// How many times the stream was replayed.
-    pub(crate) repeat: u32,
+    pub repeat: u32,
     /// One task per thread, in the order the tasks were started.
-    pub(crate) tasks: Vec<TaskCount>,
+    pub tasks: Vec<TaskCount>,
     /// Lines or records skipped in one pass, by reason.
-    pub(crate) skipped: std::collections::BTreeMap<String, u64>,
+    pub skipped: std::collections::BTreeMap<String, u64>,
 }
 
 /// One task of a trace and its records.
 #[derive(Clone, Copy, Debug, Serialize)]
-pub(crate) struct TaskCount {
-    pub(crate) pid: u32,
-    pub(crate) tid: u32,
-    pub(crate) records: u64,
+pub struct TaskCount {
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Records of this thread.
+    pub records: u64,
 }
 
 impl TraceInput {
@@ -235,28 +242,6 @@ impl TraceReport {
             skipped: summary.skipped.0.iter().map(|(reason, &n)| (reason.clone(), per_pass(n))).collect(),
         }
     }
-
-    /// One line for the table report, e.g. `trace: perf, 1200 records, 2 tasks, skipped 3 (bad line 3)`.
-    pub(crate) fn line(&self) -> String {
-        let n_tasks = self.tasks.len();
-        let tasks = if n_tasks == 1 { "task" } else { "tasks" };
-        let mut line = format!("trace: {}, {} records, {n_tasks} {tasks}", self.format, self.records);
-        if self.repeat > 1 {
-            line.push_str(&format!(", replayed {} times", self.repeat));
-        }
-        line.push_str(&format!(", {}", skipped_text(&self.skipped)));
-        line
-    }
-}
-
-/// `skipped 0`, or `skipped 4 (bad line 3, other event 1)`.
-pub(crate) fn skipped_text(skipped: &std::collections::BTreeMap<String, u64>) -> String {
-    let total: u64 = skipped.values().sum();
-    if total == 0 {
-        return "skipped 0".to_string();
-    }
-    let parts: Vec<String> = skipped.iter().map(|(reason, n)| format!("{reason} {n}")).collect();
-    format!("skipped {total} ({})", parts.join(", "))
 }
 
 /// Opens the trace again from its start.
@@ -356,87 +341,6 @@ impl RecordSource for Repeat {
 
     fn format(&self) -> Format {
         self.current.format()
-    }
-}
-
-/// How a written trace is compressed, from its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Compression {
-    None,
-    Zstd,
-    Gzip,
-}
-
-impl Compression {
-    /// `.zst` gives zstd, `.gz` gzip, anything else none.
-    pub(crate) fn of(path: &Path) -> Compression {
-        match path.extension().and_then(|ext| ext.to_str()) {
-            Some("zst") => Compression::Zstd,
-            Some("gz") => Compression::Gzip,
-            _ => Compression::None,
-        }
-    }
-}
-
-/// A file being written, compressed as its name says. Call [`Output::finish`] at the end:
-/// dropping it may lose the compressor's last block.
-pub(crate) struct Output {
-    path: PathBuf,
-    sink: OutputSink,
-}
-
-enum OutputSink {
-    Plain(BufWriter<File>),
-    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
-    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
-}
-
-impl Output {
-    /// Creates `path`, compressing by its extension.
-    pub(crate) fn create(path: &Path) -> Result<Output> {
-        let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        let file = BufWriter::new(file);
-        let sink = match Compression::of(path) {
-            Compression::None => OutputSink::Plain(file),
-            Compression::Zstd => OutputSink::Zstd(
-                zstd::stream::write::Encoder::new(file, ZSTD_LEVEL)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
-            ),
-            Compression::Gzip => {
-                OutputSink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::best()))
-            }
-        };
-        Ok(Output { path: path.to_path_buf(), sink })
-    }
-
-    /// Flushes everything and closes the file.
-    pub(crate) fn finish(self) -> Result<()> {
-        let context = || format!("cannot write {}", self.path.display());
-        let file = match self.sink {
-            OutputSink::Plain(file) => file,
-            OutputSink::Zstd(encoder) => encoder.finish().with_context(context)?,
-            OutputSink::Gzip(encoder) => encoder.finish().with_context(context)?,
-        };
-        file.into_inner().map_err(|err| err.into_error()).with_context(context)?.sync_all().ok();
-        Ok(())
-    }
-}
-
-impl Write for Output {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match &mut self.sink {
-            OutputSink::Plain(w) => w.write(buf),
-            OutputSink::Zstd(w) => w.write(buf),
-            OutputSink::Gzip(w) => w.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.sink {
-            OutputSink::Plain(w) => w.flush(),
-            OutputSink::Zstd(w) => w.flush(),
-            OutputSink::Gzip(w) => w.flush(),
-        }
     }
 }
 

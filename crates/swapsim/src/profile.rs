@@ -1,4 +1,4 @@
-//! `swapsim profile fit`: a device profile from fio's JSON output.
+//! Profile fitting: a device profile from fio's JSON output (`swapsim profile fit`).
 //!
 //! The fit is the one behind the `virtio`/`this-vm` presets, so a user can repeat it for
 //! their own disk:
@@ -89,12 +89,19 @@ fn line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     Some((my - b * mx, b))
 }
 
-/// Fits a profile named `name` from fio JSON files; returns it and a description of the fit.
-pub(crate) fn fit(
-    files: &[std::path::PathBuf],
-    name: &str,
-    overhead_us: f64,
-) -> Result<(DeviceProfile, String)> {
+/// A fitted device profile and how it was fitted.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Fitted {
+    /// The profile; every field not fitted is the `virtio` preset's.
+    pub profile: DeviceProfile,
+    /// The fitted lines and figures, in one sentence.
+    pub description: String,
+}
+
+/// Fits a profile named `name` from fio JSON files. `overhead_us` is the latency fio sees
+/// above the block layer, subtracted from the fitted bases.
+pub fn fit(files: &[std::path::PathBuf], name: &str, overhead_us: f64) -> Result<Fitted> {
     let mut jobs = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
@@ -155,7 +162,7 @@ pub(crate) fn fit(
         ));
     }
     how.push_str(&format!("; peak throughput {bandwidth:.0} MiB/s"));
-    Ok((profile, how))
+    Ok(Fitted { profile, description: how })
 }
 
 fn round2(x: f64) -> f64 {

@@ -1,11 +1,11 @@
-//! `swapsim validate`: replay cases measured on a real kernel and compare.
+//! Validation: replay cases measured on a real kernel and compare (`swapsim validate`).
 //!
 //! A case (format `swapsim-validation/1`, see validation/README.md) names the machine, the
 //! memory cgroup, the swap device and knobs, the exact access trace, and the kernel's
 //! counters, block figures and timings (median, min, max of repeated runs). Each case is
-//! turned into a scenario (as TOML text, through the same loading path as `swapsim run`),
-//! replayed, and its simulated figures are laid out with the same shape and names as the
-//! case's `measured` object, so that the two can be compared figure by figure.
+//! turned into a scenario (a typed value, validated as a scenario file is), replayed, and
+//! its simulated figures are laid out with the same shape and names as the case's
+//! `measured` object, so that the two can be compared figure by figure.
 //!
 //! Not modelled, so such cases are skipped with a reason: zswap, zram, large folios.
 
@@ -13,17 +13,19 @@ use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use swapsim_core::config::CpuCosts;
+use swapsim_core::config::{CpuCosts, MachineConfig, MemcgConfig};
 use swapsim_core::stats::{BlockTotals, DirStats, Vmstat};
-use swapsim_core::SimReport;
+use swapsim_core::{ByteSize, SimReport};
+use swapsim_devices::DeviceConfig;
+use swapsim_policies::ReadaheadConfig;
 
-use crate::scenario::{self, LoadOptions, ScenarioSource};
+use crate::scenario::{DeviceSection, Scenario, ScenarioFile, WorkloadSection};
+use crate::timeline::{TimelineEntry, TimelineOp, When};
 
 /// Counters the summary (and the regression bound) is computed over, as paths into the
 /// `measured` shape of live cases.
-pub(crate) const SUMMARY_COUNTERS: [&str; 7] = [
+pub const SUMMARY_COUNTERS: [&str; 7] = [
     "vmstat.pswpin",
     "vmstat.pswpout",
     "vmstat.pgmajfault",
@@ -42,36 +44,51 @@ struct Case {
 
 /// A case's outcome.
 #[derive(Debug, Serialize)]
-pub(crate) struct CaseResult {
-    pub(crate) id: String,
-    pub(crate) kind: String,
+#[non_exhaustive]
+pub struct CaseResult {
+    /// The case's id.
+    pub id: String,
+    /// "live" or "swapoff".
+    pub kind: String,
     /// Why the case was not replayed, if it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) skipped: Option<String>,
-    pub(crate) sim: Value,
-    pub(crate) real: Value,
-    pub(crate) real_min: Value,
-    pub(crate) real_max: Value,
-    pub(crate) ratio: Value,
+    pub skipped: Option<String>,
+    /// The simulated figures, shaped like `real`.
+    pub sim: Value,
+    /// The kernel's medians of the figures both sides have.
+    pub real: Value,
+    /// The kernel's minimum of each figure.
+    pub real_min: Value,
+    /// The kernel's maximum of each figure.
+    pub real_max: Value,
+    /// Simulated over real, per figure (null when real is zero and simulated is not).
+    pub ratio: Value,
 }
 
 /// Errors across cases for one counter.
 #[derive(Debug, Serialize)]
-pub(crate) struct CounterSummary {
-    pub(crate) counter: String,
-    pub(crate) cases: usize,
+#[non_exhaustive]
+pub struct CounterSummary {
+    /// The figure, as a dotted path into the `measured` shape.
+    pub counter: String,
+    /// Cases that have it.
+    pub cases: usize,
     /// Median over cases of |sim / real - 1|.
-    pub(crate) median_abs_error: f64,
-    /// The largest |sim / real - 1| and the case it occurs in.
-    pub(crate) worst_abs_error: f64,
-    pub(crate) worst_case: String,
+    pub median_abs_error: f64,
+    /// The largest |sim / real - 1|.
+    pub worst_abs_error: f64,
+    /// The case the largest error occurs in.
+    pub worst_case: String,
 }
 
-/// Everything `validate` found.
+/// Everything a validation found.
 #[derive(Debug, Serialize)]
-pub(crate) struct Validation {
-    pub(crate) cases: Vec<CaseResult>,
-    pub(crate) summary: Vec<CounterSummary>,
+#[non_exhaustive]
+pub struct Validation {
+    /// Per case, in file-name order.
+    pub cases: Vec<CaseResult>,
+    /// Per counter, the error across cases.
+    pub summary: Vec<CounterSummary>,
 }
 
 fn read_cases(dir: &Path, only: &[String]) -> Result<Vec<Case>> {
@@ -138,70 +155,76 @@ fn unsupported(case: &Case) -> Option<String> {
     None
 }
 
-/// The scenario a case describes, as TOML text.
-fn scenario_text(case: &Case, dir: &Path) -> Result<String> {
+/// The scenario a case describes.
+fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
     // Relative to the case directory, which the scenario is loaded from.
     let trace = field(case, "workload.trace")?.as_str().context("workload.trace is not a string")?;
     let region_pages = num(case, "workload.region_bytes")? / 4096;
     let rotational = field(case, "setup.swap.rotational")?.as_bool().context("setup.swap.rotational")?;
-    let cpu = toml::to_string(&CpuCosts::this_vm()).context("cpu profile")?;
-    let mut text = format!(
-        r#"seed = 1
-[machine]
-memory = {ram}
-cpus = {cpus}
-[memcg]
-limit = {limit}
-swappiness = {swappiness}
-version = {version}
-[swap]
-page_cluster = {pc}
-vma_ra_enabled = {vma}
-readahead = "kernel"
-[[swap.devices]]
-name = "vda"
-size = {swap}
-model = {{ preset = "this-vm", rotational = {rotational} }}
-[cpu]
-{cpu}
-[workload]
-trace = {trace:?}
-"#,
-        ram = num(case, "setup.machine_ram_bytes")?,
-        cpus = num(case, "setup.cpus")?,
-        limit = num(case, "setup.memcg_limit_bytes")?,
-        swappiness = num(case, "setup.swappiness")?,
-        version = num(case, "setup.memcg_version")?,
-        pc = num(case, "setup.page_cluster")?,
-        vma = field(case, "setup.vma_ra_enabled")?.as_bool().context("setup.vma_ra_enabled")?,
-        swap = num(case, "setup.swap.size_bytes")?,
-        trace = trace,
-    );
+    let version = num(case, "setup.memcg_version")?;
+    let mut file = ScenarioFile {
+        seed: 1,
+        machine: MachineConfig {
+            memory: ByteSize(num(case, "setup.machine_ram_bytes")?),
+            cpus: small(case, "setup.cpus")?,
+            ..MachineConfig::default()
+        },
+        memcg: MemcgConfig {
+            limit: Some(ByteSize(num(case, "setup.memcg_limit_bytes")?)),
+            swappiness: small(case, "setup.swappiness")?,
+            version: u8::try_from(version).map_err(|_| {
+                anyhow!("{}: setup.memcg_version {version} is out of range", case.file.display())
+            })?,
+        },
+        cpu: CpuCosts::this_vm(),
+        workload: WorkloadSection { trace: Some(PathBuf::from(trace)), ..WorkloadSection::default() },
+        ..ScenarioFile::default()
+    };
+    file.swap.page_cluster = small(case, "setup.page_cluster")?;
+    file.swap.vma_ra_enabled =
+        field(case, "setup.vma_ra_enabled")?.as_bool().context("setup.vma_ra_enabled")?;
+    file.swap.readahead = ReadaheadConfig::Kernel;
+    file.swap.devices = vec![DeviceSection {
+        name: "vda".into(),
+        size: ByteSize(num(case, "setup.swap.size_bytes")?),
+        priority: None,
+        model: DeviceConfig { rotational: Some(rotational), ..DeviceConfig::preset("this-vm") },
+    }];
     match field(case, "kind")?.as_str() {
         Some("live") => {
             // Mark where the fill ends: the trace header says how many accesses it has;
             // without one, the fill writes every page of the region once.
             let fill = fill_accesses(&dir.join(trace)).unwrap_or(region_pages);
-            text.push_str(&format!(
-                "[[timeline]]\nafter_accesses = {fill}\nop = \"mark\"\nlabel = \"fill-end\"\n"
-            ));
+            let when = When { after_accesses: Some(fill), ..When::default() };
+            file.timeline.push(TimelineEntry::new(when, TimelineOp::Mark { label: "fill-end".into() }));
         }
         Some("swapoff") => {
             for op in field(case, "operations")?.as_array().context("operations")? {
                 match op["op"].as_str() {
                     Some("run_trace") => {}
-                    Some("set_memcg_limit") => text.push_str(&format!(
-                        "[[timeline]]\nat = \"workload-end\"\nop = \"set-memcg-limit\"\nlimit = \"{}\"\n",
-                        op["bytes"].as_u64().context("set_memcg_limit.bytes")?
+                    Some("set_memcg_limit") => {
+                        let bytes = op["bytes"].as_u64().context("set_memcg_limit.bytes")?;
+                        let when = When { at: Some("workload-end".into()), ..When::default() };
+                        let op = TimelineOp::SetMemcgLimit { limit: bytes.to_string() };
+                        file.timeline.push(TimelineEntry::new(when, op));
+                    }
+                    Some("swapoff") => file.timeline.push(TimelineEntry::new(
+                        When::default(),
+                        TimelineOp::Swapoff { device: "vda".into() },
                     )),
-                    Some("swapoff") => text.push_str("[[timeline]]\nop = \"swapoff\"\ndevice = \"vda\"\n"),
                     other => bail!("{}: operation {other:?} is not known", case.file.display()),
                 }
             }
         }
         other => bail!("{}: kind {other:?} is not live or swapoff", case.file.display()),
     }
-    Ok(text)
+    Ok(file)
+}
+
+/// Field `path` of a case as a number that fits a `u32`.
+fn small<T: TryFrom<u64>>(case: &Case, path: &str) -> Result<T> {
+    let n = num(case, path)?;
+    T::try_from(n).map_err(|_| anyhow!("{}: {path} {n} is out of range", case.file.display()))
 }
 
 /// `fill_accesses=N` from a validation trace's `#` header line, if present.
@@ -355,12 +378,14 @@ fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+/// The figure at dotted `path` in a tree shaped like `measured`.
+pub fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(v, |v, part| v.get(part))
 }
 
-/// Runs every case in `dir` (or those named) and compares.
-pub(crate) fn run(dir: &Path, only: &[String]) -> Result<Validation> {
+/// Runs every case in `dir` (or only those whose ids are in `only`, when it is not
+/// empty) and compares.
+pub fn run(dir: &Path, only: &[String]) -> Result<Validation> {
     let cases = read_cases(dir, only)?;
     let results: Vec<Result<CaseResult>> = cases
         .par_iter()
@@ -378,10 +403,8 @@ pub(crate) fn run(dir: &Path, only: &[String]) -> Result<Validation> {
                     ratio: json!({}),
                 });
             }
-            let text = scenario_text(case, dir)?;
-            let source =
-                ScenarioSource { display: format!("case {}", case.id), text, base_dir: dir.to_path_buf() };
-            let report = scenario::load(&source, LoadOptions::default())?.run()?;
+            let file = scenario_file(case, dir)?;
+            let report = Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?.run()?;
             let sim = sim_shape(case, &report).with_context(|| format!("case {}", case.id))?;
             let (real, real_min, real_max, sim, ratio) = compare(&case.doc["measured"], &sim);
             Ok(CaseResult { id: case.id.clone(), kind, skipped: None, sim, real, real_min, real_max, ratio })
@@ -449,144 +472,4 @@ fn case_error(c: &CaseResult, path: &str) -> Option<f64> {
         return Some(if sim == 0.0 { 0.0 } else { 1.0 });
     }
     Some(round4((sim - real).abs() / base))
-}
-
-/// Flattens the compared figures of a case into (path, real, min, max, sim, ratio) rows.
-fn rows(c: &CaseResult) -> Vec<(String, f64, Value, Value, f64, Value)> {
-    fn walk(
-        prefix: &str,
-        real: &Value,
-        c: &CaseResult,
-        out: &mut Vec<(String, f64, Value, Value, f64, Value)>,
-    ) {
-        if let Value::Object(m) = real {
-            for (k, v) in m {
-                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                if let Some(x) = v.as_f64() {
-                    let get = |tree: &Value| lookup(tree, &path).cloned().unwrap_or(Value::Null);
-                    let sim = get(&c.sim).as_f64().unwrap_or(f64::NAN);
-                    out.push((path.clone(), x, get(&c.real_min), get(&c.real_max), sim, get(&c.ratio)));
-                } else {
-                    walk(&path, v, c, out);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk("", &c.real, c, &mut out);
-    out
-}
-
-fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-/// Per case and figure: the kernel's median and range, the simulated value and the ratio;
-/// then the summary.
-pub(crate) fn write_table(out: &mut impl Write, v: &Validation) -> Result<()> {
-    for c in &v.cases {
-        writeln!(out, "case {} ({})", c.id, c.kind)?;
-        if let Some(why) = &c.skipped {
-            writeln!(out, "  skipped: {why}\n")?;
-            continue;
-        }
-        writeln!(
-            out,
-            "  {:<40} {:>14} {:>27} {:>14} {:>8}",
-            "figure", "kernel median", "kernel range", "simulated", "sim/real"
-        )?;
-        for (path, real, lo, hi, sim, ratio) in rows(c) {
-            let range = format!(
-                "{} .. {}",
-                fmt_num(lo.as_f64().unwrap_or(f64::NAN)),
-                fmt_num(hi.as_f64().unwrap_or(f64::NAN))
-            );
-            let ratio = ratio.as_f64().map(|r| format!("{r:.3}")).unwrap_or_else(|| "-".into());
-            writeln!(out, "  {path:<40} {:>14} {range:>27} {:>14} {ratio:>8}", fmt_num(real), fmt_num(sim))?;
-        }
-        writeln!(out)?;
-    }
-    write_summary(out, v)
-}
-
-fn write_summary(out: &mut impl Write, v: &Validation) -> Result<()> {
-    writeln!(
-        out,
-        "summary: error = 0 inside the kernel's run-to-run range, else |sim - median| / median \
-         (median floored at 0.1% of the case's swap-ins)"
-    )?;
-    writeln!(
-        out,
-        "  {:<32} {:>6} {:>14} {:>14}  worst case",
-        "counter", "cases", "median error", "worst error"
-    )?;
-    for s in &v.summary {
-        writeln!(
-            out,
-            "  {:<32} {:>6} {:>13.1}% {:>13.1}%  {}",
-            s.counter,
-            s.cases,
-            s.median_abs_error * 100.0,
-            s.worst_abs_error * 100.0,
-            s.worst_case
-        )?;
-    }
-    Ok(())
-}
-
-/// The summary and the per-case key counters as Markdown, for docs/validation.md.
-pub(crate) fn write_markdown(out: &mut impl Write, v: &Validation, dir: &Path) -> Result<()> {
-    writeln!(out, "# How far to trust swapsim's counters\n")?;
-    writeln!(
-        out,
-        "Generated by `swapsim validate {} --format markdown`; do not edit by hand.\n",
-        dir.display()
-    )?;
-    writeln!(
-        out,
-        "Each case was measured on a real Linux 6.18 kernel on this project's validation machine \
-         (virtio disk, swap file, cgroup v1 memory limit, one CPU); swapsim replays the same access \
-         trace with the `this-vm` device and CPU profiles. Errors are |simulated / kernel median - 1|.\n"
-    )?;
-    writeln!(out, "## Summary\n")?;
-    writeln!(out, "| counter | cases | median error | worst error | worst case |")?;
-    writeln!(out, "|---|---|---|---|---|")?;
-    for s in &v.summary {
-        writeln!(
-            out,
-            "| `{}` | {} | {:.1}% | {:.1}% | {} |",
-            s.counter,
-            s.cases,
-            s.median_abs_error * 100.0,
-            s.worst_abs_error * 100.0,
-            s.worst_case
-        )?;
-    }
-    writeln!(out, "\n## Cases\n")?;
-    for c in &v.cases {
-        writeln!(out, "### {} ({})\n", c.id, c.kind)?;
-        if let Some(why) = &c.skipped {
-            writeln!(out, "Skipped: {why}.\n")?;
-            continue;
-        }
-        writeln!(out, "| figure | kernel median | kernel range | simulated | sim/real |")?;
-        writeln!(out, "|---|---|---|---|---|")?;
-        for (path, real, lo, hi, sim, ratio) in rows(c) {
-            let ratio = ratio.as_f64().map(|r| format!("{r:.3}")).unwrap_or_else(|| "-".into());
-            writeln!(
-                out,
-                "| `{path}` | {} | {} .. {} | {} | {ratio} |",
-                fmt_num(real),
-                fmt_num(lo.as_f64().unwrap_or(f64::NAN)),
-                fmt_num(hi.as_f64().unwrap_or(f64::NAN)),
-                fmt_num(sim)
-            )?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
 }

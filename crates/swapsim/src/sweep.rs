@@ -1,45 +1,46 @@
-//! `swapsim sweep`: one scenario run once per combination of `--vary` values.
+//! Sweeps: one scenario run once per combination of settings (`swapsim sweep --vary`).
 //!
 //! A sweep is a plan (the axes and the fixed `--set` edits) expanded into numbered
 //! variants. Variant `i` is the scenario with the fixed edits followed by one edit per
-//! axis, loaded and run through exactly the path `swapsim run` takes, so any row of a
-//! sweep can be reproduced with `run` and the same `--set` arguments.
+//! axis, validated and run through exactly the path a single run takes, so any row of a
+//! sweep can be reproduced with `swapsim run` and the same `--set` arguments.
 //!
 //! Determinism: the variants run in parallel, but results are collected by variant index,
 //! never by completion order, and every variant runs with the same seed. The job count
 //! therefore changes only the wall-clock time, which is reported under `host`.
 //!
-//! What it deliberately does not do: vary the seed. A sweep compares settings at one seed;
-//! `--vary seed=...` is refused rather than silently overridden by `--seed`.
+//! What it deliberately does not do: vary the seed (a sweep compares settings at one seed;
+//! `--vary seed=...` is refused rather than silently overridden by `--seed`), or show
+//! progress. The caller passes a [`Progress`] and draws what it likes.
 
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
-use std::cell::RefCell;
-use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use swapsim_core::SimReport;
 
 use crate::overrides::Override;
-use crate::scenario::{self, LoadOptions, Prepared, ScenarioSource};
+use crate::scenario::{Prepared, Scenario};
 
 /// The most variants one sweep may hold. A cross product grows fast, and a typo such as
 /// `1..100000` should fail at once rather than run for a day.
-pub(crate) const MAX_VARIANTS: usize = 10_000;
+pub const MAX_VARIANTS: usize = 10_000;
 
 /// One `--vary` argument: a key and the values it takes, in the order given.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Axis {
+#[non_exhaustive]
+pub struct Axis {
     /// The dotted key, as for `--set`.
-    pub(crate) key: String,
+    pub key: String,
     /// Each value as typed: the text after `=` of the edit it makes.
-    pub(crate) texts: Vec<String>,
+    pub texts: Vec<String>,
     /// Each value as the edit writes it (`0` is an integer, `cluster` a string); reports
     /// show these.
-    pub(crate) values: Vec<serde_json::Value>,
+    pub values: Vec<serde_json::Value>,
 }
 
 impl Axis {
     /// Parses `key=v1,v2,...` or `key=a..b` (integers, both ends included).
-    pub(crate) fn parse(arg: &str) -> Result<Axis, String> {
+    pub fn parse(arg: &str) -> Result<Axis, String> {
         let fail = |message: String| Err(format!("--vary {arg}: {message}"));
         let Some((key, spec)) = arg.split_once('=') else {
             return fail("expected KEY=VALUES: a comma list such as 0,1,3 or a range such as 1..8".into());
@@ -100,16 +101,16 @@ impl Axis {
 
 /// The variants of a sweep: the cross product of its axes, the first axis varying slowest.
 #[derive(Clone, Debug)]
-pub(crate) struct Plan {
-    pub(crate) axes: Vec<Axis>,
+pub struct Plan {
+    axes: Vec<Axis>,
     /// The `--set` edits every variant starts from, in order.
-    pub(crate) fixed: Vec<String>,
+    fixed: Vec<String>,
     n_variants: usize,
 }
 
 impl Plan {
     /// Checks the axes against each other and against the variant limit.
-    pub(crate) fn new(axes: Vec<Axis>, fixed: Vec<String>) -> Result<Plan> {
+    pub fn new(axes: Vec<Axis>, fixed: Vec<String>) -> Result<Plan> {
         if axes.is_empty() {
             bail!("a sweep needs at least one --vary");
         }
@@ -136,13 +137,23 @@ impl Plan {
         Ok(Plan { axes, fixed, n_variants: n_variants as usize })
     }
 
+    /// The axes, the first varying slowest.
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes
+    }
+
+    /// The `--set` edits every variant starts from, in order.
+    pub fn fixed(&self) -> &[String] {
+        &self.fixed
+    }
+
     /// How many variants the full sweep holds.
-    pub(crate) fn n_variants(&self) -> usize {
+    pub fn n_variants(&self) -> usize {
         self.n_variants
     }
 
     /// For variant `index`, the index of its value on each axis.
-    pub(crate) fn value_indices(&self, index: usize) -> Vec<usize> {
+    pub fn value_indices(&self, index: usize) -> Vec<usize> {
         assert!(index < self.n_variants, "variant {index} of {}", self.n_variants);
         let mut rest = index;
         let mut indices = vec![0; self.axes.len()];
@@ -154,7 +165,7 @@ impl Plan {
     }
 
     /// Every `--set` edit of variant `index`: the fixed ones, then one per axis.
-    pub(crate) fn edits(&self, index: usize) -> Vec<String> {
+    pub fn edits(&self, index: usize) -> Vec<String> {
         let mut edits = self.fixed.clone();
         for (axis, value_idx) in self.axes.iter().zip(self.value_indices(index)) {
             edits.push(axis.edit(value_idx));
@@ -172,15 +183,16 @@ impl Plan {
 
 /// `--shard K/N`: the variants whose index is `K-1` modulo `N`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Shard {
+pub struct Shard {
     /// 1-based shard number.
-    pub(crate) k: usize,
-    pub(crate) n: usize,
+    pub k: usize,
+    /// Number of shards.
+    pub n: usize,
 }
 
 impl Shard {
     /// Parses `K/N` with `1 <= K <= N`.
-    pub(crate) fn parse(text: &str) -> Result<Shard, String> {
+    pub fn parse(text: &str) -> Result<Shard, String> {
         let parsed =
             text.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
         match parsed {
@@ -190,49 +202,76 @@ impl Shard {
     }
 
     /// Whether variant `index` belongs to this shard.
-    pub(crate) fn holds(&self, index: usize) -> bool {
+    pub fn holds(&self, index: usize) -> bool {
         index % self.n == self.k - 1
     }
 }
 
-/// Everything a sweep needs besides the plan.
-#[derive(Debug)]
-pub(crate) struct SweepOptions<'a> {
-    pub(crate) source: &'a ScenarioSource,
-    /// `--seed`: replaces the scenario's seed for every variant.
-    pub(crate) seed: Option<u64>,
-    pub(crate) shard: Option<Shard>,
-    /// Threads in the pool that runs the variants.
-    pub(crate) jobs: usize,
+/// What a sweep tells its caller while it runs. Both methods are called on the thread
+/// that runs the variant, so a caller can keep per-thread state (a panic hook that names
+/// the variant, for one). `&()` reports nothing.
+pub trait Progress: Sync {
+    /// Variant `index` is about to run at `seed` with `edits` (the `--set` arguments that
+    /// reproduce it).
+    fn started(&self, _index: usize, _edits: &[String], _seed: u64) {}
+    /// Variant `index` has finished or failed; `done` of the `total` variants to run have.
+    fn finished(&self, _index: usize, _done: usize, _total: usize) {}
+}
+
+impl Progress for () {}
+
+/// Everything a sweep needs besides the scenario and the plan.
+#[derive(Clone, Copy)]
+pub struct SweepOptions<'a> {
+    /// Run only this shard's variants.
+    pub shard: Option<Shard>,
+    /// Threads in the pool that runs the variants; the results do not depend on it.
+    pub jobs: usize,
+    /// Told when each variant starts and ends.
+    pub progress: &'a dyn Progress,
+}
+
+impl std::fmt::Debug for SweepOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SweepOptions").field("shard", &self.shard).field("jobs", &self.jobs).finish()
+    }
 }
 
 /// One finished variant.
 #[derive(Debug)]
-pub(crate) struct VariantRun {
-    pub(crate) index: usize,
-    pub(crate) prepared: Prepared,
-    pub(crate) report: SimReport,
+#[non_exhaustive]
+pub struct VariantRun {
+    /// The variant's index in the full sweep.
+    pub index: usize,
+    /// The scenario with the variant's edits, validated.
+    pub prepared: Prepared,
+    /// The variant's report.
+    pub report: SimReport,
 }
 
 /// The variants a sweep ran, in index order.
 #[derive(Debug)]
-pub(crate) struct SweepRun {
+#[non_exhaustive]
+pub struct SweepRun {
     /// The seed every variant ran with.
-    pub(crate) seed: u64,
-    pub(crate) variants: Vec<VariantRun>,
+    pub seed: u64,
+    /// The variants, in index order.
+    pub variants: Vec<VariantRun>,
 }
 
-/// Loads the scenario once per axis value to catch a bad key or value before anything
-/// runs, then runs the variants (all of them, or one shard's) on a pool of `jobs` threads.
-pub(crate) fn run(plan: &Plan, options: SweepOptions<'_>) -> Result<SweepRun> {
-    let source = options.source;
-    let base =
-        scenario::load(source, LoadOptions { sets: &plan.fixed, seed: options.seed, ..Default::default() })?;
+/// Runs `plan` over `scenario`. Validates the scenario once per axis value to catch a
+/// bad key or value before anything runs, then runs the variants (all of them, or one
+/// shard's) on a pool of `options.jobs` threads.
+pub fn run(scenario: &Scenario, plan: &Plan, options: SweepOptions<'_>) -> Result<SweepRun> {
+    let base = scenario.clone().edits(&plan.fixed)?.prepare()?;
     for axis in &plan.axes {
         for value_idx in 0..axis.texts.len() {
             let mut sets = plan.fixed.clone();
             sets.push(axis.edit(value_idx));
-            scenario::load(source, LoadOptions { sets: &sets, seed: options.seed, ..Default::default() })
+            scenario
+                .clone()
+                .edits(&sets)
+                .and_then(|s| s.prepare())
                 .with_context(|| format!("--vary {}", axis.edit(value_idx)))?;
         }
     }
@@ -240,7 +279,7 @@ pub(crate) fn run(plan: &Plan, options: SweepOptions<'_>) -> Result<SweepRun> {
     let indices: Vec<usize> = (0..plan.n_variants())
         .filter(|&idx| options.shard.as_ref().is_none_or(|shard| shard.holds(idx)))
         .collect();
-    let progress = progress_bar(indices.len());
+    let n_done = AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs)
         .build()
@@ -249,74 +288,33 @@ pub(crate) fn run(plan: &Plan, options: SweepOptions<'_>) -> Result<SweepRun> {
         indices
             .par_iter()
             .map(|&index| {
-                let res = run_variant(plan, &options, index);
-                if let Some(bar) = &progress {
-                    bar.inc(1);
-                }
+                let res = run_variant(scenario, plan, options.progress, index);
+                let done = n_done.fetch_add(1, Ordering::Relaxed) + 1;
+                options.progress.finished(index, done, indices.len());
                 res
             })
             .collect()
     });
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
     // The first failure by index, so the message does not depend on thread timing.
     let variants = results.into_iter().collect::<Result<Vec<VariantRun>>>()?;
     for variant in &variants {
-        assert_eq!(variant.prepared.seed, base.seed, "the seed is never varied");
+        assert_eq!(variant.prepared.seed(), base.seed(), "the seed is never varied");
     }
-    Ok(SweepRun { seed: base.seed, variants })
+    Ok(SweepRun { seed: base.seed(), variants })
 }
 
-fn run_variant(plan: &Plan, options: &SweepOptions<'_>, index: usize) -> Result<VariantRun> {
+fn run_variant(
+    scenario: &Scenario,
+    plan: &Plan,
+    progress: &dyn Progress,
+    index: usize,
+) -> Result<VariantRun> {
     let context = || format!("variant {index} ({})", plan.describe(index));
     let sets = plan.edits(index);
-    let prepared =
-        scenario::load(options.source, LoadOptions { sets: &sets, seed: options.seed, ..Default::default() })
-            .with_context(context)?;
-    let mut command = format!("swapsim run {} --seed {}", options.source.display, prepared.seed);
-    for set in &sets {
-        command.push_str(&format!(" --set '{set}'"));
-    }
-    REPRODUCE.with(|slot| *slot.borrow_mut() = Some(command));
-    let report = prepared.run().with_context(context);
-    REPRODUCE.with(|slot| *slot.borrow_mut() = None);
-    Ok(VariantRun { index, prepared, report: report? })
-}
-
-thread_local! {
-    /// The `swapsim run` command that replays the variant this thread is running.
-    static REPRODUCE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// A panic is a broken invariant in the simulator; print the `run` command that replays
-/// the variant it happened in. The hook runs on the panicking thread, which is the one
-/// whose slot names the variant.
-pub(crate) fn install_reproduce_hint() {
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        default_hook(info);
-        let command = REPRODUCE.with(|slot| slot.borrow().clone());
-        if let Some(command) = command {
-            eprintln!("this is a bug in swapsim; reproduce with: {command}");
-        }
-    }));
-}
-
-/// A progress bar on stderr, only for a person watching a terminal and only when there is
-/// more than one variant to wait for.
-fn progress_bar(n_variants: usize) -> Option<indicatif::ProgressBar> {
-    if n_variants <= 1 || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(n_variants as u64),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    let style = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} variants, {elapsed} elapsed")
-        .expect("the template is valid");
-    bar.set_style(style);
-    Some(bar)
+    let prepared = scenario.clone().edits(&sets).and_then(|s| s.prepare()).with_context(context)?;
+    progress.started(index, &sets, prepared.seed());
+    let report = prepared.run().with_context(context)?;
+    Ok(VariantRun { index, prepared, report })
 }
 
 #[cfg(test)]

@@ -1,0 +1,111 @@
+//! `swapsim experiment run` output: an experiment's result as a table laid out like the
+//! publication's, or as CSV.
+//!
+//! The experiments themselves, and the result's JSON shape, are the library's
+//! (`swapsim::experiment`); this module only lays the result out for reading.
+
+use anyhow::{Context, Result};
+use std::io::Write;
+use swapsim::experiment::{Outcome, Row};
+
+/// Prints the setup, a table laid out like the publication's, and the verdict.
+pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
+    writeln!(out, "{}: {}", o.experiment, o.title)?;
+    writeln!(out, "setup: {}", o.setup)?;
+    if o.scale < 1.0 {
+        writeln!(out, "scale: {} (sizes reduced; compare with the publication at scale 1)", o.scale)?;
+    }
+    writeln!(out, "published: {}", o.published)?;
+    writeln!(out)?;
+    match o.rows.first() {
+        Some(Row::Swapoff(_)) => {
+            let columns = ["scaling-pre-5.8", "scaling", "fixed", "vma"];
+            writeln!(out, "swapoff time (s)")?;
+            writeln!(
+                out,
+                "{:>12} {:>16} {:>10} {:>10} {:>10}",
+                "page-cluster", columns[0], columns[1], columns[2], columns[3]
+            )?;
+            for pc in 1..=8 {
+                let cell = |c: &str| {
+                    o.rows
+                        .iter()
+                        .find_map(|r| match r {
+                            Row::Swapoff(s) if s.policy == c && s.page_cluster == pc => Some(s.swapoff_s),
+                            _ => None,
+                        })
+                        .unwrap_or(f64::NAN)
+                };
+                writeln!(
+                    out,
+                    "{pc:>12} {:>16.2} {:>10.2} {:>10.2} {:>10.2}",
+                    cell(columns[0]),
+                    cell(columns[1]),
+                    cell(columns[2]),
+                    cell(columns[3])
+                )?;
+            }
+        }
+        Some(Row::Plug(_)) => {
+            writeln!(
+                out,
+                "{:>6} {:>6} {:>13} {:>15} {:>12} {:>15} {:>11} {:>10} {:>11} {:>12}",
+                "plug",
+                "device",
+                "Reads Queued",
+                "Read Dispatches",
+                "Read Merges",
+                "Reads Completed",
+                "IO unplugs",
+                "read MiB",
+                "disp./MiB",
+                "MiB/s"
+            )?;
+            for r in &o.rows {
+                if let Row::Plug(p) = r {
+                    writeln!(
+                        out,
+                        "{:>6} {:>6} {:>13} {:>15} {:>12} {:>15} {:>11} {:>10.1} {:>11.1} {:>12.2}",
+                        if p.plug { "on" } else { "off" },
+                        p.device,
+                        p.reads_queued,
+                        p.read_dispatches,
+                        p.read_merges,
+                        p.reads_completed,
+                        p.io_unplugs,
+                        p.read_mib,
+                        p.dispatches_per_mib,
+                        p.throughput_mib_s
+                    )?;
+                }
+            }
+        }
+        None => {}
+    }
+    writeln!(out)?;
+    let mark = if o.verdict.direction_matches { "matches" } else { "DOES NOT match" };
+    writeln!(out, "verdict ({mark} the published direction): {}", o.verdict.text)?;
+    Ok(())
+}
+
+/// One CSV line per row, with a header.
+pub(crate) fn write_csv(out: &mut impl Write, o: &Outcome) -> Result<()> {
+    let mut first = true;
+    for r in &o.rows {
+        let value = serde_json::to_value(r)?;
+        let obj = value.as_object().context("rows are objects")?;
+        if first {
+            writeln!(out, "{}", obj.keys().cloned().collect::<Vec<_>>().join(","))?;
+            first = false;
+        }
+        let cells: Vec<String> = obj
+            .values()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        writeln!(out, "{}", cells.join(","))?;
+    }
+    Ok(())
+}

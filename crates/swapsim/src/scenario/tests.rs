@@ -1,0 +1,220 @@
+//! Tests of scenario loading: defaults, edits, validation messages and the timeline.
+
+use super::*;
+use expect_test::{expect, Expect};
+
+/// Loads `text` with `sets` applied and renders what the choices resolved to, or the
+/// error chain.
+fn check(text: &str, sets: &[&str], expect: Expect) {
+    let actual = match Scenario::from_toml_named(text, "s.toml", "").and_then(|s| s.edits(sets)?.prepare()) {
+        Ok(prepared) => summary(&prepared),
+        Err(err) => format!("error: {err:#}"),
+    };
+    expect.assert_eq(&actual);
+}
+
+/// The seed, the devices' models and the readahead policy that runs.
+fn summary(prepared: &Prepared) -> String {
+    let resolved = prepared.resolved();
+    let models: Vec<&str> = resolved.swap.devices.iter().map(|d| d.model.name.as_str()).collect();
+    format!(
+        "seed {} · swap {} · page-cluster {} · readahead {} ({})",
+        prepared.seed(),
+        models.join(", "),
+        resolved.swap.page_cluster,
+        resolved.swap.readahead_resolved.name(),
+        resolved.swap.readahead.name()
+    )
+}
+
+const BASE: &str = r#"
+    [memcg]
+    limit = "64MiB"
+    [[swap.devices]]
+    name = "vda"
+    size = "1GiB"
+    [workload.generator]
+    pattern = "seq"
+    region = "128MiB"
+"#;
+
+#[test]
+fn defaults_and_the_kernel_readahead_choice() {
+    check(BASE, &[], expect!["seed 1 · swap virtio · page-cluster 3 · readahead cluster (kernel)"]);
+    // No rotational device: the kernel's choice is VMA readahead, unless it is disabled.
+    check(
+        BASE,
+        &["swap.devices.0.model.preset=nvme", "seed=9"],
+        expect!["seed 9 · swap nvme · page-cluster 3 · readahead vma (kernel)"],
+    );
+    check(
+        BASE,
+        &["swap.devices.0.model.preset=nvme", "swap.vma_ra_enabled=false"],
+        expect!["seed 1 · swap nvme · page-cluster 3 · readahead cluster (kernel)"],
+    );
+    check(
+        BASE,
+        &["swap.readahead=none", "memcg.limit={}"],
+        expect![[
+            r#"error: scenario s.toml: --set memcg.limit={}: invalid type: map, expected a size such as "256MiB" or a number of bytes"#
+        ]],
+    );
+}
+
+#[test]
+fn validation_errors_name_the_field() {
+    check(
+        BASE,
+        &["swap.page_cluster=40"],
+        expect!["error: scenario s.toml: swap.page_cluster: 40 is outside 0..=31"],
+    );
+    check(
+        BASE,
+        &["swap.devices.0.model.queue_depth=0"],
+        expect!["error: scenario s.toml: swap.devices[0].model: queue_depth: 0 is below 1"],
+    );
+    check(
+        BASE,
+        &["workload.generator.region=100"],
+        expect![
+            "error: scenario s.toml: workload.generator.region: 100 is smaller than one page (4096 bytes)"
+        ],
+    );
+}
+
+/// A scenario with one swap device, a generator and `timeline` appended.
+fn with_timeline(timeline: &str) -> String {
+    format!("{BASE}\n{timeline}")
+}
+
+#[test]
+fn timeline_entries_carry_exactly_their_fields() {
+    check(
+        &with_timeline("[[timeline]]\nat = \"workload-end\"\nop = \"swapoff\"\ndevice = \"vda\"\n"),
+        &[],
+        expect!["seed 1 · swap virtio · page-cluster 3 · readahead cluster (kernel)"],
+    );
+    // A field of another operation, a misspelled trigger, a missing field and an unknown
+    // operation are rejected naming the entry by its index, and the fields it takes.
+    check(
+        &with_timeline("[[timeline]]\nop = \"swapoff\"\ndevice = \"vda\"\nlimit = \"1GiB\"\n"),
+        &[],
+        expect![[r#"
+            error: scenario s.toml: TOML parse error at line 11, column 1
+               |
+            11 | [[timeline]]
+               | ^^^^^^^^^^^^
+            timeline[0]: unknown field `limit`, expected `device` (besides the trigger keys at, after_accesses and task)
+        "#]],
+    );
+    check(
+        &with_timeline(
+            "[[timeline]]\nop = \"mark\"\nlabel = \"x\"\n[[timeline]]\nop = \"pause-tasks\"\natt = \"2s\"\n",
+        ),
+        &[],
+        expect![[r#"
+            error: scenario s.toml: TOML parse error at line 11, column 1
+               |
+            11 | [[timeline]]
+               | ^^^^^^^^^^^^
+            timeline[1]: unknown field `att`, there are no fields (besides the trigger keys at, after_accesses and task)
+        "#]],
+    );
+    check(
+        &with_timeline("[[timeline]]\nop = \"set-page-cluster\"\n"),
+        &[],
+        expect![[r#"
+            error: scenario s.toml: TOML parse error at line 11, column 1
+               |
+            11 | [[timeline]]
+               | ^^^^^^^^^^^^
+            timeline[0]: missing field `page_cluster`
+        "#]],
+    );
+    check(
+        &with_timeline("[[timeline]]\nop = \"swapof\"\n"),
+        &[],
+        expect![[r#"
+            error: scenario s.toml: TOML parse error at line 11, column 1
+               |
+            11 | [[timeline]]
+               | ^^^^^^^^^^^^
+            timeline[0]: unknown variant `swapof`, expected one of `swapoff`, `swapon`, `set-page-cluster`, `set-readahead`, `set-vma-ra`, `set-memcg-limit`, `pause-tasks`, `resume-tasks`, `swap-out-all`, `mark`
+        "#]],
+    );
+    check(
+        &with_timeline("[[timeline]]\nop = \"mark\"\nlabel = \"x\"\n"),
+        &["timeline.0.device=vda"],
+        expect!["error: scenario s.toml: --set timeline.0.device=vda: timeline[0]: unknown field `device`, expected `label` (besides the trigger keys at, after_accesses and task)"],
+    );
+}
+
+#[test]
+fn timeline_values_are_checked_by_entry_and_field() {
+    let check_entry = |entry: &str, expect: Expect| check(&with_timeline(entry), &[], expect);
+    check_entry(
+        "[[timeline]]\nop = \"mark\"\nlabel = \"x\"\n[[timeline]]\nop = \"swapon\"\ndevice = \"vdb\"\n",
+        expect![[r#"error: scenario s.toml: timeline[1].device: no swap device named "vdb""#]],
+    );
+    check_entry(
+        "[[timeline]]\nop = \"set-page-cluster\"\npage_cluster = 32\n",
+        expect!["error: scenario s.toml: timeline[0].page_cluster: 32 is outside 0..=31"],
+    );
+    check_entry(
+        "[[timeline]]\nat = \"soon\"\nop = \"swap-out-all\"\n",
+        expect![[
+            r#"error: scenario s.toml: timeline[0].at: "soon" is not a time (expected e.g. "2.5s", "150ms", "workload-end")"#
+        ]],
+    );
+    check_entry(
+        "[[timeline]]\nat = \"1s\"\nafter_accesses = 5\nop = \"swap-out-all\"\n",
+        expect!["error: scenario s.toml: timeline[0].at: give either at or after_accesses, not both"],
+    );
+    check_entry(
+        "[[timeline]]\ntask = 1\nop = \"pause-tasks\"\n",
+        expect!["error: scenario s.toml: timeline[0].task: only used with after_accesses"],
+    );
+    check_entry(
+        "[[timeline]]\nop = \"set-memcg-limit\"\nlimit = \"lots\"\n",
+        expect![[
+            r#"error: scenario s.toml: timeline[0].limit: "lots" is not a size (expected e.g. "256MiB")"#
+        ]],
+    );
+}
+
+#[test]
+fn timeline_echoes_as_written() {
+    let text = with_timeline(
+        "[[timeline]]\nat = \"workload-end\"\nop = \"set-memcg-limit\"\nlimit = \"4GiB\"\n\
+         [[timeline]]\nafter_accesses = 10\ntask = 0\nop = \"set-readahead\"\nreadahead = \"fixed\"\n",
+    );
+    let prepared = Scenario::from_toml(&text).and_then(|s| s.prepare()).expect("valid");
+    let echo = serde_json::to_string(&prepared.resolved().timeline).expect("serialises");
+    expect![[r#"[{"at":"workload-end","op":"set-memcg-limit","limit":"4GiB"},{"after_accesses":10,"task":0,"op":"set-readahead","readahead":"fixed"}]"#]]
+        .assert_eq(&echo);
+}
+
+/// A scenario built as a typed value takes `--set` edits as one read from a file does.
+#[test]
+fn typed_scenarios_take_edits() {
+    let file = ScenarioFile {
+        workload: WorkloadSection::generator(GeneratorConfig::new(
+            swapsim_core::gen::Pattern::Seq,
+            ByteSize(128 << 20),
+        )),
+        timeline: vec![TimelineEntry::new(
+            crate::When { at: Some("workload-end".into()), ..Default::default() },
+            crate::TimelineOp::SwapOutAll {},
+        )],
+        ..ScenarioFile::default()
+    };
+    let scenario = Scenario::from_file(file, "typed", "")
+        .edit("swap.devices=[{ name = \"vda\", size = \"1GiB\" }]")
+        .and_then(|s| s.set("swap.page_cluster", "5"))
+        .and_then(|s| s.prepare())
+        .map(|prepared| summary(&prepared));
+    assert_eq!(
+        scenario.expect("valid"),
+        "seed 1 · swap virtio · page-cluster 5 · readahead cluster (kernel)"
+    );
+}
