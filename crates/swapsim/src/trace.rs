@@ -7,9 +7,8 @@
 //! chosen, the region a text trace declares with `pages=N`, and `repeat`, which replays the
 //! whole stream several times in a row.
 //!
-//! What it deliberately does not do: parse any trace format itself. The one exception is
-//! the `#` header of a text trace, which is read with the core's own text reader so that a
-//! `pages=N` region is declared exactly as it always was.
+//! What it deliberately does not do: parse any trace format itself. Even the `#` header of
+//! a text trace, whose `pages=N` declares the region, is read by trace-formats' text reader.
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
