@@ -58,6 +58,7 @@ pub(crate) struct SwapIn {
 
 impl Simulation {
     /// Handles one access by task `t`. Resident pages take the fast path.
+    #[inline]
     pub(super) fn access(&mut self, t: usize, a: Access) -> Result<Step, SimError> {
         let space = self.tasks[t].space;
         let look = match self.mm.pt.lookup(space, a.vpage) {

@@ -32,6 +32,8 @@ impl AccessRng {
         AccessRng { state }
     }
 
+    #[inline]
+
     pub(super) fn next_u64(&mut self) -> u64 {
         let s = &mut self.state;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
@@ -53,17 +55,20 @@ pub(super) fn probability_threshold(probability: f64) -> u64 {
 }
 
 /// A uniform 53-bit integer, to compare against [`probability_threshold`].
+#[inline]
 pub(super) fn draw53(rng: &mut AccessRng) -> u64 {
     rng.next_u64() >> 11
 }
 
 /// A uniform float in [0, 1).
+#[inline]
 pub(super) fn draw_unit(rng: &mut AccessRng) -> f64 {
     draw53(rng) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// A uniform integer in `0..bound` by the multiply-high method. The bias is below
 /// `bound / 2^64`, under 2^-36 for the largest region, and far cheaper than rejection.
+#[inline]
 pub(super) fn draw_below(rng: &mut AccessRng, bound: u64) -> u64 {
     ((u128::from(rng.next_u64()) * u128::from(bound)) >> 64) as u64
 }

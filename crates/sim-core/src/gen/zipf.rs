@@ -30,6 +30,7 @@ impl ZipfSampler {
     }
 
     /// A rank in `0..n`, 0 being the most popular.
+    #[inline]
     pub(super) fn sample(&self, rng: &mut AccessRng) -> u64 {
         match self {
             ZipfSampler::Table(table) => table.sample(rng),
@@ -89,6 +90,8 @@ impl AliasTable {
         AliasTable { cells }
     }
 
+    #[inline]
+
     pub(super) fn sample(&self, rng: &mut AccessRng) -> u64 {
         let draw = rng.next_u64();
         let n = self.cells.len() as u64;
@@ -135,6 +138,7 @@ impl ZipfInversion {
     }
 
     /// A rank in `0..n`, 0 being the most popular.
+    #[inline]
     pub(super) fn sample(&self, rng: &mut AccessRng) -> u64 {
         loop {
             let u = self.h_integral_n + draw_unit(rng) * (self.h_integral_x1 - self.h_integral_n);
@@ -218,6 +222,8 @@ impl Scatter {
         Scatter { n, mask, shift: bits.div_ceil(2).max(1), xor_keys, mul_keys }
     }
 
+    #[inline]
+
     pub(super) fn mix(&self, mut x: u64) -> u64 {
         for (xor_key, mul_key) in self.xor_keys.iter().zip(self.mul_keys.iter()) {
             x ^= xor_key;
@@ -228,6 +234,7 @@ impl Scatter {
     }
 
     /// The page of `rank`, which must be below n.
+    #[inline]
     pub(super) fn apply(&self, rank: u64) -> u64 {
         let mut x = self.mix(rank);
         while x >= self.n {

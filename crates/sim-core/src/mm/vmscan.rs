@@ -71,7 +71,8 @@ pub(crate) enum FolioReferences {
     Activate,
 }
 
-/// What `shrink_folio_list` asks of the LRU whose folios it processes.
+/// What `shrink_folio_list` asks of the LRU whose folios it processes. Called once per
+/// isolated folio, so `shrink_folio_list` is generic over it and the calls inline.
 pub(crate) trait ReclaimHooks {
     /// Whether an isolated folio was used since the last look (`folio_check_references`).
     /// May test and clear the folio's young bits and flags.
@@ -133,7 +134,7 @@ impl Mm {
         &mut self,
         folios: &[Pfn],
         sc: &ScanControl,
-        lru: &mut dyn ReclaimHooks,
+        lru: &mut impl ReclaimHooks,
         fates: &mut Vec<Fate>,
     ) -> ShrinkResult {
         fates.clear();
@@ -151,7 +152,7 @@ impl Mm {
         &mut self,
         pfn: Pfn,
         sc: &ScanControl,
-        lru: &mut dyn ReclaimHooks,
+        lru: &mut impl ReclaimHooks,
         res: &mut ShrinkResult,
     ) -> Fate {
         self.spend(self.cfg.cpu.reclaim_scan_ns);
