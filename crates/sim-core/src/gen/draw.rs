@@ -33,7 +33,6 @@ impl AccessRng {
     }
 
     #[inline]
-
     pub(super) fn next_u64(&mut self) -> u64 {
         let s = &mut self.state;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);

@@ -91,7 +91,6 @@ impl AliasTable {
     }
 
     #[inline]
-
     pub(super) fn sample(&self, rng: &mut AccessRng) -> u64 {
         let draw = rng.next_u64();
         let n = self.cells.len() as u64;
@@ -223,7 +222,6 @@ impl Scatter {
     }
 
     #[inline]
-
     pub(super) fn mix(&self, mut x: u64) -> u64 {
         for (xor_key, mul_key) in self.xor_keys.iter().zip(self.mul_keys.iter()) {
             x ^= xor_key;
