@@ -238,10 +238,12 @@ fn is_valgrind_banner(line: &[u8]) -> bool {
 mod tests {
     use super::*;
     use crate::record::Record;
-    use crate::testutil::render;
+    use crate::testutil::{render, Counting};
     use expect_test::{expect, Expect};
     use proptest::prelude::*;
     use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
 
     const PERF: &str = "# ========\n# cmdline : /usr/bin/perf record -e exceptions:page_fault_user\n# ========\n#\n         python3 14561/14563 [001]  2364.742742: exceptions:page_fault_user: address=0x7f1f04a24e06 ip=0x7f1f04a0c7ad error_code=0x6\n";
     const FTRACE: &str = "# tracer: nop\n#\n         python3-14561   [001] d....  2364.742742: page_fault_user: address=0x7f1f04a24e06 ip=0x7f1f04a0c7ad error_code=0x6\n";
@@ -426,28 +428,11 @@ mod tests {
         assert_eq!(err.to_string(), "read error: gzip stream is truncated");
     }
 
-    /// Counts the bytes handed out by the inner reader.
-    struct Counting<R> {
-        inner: R,
-        bytes_read: Arc<AtomicU64>,
-    }
-
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::Arc;
-
-    impl<R: Read> Read for Counting<R> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.inner.read(buf)?;
-            self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
-            Ok(n)
-        }
-    }
-
     #[test]
     fn a_huge_line_fails_without_being_buffered() {
         let bytes_read = Arc::new(AtomicU64::new(0));
         let huge = b" L 1000,4\n L ".chain(std::io::repeat(b'1').take(64 << 20));
-        let reader = Counting { inner: huge, bytes_read: Arc::clone(&bytes_read) };
+        let reader = Counting::new(huge, Arc::clone(&bytes_read));
         let mut source = open(Box::new(reader), OpenOptions::default()).expect("lackey");
         assert!(matches!(source.next_record(), Ok(Some(_))));
         let err = source.next_record().expect_err("the second line is 64 MiB long");

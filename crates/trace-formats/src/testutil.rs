@@ -3,6 +3,9 @@
 use crate::lines::seconds;
 use crate::record::RecordSource;
 use std::fmt::Write;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Reads a source to its end or first error and renders every record, the end or the
 /// error, and the skip counts.
@@ -34,4 +37,25 @@ pub(crate) fn render(mut source: Box<dyn RecordSource>) -> String {
         writeln!(out, "skipped {reason} {count}").expect("writing to a string");
     }
     out
+}
+
+/// A reader that counts the bytes its inner reader hands out, to show that a parser stops
+/// reading early.
+pub(crate) struct Counting<R> {
+    inner: R,
+    bytes_read: Arc<AtomicU64>,
+}
+
+impl<R> Counting<R> {
+    pub(crate) fn new(inner: R, bytes_read: Arc<AtomicU64>) -> Counting<R> {
+        Counting { inner, bytes_read }
+    }
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
 }

@@ -111,11 +111,11 @@ impl LineFormat for TextLines {
 mod tests {
     use super::*;
     use crate::record::{Record, RecordSource};
-    use crate::testutil::render;
+    use crate::testutil::{render, Counting};
     use expect_test::{expect, Expect};
     use proptest::prelude::*;
     use std::io::{BufReader, Cursor, Read};
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::Ordering;
     use std::sync::Arc;
 
     fn check(input: impl AsRef<[u8]>, options: OpenOptions, expect: Expect) {
@@ -374,25 +374,11 @@ mod tests {
         assert_eq!(render_lines(too_long.as_bytes(), 1 << 16), render_lines(too_long.as_bytes(), 64));
     }
 
-    /// Counts the bytes handed out by the inner reader.
-    struct Counting<R> {
-        inner: R,
-        bytes_read: Arc<AtomicU64>,
-    }
-
-    impl<R: Read> Read for Counting<R> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.inner.read(buf)?;
-            self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
-            Ok(n)
-        }
-    }
-
     #[test]
     fn a_huge_line_fails_without_being_buffered() {
         let bytes_read = Arc::default();
         let huge = b"W 1\nR ".chain(std::io::repeat(b'1').take(64 << 20));
-        let reader = BufReader::new(Counting { inner: huge, bytes_read: Arc::clone(&bytes_read) });
+        let reader = BufReader::new(Counting::new(huge, Arc::clone(&bytes_read)));
         let mut reader =
             TextReader::new(Box::new(reader), OpenOptions::default()).expect("no header to fail on");
         assert!(matches!(reader.next_record(), Ok(Some(_))));
