@@ -246,7 +246,7 @@ pub(crate) fn convert(
     let from = records.format();
     let mut header = Vec::new();
     if from == Format::Text && to == WriteFormat::Text {
-        if let Some(pages) = input.declared_pages()? {
+        if let Some(pages) = records.declared_pages() {
             header.push(format!("pages={pages}"));
         }
     }

@@ -7,23 +7,19 @@
 //! chosen, the region a text trace declares with `pages=N`, and `repeat`, which replays the
 //! whole stream several times in a row.
 //!
-//! What it deliberately does not do: parse any trace format itself. Even the `#` header of
-//! a text trace, whose `pages=N` declares the region, is read by trace-formats' text reader.
+//! What it deliberately does not do: parse any trace format itself. Even the region a text
+//! trace declares with `pages=N` comes from trace-formats (`RecordSource::declared_pages`).
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, TraceSummary};
 use swapsim_trace_formats::{Format, FormatError, OpenOptions, Record, RecordSource, SkipCounts};
 
-/// The first four bytes of every zstd frame.
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
-/// The first two bytes of every gzip member.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Most times `--repeat` may replay a trace.
 pub const REPEAT_MAX: u32 = 1000;
 
@@ -62,35 +58,8 @@ impl TraceSource {
     pub fn records(&self, options: OpenOptions) -> Result<Box<dyn RecordSource>> {
         let name = self.name();
         let raw = self.raw().with_context(|| format!("cannot open trace {name}"))?;
-        open_any(raw, options).with_context(|| format!("trace {name}"))
+        swapsim_trace_formats::open(raw, options).with_context(|| format!("trace {name}"))
     }
-
-    /// The decompressed bytes, for reading a text trace's header.
-    fn decompressed(&self) -> std::io::Result<Box<dyn BufRead + Send>> {
-        let mut reader = BufReader::new(self.raw()?);
-        let head = reader.fill_buf()?;
-        Ok(if head.starts_with(&ZSTD_MAGIC) {
-            Box::new(BufReader::new(zstd::stream::read::Decoder::with_buffer(reader)?))
-        } else if head.starts_with(&GZIP_MAGIC) {
-            Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(reader)))
-        } else {
-            Box::new(reader)
-        })
-    }
-
-    /// The region a text trace declares with `pages=N` in its `#` header, if it does.
-    pub fn declared_pages(&self) -> Result<Option<u64>> {
-        let name = self.name();
-        let reader = self.decompressed().with_context(|| format!("cannot open trace {name}"))?;
-        let text = swapsim_trace_formats::text::TextReader::new(reader, OpenOptions::default())
-            .with_context(|| format!("trace {name}"))?;
-        Ok(text.declared_pages())
-    }
-}
-
-/// Opens a trace with `swapsim_trace_formats::open`.
-fn open_any(raw: Box<dyn Read + Send>, options: OpenOptions) -> Result<Box<dyn RecordSource>, FormatError> {
-    swapsim_trace_formats::open(raw, options)
 }
 
 /// How the records of a trace become the accesses of tasks.
@@ -183,10 +152,8 @@ impl TraceInput {
         if self.repeat == 0 || self.repeat > REPEAT_MAX {
             bail!("repeat: {} is outside 1..={REPEAT_MAX}", self.repeat);
         }
-        let records = self.source.records(self.open_options())?;
-        if records.format() == Format::Text {
-            self.source.declared_pages()?;
-        }
+        // Opening reads a text trace's header too, so a bad `pages=N` fails here.
+        self.source.records(self.open_options())?;
         Ok(())
     }
 
@@ -200,12 +167,12 @@ impl TraceInput {
         let repeat = self.repeat;
         let open = move || -> Result<Box<dyn RecordSource>, FormatError> {
             let raw = source.raw()?;
-            let records = open_any(raw, options)?;
+            let records = swapsim_trace_formats::open(raw, options)?;
             if repeat == 1 {
                 return Ok(records);
             }
             let source = source.clone();
-            let reopen: Reopen = Arc::new(move || open_any(source.raw()?, options));
+            let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
             Ok(Box::new(Repeat::new(records, reopen, repeat)))
         };
         let (mut tasks, summary) =
@@ -214,11 +181,9 @@ impl TraceInput {
             // One task is named after the trace alone, as reports have always named it.
             task.name.clone_from(&name);
         }
-        if summary.format == Format::Text {
-            if let Some(pages) = self.source.declared_pages()? {
-                for task in &mut tasks {
-                    task.regions = vec![RegionSpec { start: VirtPage(0), pages }];
-                }
+        if let Some(pages) = summary.declared_pages {
+            for task in &mut tasks {
+                task.regions = vec![RegionSpec { start: VirtPage(0), pages }];
             }
         }
         Ok((tasks, TraceReport::of(&summary, repeat)))
@@ -338,6 +303,10 @@ impl RecordSource for Repeat {
         &self.total
     }
 
+    fn declared_pages(&self) -> Option<u64> {
+        self.current.declared_pages()
+    }
+
     fn format(&self) -> Format {
         self.current.format()
     }
@@ -419,5 +388,24 @@ mod tests {
             skipped {}"#]]
         .assert_eq(&check(records.clone(), 2));
         assert_eq!(check(records, 1), "None 5\nNone 6\nskipped {}");
+    }
+
+    #[test]
+    fn a_text_header_declares_every_task_region_also_when_repeated() {
+        for repeat in [1, 3] {
+            let input = TraceInput {
+                source: TraceSource::Embedded { name: "t", bytes: b"# pages=64\nR 1\nW 2\n" },
+                format: None,
+                lenient: false,
+                instructions: false,
+                pace: Pace::Cpu,
+                repeat,
+            };
+            input.check().expect("the trace opens");
+            let (tasks, report) = input.tasks().expect("the trace has tasks");
+            assert_eq!(report.records, 2);
+            assert_eq!(tasks.len(), 1);
+            assert_eq!(tasks[0].regions, vec![RegionSpec { start: VirtPage(0), pages: 64 }]);
+        }
     }
 }

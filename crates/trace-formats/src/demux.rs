@@ -64,6 +64,8 @@ pub struct TraceSummary {
     pub writes: u64,
     /// What the reader skipped, by reason.
     pub skipped: SkipCounts,
+    /// Pages the trace's header declares for its address space (text `pages=N`), if any.
+    pub declared_pages: Option<u64>,
 }
 
 /// Reads `source` to its end and summarises it; stops at the first error.
@@ -113,6 +115,7 @@ fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary,
         reads,
         writes: records - reads,
         skipped: source.skipped().clone(),
+        declared_pages: source.declared_pages(),
     };
     Ok((summary, time_range.map(|(lo, _)| lo)))
 }
@@ -499,7 +502,7 @@ mod tests {
             PERF,
             Pace::Timestamps,
             expect![[r#"
-                TraceSummary { format: PerfScript, records: 6, tasks: [(100, 100, 2), (100, 101, 3), (200, 200, 1)], distinct_pages: 4, first_page: 1, last_page: 3, time_span_ns: Some(4000000), reads: 3, writes: 3, skipped: SkipCounts({"other event: sched:sched_switch": 1}) }
+                TraceSummary { format: PerfScript, records: 6, tasks: [(100, 100, 2), (100, 101, 3), (200, 200, 1)], distinct_pages: 4, first_page: 1, last_page: 3, time_span_ns: Some(4000000), reads: 3, writes: 3, skipped: SkipCounts({"other event: sched:sched_switch": 1}), declared_pages: None }
                 t:100/100 space Some(100) regions []
                 t:100/101 space Some(100) regions []
                 t:200/200 space Some(200) regions []
@@ -520,12 +523,27 @@ mod tests {
     }
 
     #[test]
+    fn a_text_header_declares_the_region_in_the_summary() {
+        check(
+            "# pages=8\nR 1\n",
+            Pace::CpuCost,
+            expect![[r#"
+                TraceSummary { format: Text, records: 1, tasks: [(0, 0, 1)], distinct_pages: 1, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}), declared_pages: Some(8) }
+                t:0/0 space Some(0) regions []
+                task 0:
+                  R 0x1 think -
+
+            "#]],
+        );
+    }
+
+    #[test]
     fn cpu_cost_pacing_drops_times() {
         check(
             "R 1\nW 2\n",
             Pace::CpuCost,
             expect![[r#"
-                TraceSummary { format: Text, records: 2, tasks: [(0, 0, 2)], distinct_pages: 2, first_page: 1, last_page: 2, time_span_ns: None, reads: 1, writes: 1, skipped: SkipCounts({}) }
+                TraceSummary { format: Text, records: 2, tasks: [(0, 0, 2)], distinct_pages: 2, first_page: 1, last_page: 2, time_span_ns: None, reads: 1, writes: 1, skipped: SkipCounts({}), declared_pages: None }
                 t:0/0 space Some(0) regions []
                 task 0:
                   R 0x1 think -
@@ -538,7 +556,7 @@ mod tests {
             " L 1000,4\n",
             Pace::Timestamps,
             expect![[r#"
-                TraceSummary { format: Lackey, records: 1, tasks: [(0, 0, 1)], distinct_pages: 1, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}) }
+                TraceSummary { format: Lackey, records: 1, tasks: [(0, 0, 1)], distinct_pages: 1, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}), declared_pages: None }
                 t:0/0 space Some(0) regions []
                 task 0:
                   R 0x1 think -

@@ -87,6 +87,10 @@ pub(crate) struct LineAccess {
 pub(crate) trait LineFormat: Send {
     /// What `line` (terminator and a trailing `\r` excluded, valid UTF-8) means.
     fn parse_line(&mut self, line: &[u8]) -> Step;
+    /// Pages the format's header declared, if it has such a header.
+    fn declared_pages(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Why a line could not be read.
@@ -739,6 +743,9 @@ macro_rules! line_reader {
             }
             fn format(&self) -> crate::format::Format {
                 $format
+            }
+            fn declared_pages(&self) -> Option<u64> {
+                crate::lines::LineFormat::declared_pages(self.source.format())
             }
         }
     };

@@ -49,4 +49,9 @@ pub trait RecordSource: Send {
     fn skipped(&self) -> &SkipCounts;
     /// The format being read.
     fn format(&self) -> crate::format::Format;
+    /// The number of pages the trace's header declares for its address space (the text
+    /// format's `pages=N`), if it declares one. Known once the source is open.
+    fn declared_pages(&self) -> Option<u64> {
+        None
+    }
 }

@@ -43,11 +43,6 @@ impl TextReader {
         let lines = LineSource::with_lines(lines, TextLines { declared_pages }, options.lenient);
         Ok(TextReader { source: lines })
     }
-
-    /// The region size the header declares with `pages=N`, if it does.
-    pub fn declared_pages(&self) -> Option<u64> {
-        self.source.format().declared_pages
-    }
 }
 
 crate::lines::line_reader!(TextReader, Format::Text);
@@ -59,6 +54,10 @@ pub(crate) struct TextLines {
 }
 
 impl LineFormat for TextLines {
+    fn declared_pages(&self) -> Option<u64> {
+        self.declared_pages
+    }
+
     fn parse_line(&mut self, line: &[u8]) -> Step {
         let mut fields = line.split(|&byte| byte == b' ' || byte == b'\t').filter(|field| !field.is_empty());
         let Some(operation) = fields.next() else {

@@ -32,8 +32,8 @@ pub(crate) mod flag {
     /// MGLRU's generation of the folio plus one, 0 when it is on no generation
     /// (`LRU_GEN_MASK` in page->flags); three bits hold `MAX_NR_GENS` (4) generations.
     pub(crate) const LRU_GEN_MASK: u16 = 0b111 << 11;
-    /// MGLRU's access count through file descriptors (`LRU_REFS_MASK`): two bits, as on
-    /// 64-bit kernels.
+    /// MGLRU's reference counter (`LRU_REFS_MASK`), which with `PG_referenced` and
+    /// `PG_workingset` places a folio in a tier: two bits, as on 64-bit kernels.
     pub(crate) const LRU_REFS_MASK: u16 = 0b11 << 14;
 }
 
@@ -51,6 +51,11 @@ pub(crate) struct FrameMeta {
     /// Folio order (0 here: every frame holds one order-0 folio).
     order: u8,
     pub(crate) flags: u16,
+}
+
+impl FrameMeta {
+    /// A frame nobody uses: unmapped, uncached, no flags.
+    const FREE: FrameMeta = FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, order: 0, flags: 0 };
 }
 
 const _: () = assert!(std::mem::size_of::<FrameMeta>() == 12, "frame metadata stays 12 bytes");
@@ -84,19 +89,12 @@ impl Frames {
         let idx = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.meta.push(FrameMeta {
-                    owner: NO_OWNER,
-                    swap_offset: 0,
-                    swap_device: 0,
-                    order: 0,
-                    flags: 0,
-                });
+                self.meta.push(FrameMeta::FREE);
                 (self.meta.len() - 1) as u32
             }
         };
         self.used += 1;
-        self.meta[idx as usize] =
-            FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, order: 0, flags: flag::IN_USE };
+        self.meta[idx as usize] = FrameMeta { flags: flag::IN_USE, ..FrameMeta::FREE };
         Some(Pfn(idx))
     }
 
@@ -104,7 +102,7 @@ impl Frames {
         let m = &mut self.meta[pfn.0 as usize];
         assert!(m.flags & flag::IN_USE != 0, "double free of frame {}", pfn.0);
         assert!(m.swap_offset == 0 && m.owner == NO_OWNER, "freeing frame {} still mapped or cached", pfn.0);
-        m.flags = 0;
+        *m = FrameMeta::FREE;
         self.used -= 1;
         self.free.push(pfn.0);
     }
