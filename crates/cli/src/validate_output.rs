@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
-use swapsim::validate::{lookup, CaseResult, Validation};
+use swapsim::validate::{lookup, CaseResult, CounterSummary, Validation};
 
 /// Flattens the compared figures of a case into (path, real, min, max, sim, ratio) rows.
 fn rows(c: &CaseResult) -> Vec<(String, f64, Value, Value, f64, Value)> {
@@ -76,26 +76,62 @@ pub(crate) fn write_table(out: &mut impl Write, v: &Validation) -> Result<()> {
 fn write_summary(out: &mut impl Write, v: &Validation) -> Result<()> {
     writeln!(
         out,
-        "summary: error = 0 inside the kernel's run-to-run range, else |sim - median| / median \
-         (median floored at 0.1% of the case's swap-ins)"
+        "summary: every figure both the kernel and the simulation have; error = 0 inside the \
+         kernel's run-to-run range, else |sim - median| / median (counts: median floored at 0.1% \
+         of the case's swap-ins)"
     )?;
     writeln!(
         out,
-        "  {:<32} {:>6} {:>14} {:>14}  worst case",
-        "counter", "cases", "median error", "worst error"
+        "  {:<40} {:>6} {:>13} {:>13}  {:<14} worst case",
+        "figure", "cases", "median error", "worst error", "scored"
     )?;
     for s in &v.summary {
         writeln!(
             out,
-            "  {:<32} {:>6} {:>13.1}% {:>13.1}%  {}",
+            "  {:<40} {:>6} {:>12.1}% {:>12.1}%  {:<14} {}",
             s.counter,
             s.cases,
             s.median_abs_error * 100.0,
             s.worst_abs_error * 100.0,
+            scored_cell(s),
             s.worst_case
         )?;
     }
+    writeln!(out, "{}", verdict(v))?;
     Ok(())
+}
+
+/// `yes (<= 35%)`, `MISS (<= 35%)` or `no`.
+fn scored_cell(s: &CounterSummary) -> String {
+    match (s.target, s.within_target()) {
+        (Some(t), Some(true)) => format!("yes (<= {:.0}%)", t * 100.0),
+        (Some(t), _) => format!("MISS (<= {:.0}%)", t * 100.0),
+        (None, _) => "no".to_string(),
+    }
+}
+
+/// One line: how many scored figures are within their targets, and which are not.
+fn verdict(v: &Validation) -> String {
+    let scored: Vec<&CounterSummary> = v.summary.iter().filter(|s| s.scored).collect();
+    let missed: Vec<String> = scored
+        .iter()
+        .filter(|s| s.within_target() == Some(false))
+        .map(|s| format!("{} ({:.0}% in {})", s.counter, s.worst_abs_error * 100.0, s.worst_case))
+        .collect();
+    let unscored = v.summary.len() - scored.len();
+    if missed.is_empty() {
+        format!(
+            "verdict: all {} scored figures within target on every case ({unscored} more figures listed, unscored)",
+            scored.len()
+        )
+    } else {
+        format!(
+            "verdict: {} of {} scored figures within target; outside: {} ({unscored} more figures listed, unscored)",
+            scored.len() - missed.len(),
+            scored.len(),
+            missed.join(", ")
+        )
+    }
 }
 
 /// The summary and the per-case key counters as Markdown, for docs/validation.md.
@@ -113,19 +149,21 @@ pub(crate) fn write_markdown(out: &mut impl Write, v: &Validation, dir: &Path) -
          trace with the `this-vm` device and CPU profiles. Errors are |simulated / kernel median - 1|.\n"
     )?;
     writeln!(out, "## Summary\n")?;
-    writeln!(out, "| counter | cases | median error | worst error | worst case |")?;
-    writeln!(out, "|---|---|---|---|---|")?;
+    writeln!(out, "| figure | cases | median error | worst error | scored | worst case |")?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
     for s in &v.summary {
         writeln!(
             out,
-            "| `{}` | {} | {:.1}% | {:.1}% | {} |",
+            "| `{}` | {} | {:.1}% | {:.1}% | {} | {} |",
             s.counter,
             s.cases,
             s.median_abs_error * 100.0,
             s.worst_abs_error * 100.0,
+            scored_cell(s),
             s.worst_case
         )?;
     }
+    writeln!(out, "\n{}", verdict(v))?;
     writeln!(out, "\n## Cases\n")?;
     for c in &v.cases {
         writeln!(out, "### {} ({})\n", c.id, c.kind)?;

@@ -44,7 +44,7 @@ use crate::mm::Mm;
 use crate::policy::Policies;
 use crate::report::{Outcome, SimReport};
 use crate::stats::LatencyHistogram;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::timeline::TimelineOp;
 use crate::workload::TaskSpec;
 use fault::PendingFault;
@@ -166,7 +166,11 @@ impl Simulation {
                     unreachable!("matched above")
                 };
                 self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
-                self.finish_swap_fault(pfn, fault, at.max(self.tasks[t].blocked_since));
+                let mut start_map = at.max(self.tasks[t].blocked_since);
+                if !fault.unuse {
+                    start_map += SimDuration(self.mm.cfg.cpu.fault_retry_ns);
+                }
+                self.finish_swap_fault(pfn, fault, start_map);
                 let end = self.mm.now;
                 self.wake(t, end, at);
             }

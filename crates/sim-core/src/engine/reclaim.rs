@@ -45,17 +45,31 @@ impl Simulation {
             swappiness: self.mm.cfg.memcg.swappiness,
             owner,
             cpu,
+            force_deactivate: false,
+            skipped_deactivate: false,
         };
         loop {
             self.mm.block.start_plug(owner);
             self.lru.shrink(&mut self.mm, &mut sc);
             let now = self.mm.now;
             self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
-            if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+            if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+            if sc.priority == 0 {
+                // Nothing freed because the active list was left alone on stale
+                // statistics: go round again, aging it regardless.
+                if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate {
+                    sc.priority = DEF_PRIORITY;
+                    sc.force_deactivate = true;
+                    sc.skipped_deactivate = false;
+                    continue;
+                }
                 break;
             }
             sc.priority -= 1;
         }
+        self.lru.reclaim_done(&mut self.mm);
         sc.nr_reclaimed
     }
 
@@ -77,6 +91,8 @@ impl Simulation {
         self.mm.now = start;
         let free = self.mm.frames.free_pages();
         if free >= self.mm.wmark.high {
+            // balance_pgdat ends: snapshot_refaults.
+            self.lru.reclaim_done(&mut self.mm);
             self.kswapd.awake = false;
             self.kswapd.priority = DEF_PRIORITY;
             self.kswapd.clock = start;
@@ -92,6 +108,8 @@ impl Simulation {
             swappiness: self.mm.cfg.memcg.swappiness,
             owner: kswapd_owner,
             cpu: kswapd_cpu,
+            force_deactivate: false,
+            skipped_deactivate: false,
         };
         self.mm.block.start_plug(kswapd_owner);
         self.lru.shrink(&mut self.mm, &mut sc);

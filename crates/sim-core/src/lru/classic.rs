@@ -9,8 +9,18 @@
 //! or not. How much of the list to scan per priority comes from `get_scan_count`'s
 //! cost-based anon/file balance.
 //!
+//! The sizes and the activation count that these decisions read are the memory cgroup's
+//! statistics as the kernel reads them (`lruvec_page_state`): aggregated per-CPU counters
+//! that only a flush brings up to date, and that the periodic flusher refreshes every
+//! `FLUSH_TIME` (2 s). Between flushes, `inactive_is_low`, the refault-driven aging and the
+//! refault distance's workingset size all see the values of the last flush, which is why
+//! the kernel's active list is aged in bursts rather than after every refault.
+//!
 //! Simplified: the model has no file pages, so the file side of the balance has zero size
 //! and zero cost; memory.low/min protection, mlock and the unevictable list are absent.
+//! The flush happens at the first read after each 2 s boundary of simulated time, not on a
+//! timer of its own, and no other reader forces one (the ratelimited flushes of the
+//! kernel only act when the periodic worker is a full cycle late).
 
 use super::{Fate, Lru, LruSizes, Placement, ScanControl};
 use crate::ids::Pfn;
@@ -18,6 +28,7 @@ use crate::mm::frames::flag;
 use crate::mm::swap::Shadow;
 use crate::mm::vmscan::{FolioReferences, ReclaimHooks, Reclaimer, SWAP_CLUSTER_MAX};
 use crate::mm::Mm;
+use crate::time::SimTime;
 
 const NIL: u32 = u32::MAX;
 
@@ -31,6 +42,19 @@ struct List {
 const INACTIVE: usize = 0;
 const ACTIVE: usize = 1;
 
+/// `FLUSH_TIME`: the period of the memory cgroup statistics flusher, in nanoseconds.
+const FLUSH_TIME_NS: u64 = 2_000_000_000;
+
+/// The memory cgroup's statistics as of the last flush (what `lruvec_page_state` returns).
+#[derive(Clone, Copy, Debug, Default)]
+struct FlushedStats {
+    /// The first instant at which the periodic flusher runs again.
+    next_flush: SimTime,
+    inactive_anon: u64,
+    active_anon: u64,
+    workingset_activate_anon: u64,
+}
+
 /// The classic LRU state for the one memory cgroup of the model.
 #[derive(Debug)]
 pub(crate) struct ClassicLru {
@@ -40,8 +64,11 @@ pub(crate) struct ClassicLru {
     /// `lruvec->anon_cost` / `file_cost` (`lru_note_cost`).
     anon_cost: u64,
     file_cost: u64,
-    /// `workingset_activate_anon` when the last reclaim cycle started (`snapshot_refaults`).
+    /// `workingset_activate_anon`, as flushed, when the last reclaim cycle ended
+    /// (`snapshot_refaults`).
     refaults_snapshot: u64,
+    /// The statistics reclaim decisions read.
+    flushed: FlushedStats,
     scratch: Vec<Pfn>,
     fates: Vec<Fate>,
     /// Exact LRU mode: one list in access order, no second chance, eviction of exactly
@@ -58,6 +85,7 @@ impl Default for ClassicLru {
             anon_cost: 0,
             file_cost: 0,
             refaults_snapshot: 0,
+            flushed: FlushedStats::default(),
             scratch: Vec::new(),
             fates: Vec::new(),
             exact: false,
@@ -156,15 +184,35 @@ impl ClassicLru {
         self.push_head(which, pfn);
     }
 
-    /// `inactive_is_low` for anon: inactive × ratio < active with ratio = isqrt(10 × GiB).
-    fn inactive_is_low(&self) -> bool {
-        let inactive = self.lists[INACTIVE].len;
-        let active = self.lists[ACTIVE].len;
-        let gb = (inactive + active) >> 18;
-        let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
-        inactive * ratio < active
+    /// The statistics as the last periodic flush left them, flushing first if a flush
+    /// period boundary has passed since.
+    fn flushed_stats(&mut self, mm: &Mm) -> FlushedStats {
+        if mm.now >= self.flushed.next_flush {
+            self.flushed = FlushedStats {
+                next_flush: SimTime((mm.now.0 / FLUSH_TIME_NS + 1) * FLUSH_TIME_NS),
+                inactive_anon: self.lists[INACTIVE].len,
+                active_anon: self.lists[ACTIVE].len,
+                workingset_activate_anon: mm.vmstat.workingset_activate_anon,
+            };
+        }
+        self.flushed
     }
 
+    /// `inactive_is_low` for anon, on the flushed list sizes.
+    fn inactive_is_low(&mut self, mm: &Mm) -> bool {
+        let stats = self.flushed_stats(mm);
+        inactive_is_low(stats.inactive_anon, stats.active_anon)
+    }
+}
+
+/// `inactive_is_low` for anon: inactive × ratio < active with ratio = isqrt(10 × GiB).
+fn inactive_is_low(inactive: u64, active: u64) -> bool {
+    let gb = (inactive + active) >> 18;
+    let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
+    inactive * ratio < active
+}
+
+impl ClassicLru {
     /// `shrink_active_list`: deactivate up to `n` folios from the active tail.
     fn shrink_active(&mut self, mm: &mut Mm, sc: &mut ScanControl, n: u64) {
         self.isolate(mm, ACTIVE, n);
@@ -328,7 +376,8 @@ impl Lru for ClassicLru {
     }
 
     fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> Placement {
-        if mm.workingset_refault(pfn, shadow, self.lists[ACTIVE].len) {
+        let active_anon = self.flushed_stats(mm).active_anon;
+        if mm.workingset_refault(pfn, shadow, active_anon) {
             Placement::Active
         } else {
             Placement::Inactive
@@ -351,10 +400,10 @@ impl Lru for ClassicLru {
             return;
         }
         // prepare_scan_control: age the active list only if refaults activated pages
-        // since the last cycle or the inactive list is low.
-        let refaults = mm.vmstat.workingset_activate_anon;
-        let may_deactivate = refaults != self.refaults_snapshot || self.inactive_is_low();
-        self.refaults_snapshot = refaults;
+        // since the last cycle or the inactive list is low, both as last flushed.
+        let refaults = self.flushed_stats(mm).workingset_activate_anon;
+        let may_deactivate =
+            sc.force_deactivate || refaults != self.refaults_snapshot || self.inactive_is_low(mm);
         let mut nr = self.scan_targets(mm, sc);
         let start_reclaimed = sc.nr_reclaimed;
         while nr[INACTIVE] > 0 || nr[ACTIVE] > 0 {
@@ -367,6 +416,8 @@ impl Lru for ClassicLru {
                 if which == ACTIVE {
                     if may_deactivate {
                         self.shrink_active(mm, sc, n);
+                    } else {
+                        sc.skipped_deactivate = true;
                     }
                 } else {
                     self.shrink_inactive(mm, sc, n);
@@ -380,9 +431,14 @@ impl Lru for ClassicLru {
                 break;
             }
         }
-        if mm.can_reclaim_anon() && self.inactive_is_low() {
+        if mm.can_reclaim_anon() && self.inactive_is_low(mm) {
             self.shrink_active(mm, sc, SWAP_CLUSTER_MAX);
         }
+    }
+
+    fn reclaim_done(&mut self, mm: &mut Mm) {
+        // snapshot_refaults
+        self.refaults_snapshot = self.flushed_stats(mm).workingset_activate_anon;
     }
 
     fn sizes(&self) -> LruSizes {
@@ -424,20 +480,12 @@ mod tests {
 
     #[test]
     fn inactive_is_low_follows_the_sqrt_rule() {
-        let mut lru = ClassicLru::default();
         // Below 1 GiB the ratio is 1: low when active exceeds inactive.
-        lru.lists[INACTIVE].len = 100;
-        lru.lists[ACTIVE].len = 101;
-        assert!(lru.inactive_is_low());
-        lru.lists[ACTIVE].len = 100;
-        assert!(!lru.inactive_is_low());
+        assert!(inactive_is_low(100, 101));
+        assert!(!inactive_is_low(100, 100));
         // 10 GiB in total: ratio isqrt(100) = 10.
         let total = 10u64 << 18;
-        lru.lists[INACTIVE].len = total / 12;
-        lru.lists[ACTIVE].len = total - total / 12;
-        assert!(lru.inactive_is_low());
-        lru.lists[INACTIVE].len = total / 10;
-        lru.lists[ACTIVE].len = total - total / 10;
-        assert!(!lru.inactive_is_low());
+        assert!(inactive_is_low(total / 12, total - total / 12));
+        assert!(!inactive_is_low(total / 10, total - total / 10));
     }
 }

@@ -51,6 +51,9 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn);
     /// `shrink_lruvec`: scan at `sc.priority`, reclaiming toward `sc.nr_to_reclaim`.
     fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl);
+    /// One reclaim invocation (every priority it went through) has ended
+    /// (`snapshot_refaults` at the end of `do_try_to_free_pages` and `balance_pgdat`).
+    fn reclaim_done(&mut self, _mm: &mut Mm) {}
     /// A swap-in found `shadow` in the slot it read into `pfn` (`workingset_refault`,
     /// `lru_gen_refault`): count the refault and say where the folio goes.
     fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> Placement;

@@ -45,6 +45,11 @@ pub(crate) struct ScanControl {
     /// Plug owner and CPU of the reclaiming context.
     pub(crate) owner: usize,
     pub(crate) cpu: usize,
+    /// Age the active lists whatever the statistics say (the retry of a reclaim that freed
+    /// nothing because it skipped them).
+    pub(crate) force_deactivate: bool,
+    /// An LRU left an active list it was asked to scan unaged.
+    pub(crate) skipped_deactivate: bool,
 }
 
 /// What `shrink_folio_list` decided for one isolated folio.
