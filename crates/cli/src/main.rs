@@ -7,6 +7,11 @@
 //! conversion. A mistake in a file or an argument ends in an `error:` line that names the
 //! file, the line or the field, never in a panic.
 //!
+//! Exit status (written in `--help` as [`EXIT_STATUS`]): 0 when all went well, 1 for a
+//! usage or input error, 2 when `run` simulated a system that failed (an OOM kill or a
+//! failed timeline operation) without `--allow-failure`. Everything the command prints
+//! reaches stdout before it exits, whatever the status.
+//!
 //! What it deliberately does not do: simulate or validate anything itself. Every number in
 //! a report comes from the library; this crate only formats it and adds the host timings,
 //! which it keeps under one `host` key so the rest of a report stays reproducible.
@@ -20,23 +25,39 @@ mod plot;
 mod progress;
 mod sweep_doc;
 mod sweep_output;
+mod sweepcmd;
 mod tracecmd;
 mod validate_output;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use swapsim::sweep::{Axis, Plan, Shard, SweepOptions};
-use swapsim::{Host, Pace, RunDocument, Scenario, TraceFlags, TraceSource};
+use swapsim::{Host, Pace, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
+use sweepcmd::{MergeArgs, SweepArgs};
+
+/// What the exit status means; printed at the end of `swapsim --help`.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  success; also a sweep in which some variants failed (their status says so)
+  1  a usage or input error: a bad argument, scenario, trace or shard file
+  2  `run`: the simulated system failed, by an OOM kill or a failed timeline
+     operation (such as a swapoff that ran out of memory); --allow-failure
+     exits 0 instead, and the report still says what failed";
+
+/// The exit status of a usage or input error.
+const EXIT_INPUT_ERROR: u8 = 1;
+/// The exit status of a run whose simulated system failed.
+const EXIT_SIMULATED_FAILURE: u8 = 2;
 
 /// Command line of `swapsim`.
 #[derive(Debug, Parser)]
 #[command(
     name = "swapsim",
     version,
-    about = "Deterministic discrete-event simulator of the Linux swap subsystem"
+    about = "Deterministic discrete-event simulator of the Linux swap subsystem",
+    after_help = EXIT_STATUS
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,7 +66,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run one scenario and print its report.
+    /// Run one scenario and print its report; exits 2 if the simulated system failed.
     Run(RunArgs),
     /// Run the bundled demo: one workload under four readahead policies, side by side.
     Demo(DemoArgs),
@@ -316,71 +337,11 @@ struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-}
-
-/// How a sweep is printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum SweepFormat {
-    /// One row per variant, aligned for reading.
-    Table,
-    /// One JSON document holding every variant's full report.
-    Json,
-    /// The table's columns as CSV, with a header row and plain numbers.
-    Csv,
-}
-
-#[derive(Debug, clap::Args)]
-struct SweepArgs {
-    /// The scenario file (TOML).
-    scenario: PathBuf,
-    /// A setting to vary, with the key syntax of `--set`: a comma list
-    /// (`swap.readahead=cluster,fixed`) or an inclusive integer range
-    /// (`swap.page_cluster=1..8`). Repeat for a cross product, in which the first key varies
-    /// slowest. At most 10000 variants.
-    #[arg(long = "vary", value_name = "KEY=VALUES", required = true)]
-    varies: Vec<String>,
-    /// Edit the scenario before every variant, as for `run`. May be repeated; applied in
-    /// order, before the varied edits.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
-    /// Root seed of every variant; overrides the scenario's `seed`.
+    /// Exit 0 even if the simulated system failed (an OOM kill, a failed timeline
+    /// operation), for runs that explore failure on purpose; the report still says what
+    /// failed.
     #[arg(long)]
-    seed: Option<u64>,
-    /// Variants run at once [default: the number of available cores]. The results do not
-    /// depend on it.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
-    jobs: Option<u16>,
-    /// Output format [default: table, or json with --shard].
-    #[arg(long, value_enum)]
-    format: Option<SweepFormat>,
-    /// Also write DIR/sweep.json, DIR/sweep.csv and DIR/sweep.svg (a plot of --metric),
-    /// creating DIR.
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// What the plot shows on its y axis: any vmstat counter, or read_dispatches,
-    /// reads_per_dispatch, major_p50_us, major_p99_us, sim_time_s.
-    #[arg(long, default_value = "pgmajfault")]
-    metric: String,
-    /// Run only the variants whose index is K-1 modulo N, and print them as a JSON shard
-    /// document for `swapsim merge`. For array jobs: one shard per task.
-    #[arg(long, value_name = "K/N")]
-    shard: Option<String>,
-}
-
-#[derive(Debug, clap::Args)]
-struct MergeArgs {
-    /// The shard documents, each printed by `swapsim sweep --shard K/N`; any order.
-    #[arg(required = true)]
-    shards: Vec<PathBuf>,
-    /// Output format; `json` is byte-identical to the unsharded sweep's apart from `host`.
-    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
-    format: SweepFormat,
-    /// Also write DIR/sweep.json, DIR/sweep.csv and DIR/sweep.svg, creating DIR.
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// What the plot in --out shows on its y axis, as for `sweep`.
-    #[arg(long, default_value = "pgmajfault")]
-    metric: String,
+    allow_failure: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -409,15 +370,33 @@ impl From<PaceArg> for Pace {
     }
 }
 
+/// How a command that printed its result ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// Nothing failed.
+    Ok,
+    /// The simulated system failed (and failure was not allowed).
+    SimulatedFailure,
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help and version go to stdout and succeed; a usage error is an input error.
+            // If even the message cannot be printed, there is nothing better to do.
+            let _ = err.print();
+            return if err.use_stderr() { ExitCode::from(EXIT_INPUT_ERROR) } else { ExitCode::SUCCESS };
+        }
+    };
     match dispatch(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Ended::Ok) => ExitCode::SUCCESS,
+        Ok(Ended::SimulatedFailure) => ExitCode::from(EXIT_SIMULATED_FAILURE),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // `{:#}` prints the whole context chain: file, then field or line, then cause.
             eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            ExitCode::from(EXIT_INPUT_ERROR)
         }
     }
 }
@@ -460,9 +439,10 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
     }));
 }
 
-fn dispatch(cli: Cli) -> Result<()> {
+fn dispatch(cli: Cli) -> Result<Ended> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let mut ended = Ended::Ok;
     match cli.command {
         Command::Run(args) => {
             let mut scenario =
@@ -485,9 +465,19 @@ fn dispatch(cli: Cli) -> Result<()> {
             let (report, trace) = prepared.run_traced()?;
             let host = Host::measure(started.elapsed(), &report);
             let doc = RunDocument::new(&prepared, &report).with_trace(trace.as_ref()).with_host(host);
+            let status = RunStatus::of(&report);
             match args.format {
                 Format::Json => output::write_json(&mut out, &doc)?,
-                Format::Table => output::write_table(&mut out, scenario.name(), &doc)?,
+                Format::Table => output::write_table(&mut out, scenario.name(), &doc, &status)?,
+            }
+            if status.failed() && !args.allow_failure {
+                let failures: Vec<String> = status.failures().iter().map(ToString::to_string).collect();
+                eprintln!(
+                    "swapsim: the simulated system failed ({}); exit status {EXIT_SIMULATED_FAILURE} \
+                     (--allow-failure exits 0)",
+                    failures.join("; ")
+                );
+                ended = Ended::SimulatedFailure;
             }
         }
         Command::Demo(args) => {
@@ -552,15 +542,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::WriteTrace(args) => run_trace_command(&mut out, TraceCommand::Generate(args))?,
         Command::Trace(command) => run_trace_command(&mut out, command)?,
-        Command::Sweep(args) => run_sweep(&mut out, &args)?,
-        Command::Merge(args) => {
-            sweep_doc::check_metric(&args.metric)?;
-            let merged = merge::merge(&args.shards)?;
-            emit_sweep(&mut out, args.format, &merged.doc, &merged.view, args.out.as_deref(), &args.metric)?;
-        }
+        Command::Sweep(args) => sweepcmd::run_sweep(&mut out, &args)?,
+        Command::Merge(args) => sweepcmd::run_merge(&mut out, &args)?,
     }
     out.flush()?;
-    Ok(())
+    Ok(ended)
 }
 
 fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> {
@@ -632,68 +618,4 @@ fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> 
         }
     }
     Ok(())
-}
-
-fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
-    sweep_doc::check_metric(&args.metric)?;
-    let axes = args
-        .varies
-        .iter()
-        .map(|arg| Axis::parse(arg).map_err(|message| anyhow!(message)))
-        .collect::<Result<Vec<_>>>()?;
-    let plan = Plan::new(axes, args.sets.clone())?;
-    let shard = match &args.shard {
-        Some(text) => Some(Shard::parse(text).map_err(|message| anyhow!("--shard {message}"))?),
-        None => None,
-    };
-    let format = match (shard, args.format) {
-        (Some(_), None | Some(SweepFormat::Json)) => SweepFormat::Json,
-        (Some(_), Some(_)) => bail!("--shard prints a JSON document for `swapsim merge`; use --format json"),
-        (None, format) => format.unwrap_or(SweepFormat::Table),
-    };
-    if shard.is_some() && args.out.is_some() {
-        bail!("--shard and --out: write the files from the merged result, `swapsim merge ... --out DIR`");
-    }
-    let jobs = match args.jobs {
-        Some(jobs) => usize::from(jobs),
-        None => std::thread::available_parallelism().map(std::num::NonZeroUsize::get).unwrap_or(1),
-    };
-    let mut scenario = Scenario::load(&args.scenario)?;
-    if let Some(seed) = args.seed {
-        scenario = scenario.with_seed(seed);
-    }
-    progress::install_reproduce_hint();
-    let n_to_run = (0..plan.n_variants()).filter(|&idx| shard.is_none_or(|shard| shard.holds(idx))).count();
-    let progress = progress::SweepProgress::new(scenario.name(), n_to_run);
-    let started = std::time::Instant::now();
-    let run = swapsim::sweep(&scenario, &plan, SweepOptions { shard, jobs, progress: &progress });
-    progress.finish();
-    let run = run?;
-    let wall_s = (started.elapsed().as_secs_f64() * 1e6).round() / 1e6;
-    let host = sweep_doc::SweepHost { wall_s, jobs, shards: None };
-    let shard_info =
-        shard.map(|shard| sweep_doc::ShardInfo { k: shard.k, n: shard.n, total: plan.n_variants() });
-    let doc = sweep_doc::document(scenario.name(), &plan, &run, shard_info, host);
-    let axes = plan.axes().iter().map(|axis| (axis.key.clone(), axis.values.clone())).collect();
-    let view = sweep_doc::SweepView::of(&doc, axes, plan.fixed().to_vec())?;
-    emit_sweep(out, format, &doc, &view, args.out.as_deref(), &args.metric)
-}
-
-/// Prints a sweep (or merged) document in `format`, after writing the `--out` files.
-fn emit_sweep(
-    out: &mut impl Write,
-    format: SweepFormat,
-    doc: &impl serde::Serialize,
-    view: &sweep_doc::SweepView,
-    dir: Option<&Path>,
-    metric: &str,
-) -> Result<()> {
-    if let Some(dir) = dir {
-        sweep_output::write_dir(dir, doc, view, metric)?;
-    }
-    match format {
-        SweepFormat::Json => output::write_json(out, doc),
-        SweepFormat::Table => sweep_output::write_table(out, view),
-        SweepFormat::Csv => sweep_output::write_csv(out, view),
-    }
 }

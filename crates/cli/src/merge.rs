@@ -4,6 +4,9 @@
 //! edits and shard count) and together hold every variant exactly once. Everything except
 //! `host` is copied verbatim from the shards, so the merged document is byte-identical to
 //! the one an unsharded `swapsim sweep --format json` prints, once `host` is removed.
+//! `--baseline` is given here rather than to the shards, since a variant's baseline may
+//! lie in another shard; the summary is drawn from the merged variants, as a sweep draws
+//! its own.
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::value::RawValue;
@@ -11,7 +14,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::sweep_doc::{AxisEntry, RawSweepDocument, ShardInfo, SweepHost, SweepView};
+use crate::sweep_doc::{self, AxisEntry, BaselineEntry, RawSweepDocument, ShardInfo, SweepHost, SweepView};
 use swapsim::sweep::MAX_VARIANTS;
 
 /// One shard document and the file it came from.
@@ -27,8 +30,9 @@ pub(crate) struct Merged {
     pub(crate) view: SweepView,
 }
 
-/// Reads, checks and joins the shard documents at `paths`.
-pub(crate) fn merge(paths: &[PathBuf]) -> Result<Merged> {
+/// Reads, checks and joins the shard documents at `paths`, comparing each variant with
+/// its `baseline` variant (`--baseline KEY=VALUE`) when given.
+pub(crate) fn merge(paths: &[PathBuf], baseline: Option<&str>) -> Result<Merged> {
     let shards = paths.iter().map(|path| read(path)).collect::<Result<Vec<ShardFile>>>()?;
     let first = shards.first().context("give at least one shard document")?;
     for other in &shards[1..] {
@@ -91,9 +95,18 @@ pub(crate) fn merge(paths: &[PathBuf]) -> Result<Merged> {
         variants.extend(file.doc.variants);
     }
     variants.sort_by_key(|variant| variant.index);
-    let doc = RawSweepDocument { shard: None, variants, host, ..head };
-    let axes = axes.into_iter().map(|axis| (axis.key, axis.values)).collect();
-    let view = SweepView::of(&doc, axes, fixed).context("merged sweep")?;
+    let axes: Vec<(String, Vec<Value>)> = axes.into_iter().map(|axis| (axis.key, axis.values)).collect();
+    let baseline = baseline.map(|arg| sweep_doc::baseline(arg, &axes)).transpose()?;
+    let mut doc = RawSweepDocument {
+        shard: None,
+        variants,
+        baseline: baseline.as_ref().map(BaselineEntry::of),
+        summary: None,
+        host,
+        ..head
+    };
+    let view = SweepView::of(&doc, axes, fixed, baseline).context("merged sweep")?;
+    doc.summary = view.summary();
     Ok(Merged { doc, view })
 }
 
@@ -133,6 +146,8 @@ fn check_same_sweep(first: &ShardFile, other: &ShardFile) -> Result<()> {
         Some(("vary", compact(&a.vary), compact(&b.vary)))
     } else if a.fixed.get() != b.fixed.get() {
         Some(("fixed", compact(&a.fixed), compact(&b.fixed)))
+    } else if a.seeds != b.seeds {
+        Some(("seeds", a.seeds.to_string(), b.seeds.to_string()))
     } else if first.shard.n != other.shard.n {
         Some(("shard.n", first.shard.n.to_string(), other.shard.n.to_string()))
     } else if first.shard.total != other.shard.total {

@@ -6,17 +6,21 @@
 //! ran on, so two runs of the same scenario and seed produce documents that are
 //! byte-identical once `host` is removed.
 //!
-//! The table is for people: a one-line configuration summary, the vmstat counters, a
-//! blkparse-style block per device and the fault latency percentiles.
+//! The table is for people: a one-line configuration summary, how the run ended (never
+//! "completed" when the simulated system failed), the timeline's operations, the vmstat
+//! counters, a blkparse-style block per device and the fault latency percentiles.
 
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
-use swapsim::{ResolvedScenario, ResolvedWorkload, RunDocument, TraceReport};
+use swapsim::{
+    ResolvedScenario, ResolvedWorkload, RunDocument, RunStatus, TimelineEntry, TimelineOp, TraceReport,
+};
 use swapsim_core::report::Outcome;
 use swapsim_core::stats::{BlockStats, DirStats, LatencySummary, Vmstat};
+use swapsim_core::OpReport;
 use swapsim_core::SimReport;
 
 /// Prints `value` as pretty JSON followed by a newline.
@@ -115,8 +119,33 @@ pub(crate) fn outcome_text(outcome: &Outcome) -> String {
     }
 }
 
+/// How the run ended, failures first: "completed" only when nothing failed, e.g.
+/// `failed: timeline[1] swapoff vda: out of memory (the workload ran to its end)`.
+pub(crate) fn status_text(report: &SimReport, status: &RunStatus) -> String {
+    if !status.failed() {
+        return outcome_text(&report.outcome);
+    }
+    let failures: Vec<String> = status.failures().iter().map(ToString::to_string).collect();
+    let mut text = format!("failed: {}", failures.join("; "));
+    match &report.outcome {
+        Outcome::Completed => text.push_str(" (the workload ran to its end)"),
+        // The kill is already among the failures.
+        Outcome::OomKilled { .. } => {}
+        limit => text.push_str(&format!("; {}", outcome_text(limit))),
+    }
+    if report.vmstat.oom_kill > 1 {
+        text.push_str(&format!("; {} OOM kills in all", report.vmstat.oom_kill));
+    }
+    text
+}
+
 /// Prints the readable report of one run.
-pub(crate) fn write_table(out: &mut impl Write, scenario_name: &str, doc: &RunDocument<'_>) -> Result<()> {
+pub(crate) fn write_table(
+    out: &mut impl Write,
+    scenario_name: &str,
+    doc: &RunDocument<'_>,
+    status: &RunStatus,
+) -> Result<()> {
     let report = doc.report;
     let mut text = String::new();
     let t = &mut text;
@@ -127,12 +156,16 @@ pub(crate) fn write_table(out: &mut impl Write, scenario_name: &str, doc: &RunDo
         writeln!(t, "{}", trace_line(trace))?;
     }
     writeln!(t)?;
-    writeln!(t, "outcome          {}", outcome_text(&report.outcome))?;
+    writeln!(t, "outcome          {}", status_text(report, status))?;
     writeln!(t, "simulated time   {:.6} s", report.sim_time_s)?;
     writeln!(t, "accesses         {}", report.accesses)?;
     writeln!(t, "events           {}", report.events)?;
     writeln!(t, "readahead ran    {}", report.readahead)?;
     writeln!(t)?;
+    if !doc.scenario.timeline.is_empty() || !report.operations.is_empty() {
+        write_timeline(t, &doc.scenario.timeline, &report.operations)?;
+        writeln!(t)?;
+    }
     write_vmstat(t, &report.vmstat)?;
     for device in &report.block {
         writeln!(t)?;
@@ -149,6 +182,93 @@ pub(crate) fn write_table(out: &mut impl Write, scenario_name: &str, doc: &RunDo
         )?;
     }
     out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// What a timeline entry does, in words: `swapoff vda`, `set-memcg-limit 4GiB`.
+fn operation_text(entry: &TimelineEntry) -> String {
+    match &entry.op {
+        TimelineOp::Swapoff { device } => format!("swapoff {device}"),
+        TimelineOp::Swapon { device } => format!("swapon {device}"),
+        TimelineOp::SetPageCluster { page_cluster } => format!("set-page-cluster {page_cluster}"),
+        TimelineOp::SetReadahead { readahead } => format!("set-readahead {}", readahead.name()),
+        TimelineOp::SetVmaRa { vma_ra_enabled } => format!("set-vma-ra {vma_ra_enabled}"),
+        TimelineOp::SetMemcgLimit { limit } => format!("set-memcg-limit {limit}"),
+        TimelineOp::PauseTasks {} => "pause-tasks".to_string(),
+        TimelineOp::ResumeTasks {} => "resume-tasks".to_string(),
+        TimelineOp::SwapOutAll {} => "swap-out-all".to_string(),
+        TimelineOp::Mark { label } => format!("mark \"{label}\""),
+    }
+}
+
+/// How an operation ended: `ok`, `failed: why`, or that the run ended before it did.
+fn operation_outcome(op: &OpReport) -> String {
+    match op.result.as_str() {
+        "completed" => "ok".to_string(),
+        "running" => "still running when the run ended".to_string(),
+        failed if failed.starts_with("failed: ") => failed.to_string(),
+        why => format!("failed: {why}"),
+    }
+}
+
+/// One row per timeline entry, in order: what it does, when it started (simulated
+/// seconds), how long it took, the pages it swapped in and out, the read and write
+/// requests completed meanwhile (on every device), and how it ended. An entry the run
+/// never reached says so.
+fn write_timeline(t: &mut String, entries: &[TimelineEntry], ops: &[OpReport]) -> Result<()> {
+    writeln!(t, "timeline")?;
+    let n_rows = entries.len().max(ops.len());
+    let mut rows: Vec<[String; 8]> = Vec::with_capacity(n_rows);
+    for idx in 0..n_rows {
+        let what = match (entries.get(idx), ops.get(idx)) {
+            (Some(entry), _) => operation_text(entry),
+            (None, Some(op)) => [Some(op.op.as_str()), op.device.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, None) => unreachable!("a row per entry or report"),
+        };
+        let row = match ops.get(idx) {
+            Some(op) => [
+                what,
+                format!("{:.6}", op.start_s),
+                op.duration_s.map(|d| format!("{d:.6}")).unwrap_or_else(|| "-".to_string()),
+                op.pswpin.to_string(),
+                op.pswpout.to_string(),
+                op.read_requests.to_string(),
+                op.write_requests.to_string(),
+                operation_outcome(op),
+            ],
+            None => {
+                let dash = || "-".to_string();
+                [
+                    what,
+                    dash(),
+                    dash(),
+                    dash(),
+                    dash(),
+                    dash(),
+                    dash(),
+                    "not started: the run ended first".to_string(),
+                ]
+            }
+        };
+        rows.push(row);
+    }
+    let width = rows.iter().map(|row| row[0].chars().count()).chain(["operation".len()]).max().unwrap_or(0);
+    writeln!(
+        t,
+        "  {:>3}  {:<width$}  {:>12}  {:>12}  {:>10}  {:>11}  {:>9}  {:>10}  outcome",
+        "#", "operation", "start s", "duration s", "swapped in", "swapped out", "read reqs", "write reqs"
+    )?;
+    for (idx, row) in rows.iter().enumerate() {
+        let [what, start, duration, pswpin, pswpout, reads, writes, outcome] = row;
+        writeln!(
+            t,
+            "  {idx:>3}  {what:<width$}  {start:>12}  {duration:>12}  {pswpin:>10}  {pswpout:>11}  {reads:>9}  {writes:>10}  {outcome}"
+        )?;
+    }
     Ok(())
 }
 

@@ -4,7 +4,8 @@
 //! otherwise one evenly spaced position per value, in the order given. Each combination of
 //! the other axes' values is one line (one line in all for a single-axis sweep), named in
 //! the legend. A variant whose metric is undefined (reads per dispatch with nothing read)
-//! leaves a gap in its line's points rather than a made-up value.
+//! leaves a gap in its line's points rather than a made-up value. With `--seeds`, a point
+//! is the mean over the variant's seeds.
 //!
 //! plotters' SVG backend writes text as `<text>` elements and, built without its font
 //! features, estimates text extents itself, so drawing needs no font files on the host.
@@ -12,7 +13,7 @@
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
-use crate::sweep_doc::{metric, value_text, SweepView};
+use crate::sweep_doc::{value_text, SweepView};
 
 /// Size of the picture, in pixels.
 const SIZE_PX: (u32, u32) = (960, 600);
@@ -54,7 +55,7 @@ pub(crate) fn svg(view: &SweepView, metric_name: &str) -> Result<String> {
             Some(xs) => xs[x_idx],
             None => x_idx as f64,
         };
-        if let Some(y) = metric(&row.report, metric_name).filter(|y| y.is_finite()) {
+        if let Some(y) = view.mean(row, metric_name).filter(|y| y.is_finite()) {
             lines[line_idx].points.push((x, y));
         }
     }

@@ -28,7 +28,7 @@ pub(crate) fn install_reproduce_hint() {
 }
 
 /// The sweep's progress: a bar, only for a person watching a terminal and only when there
-/// is more than one variant to wait for, and the reproduce note of each running variant.
+/// is more than one run to wait for, and the reproduce note of each running variant.
 pub(crate) struct SweepProgress {
     /// How the reproduce command names the scenario.
     scenario: String,
@@ -36,15 +36,15 @@ pub(crate) struct SweepProgress {
 }
 
 impl SweepProgress {
-    /// Progress of `n_variants` variants of the scenario named `scenario`.
-    pub(crate) fn new(scenario: &str, n_variants: usize) -> SweepProgress {
-        let bar = (n_variants > 1 && std::io::stderr().is_terminal()).then(|| {
+    /// Progress of `n_runs` runs (variants times seeds) of the scenario named `scenario`.
+    pub(crate) fn new(scenario: &str, n_runs: usize) -> SweepProgress {
+        let bar = (n_runs > 1 && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::with_draw_target(
-                Some(n_variants as u64),
+                Some(n_runs as u64),
                 indicatif::ProgressDrawTarget::stderr(),
             );
             let style =
-                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} variants, {elapsed} elapsed")
+                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed")
                     .expect("the template is valid");
             bar.set_style(style);
             bar

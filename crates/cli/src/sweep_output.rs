@@ -6,80 +6,63 @@
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
+use swapsim::sweep::Compared;
 
 use crate::output;
-use crate::sweep_doc::{metric, SweepView};
+use crate::sweep_doc::{value_text, Column, SweepView, COLUMNS};
 
-/// One column of the table and the CSV file after the settings.
-struct Column {
-    table_name: &'static str,
-    csv_name: &'static str,
-    metric: &'static str,
-    /// Decimal places in the table; `None` for a count.
-    decimals: Option<usize>,
+/// A table cell of one metric: the value, or with several seeds the mean and the
+/// half-width of its 95 % interval; "-" where undefined.
+fn value_cell(cell: &Compared, column: &Column, n_seeds: u32) -> String {
+    let Some(estimate) = cell.estimate else { return "-".to_string() };
+    match (n_seeds, column.decimals, estimate.ci95) {
+        (1, None, _) => format!("{:.0}", estimate.mean),
+        (1, Some(decimals), _) => format!("{:.decimals$}", estimate.mean),
+        (_, decimals, ci95) => {
+            // A mean of counts is rarely whole: one decimal place.
+            let decimals = decimals.unwrap_or(1);
+            match ci95 {
+                Some(ci95) => format!("{:.decimals$} ± {ci95:.decimals$}", estimate.mean),
+                None => format!("{:.decimals$}", estimate.mean),
+            }
+        }
+    }
 }
 
-const COLUMNS: [Column; 10] = [
-    Column { table_name: "pgmajfault", csv_name: "pgmajfault", metric: "pgmajfault", decimals: None },
-    Column { table_name: "pswpin", csv_name: "pswpin", metric: "pswpin", decimals: None },
-    Column { table_name: "pswpout", csv_name: "pswpout", metric: "pswpout", decimals: None },
-    Column { table_name: "swap_ra", csv_name: "swap_ra", metric: "swap_ra", decimals: None },
-    Column { table_name: "swap_ra_hit", csv_name: "swap_ra_hit", metric: "swap_ra_hit", decimals: None },
-    Column {
-        table_name: "read dispatches",
-        csv_name: "read_dispatches",
-        metric: "read_dispatches",
-        decimals: None,
-    },
-    Column {
-        table_name: "reads/dispatch",
-        csv_name: "reads_per_dispatch",
-        metric: "reads_per_dispatch",
-        decimals: Some(2),
-    },
-    Column {
-        table_name: "major p50 µs",
-        csv_name: "major_p50_us",
-        metric: "major_p50_us",
-        decimals: Some(1),
-    },
-    Column {
-        table_name: "major p99 µs",
-        csv_name: "major_p99_us",
-        metric: "major_p99_us",
-        decimals: Some(1),
-    },
-    Column { table_name: "sim time s", csv_name: "sim_time_s", metric: "sim_time_s", decimals: Some(3) },
-];
-
-/// How a run ended, as the report's `outcome.kind`.
-fn outcome(report: &Value) -> String {
-    report["outcome"]["kind"].as_str().unwrap_or("?").to_string()
+/// A table cell of a ratio to the baseline, or "-" where undefined.
+fn ratio_cell(cell: &Compared) -> String {
+    cell.ratio.map(|ratio| format!("{ratio:.3}")).unwrap_or_else(|| "-".to_string())
 }
 
-/// Prints one row per variant: the varied values, the counters, the latencies, and how the
-/// run ended.
+/// Prints one row per variant: the varied values, the counters, the latencies (with
+/// `--seeds`, mean ± 95 % interval; with `--baseline`, each followed by its ratio to the
+/// baseline variant), what failed, and how the run ended.
 pub(crate) fn write_table(out: &mut impl Write, view: &SweepView) -> Result<()> {
+    let with_ratio = view.baseline.is_some();
     let mut header: Vec<String> = view.axes.iter().map(|(key, _)| key.clone()).collect();
-    header.extend(COLUMNS.iter().map(|column| column.table_name.to_string()));
+    for column in &COLUMNS {
+        header.push(column.table_name.to_string());
+        if with_ratio {
+            header.push("×base".to_string());
+        }
+    }
+    header.push("status".to_string());
     header.push("outcome".to_string());
     let mut cells: Vec<Vec<String>> = Vec::with_capacity(view.rows.len());
     for row in &view.rows {
         let mut line: Vec<String> =
             (0..view.axes.len()).map(|axis_idx| view.setting_text(row, axis_idx)).collect();
-        for column in &COLUMNS {
-            let cell = match (metric(&row.report, column.metric), column.decimals) {
-                (None, _) => "-".to_string(),
-                (Some(value), None) => format!("{value:.0}"),
-                (Some(value), Some(decimals)) => format!("{value:.decimals$}"),
-            };
-            line.push(cell);
+        for (column, cell) in COLUMNS.iter().zip(&row.cells) {
+            line.push(value_cell(cell, column, view.n_seeds));
+            if with_ratio {
+                line.push(ratio_cell(cell));
+            }
         }
-        line.push(outcome(&row.report));
+        line.push(row.status.clone());
+        line.push(view.outcome(row));
         cells.push(line);
     }
     let width = |col: usize| {
@@ -96,8 +79,9 @@ pub(crate) fn write_table(out: &mut impl Write, view: &SweepView) -> Result<()> 
         let mut text = String::new();
         for (col, cell) in line.iter().enumerate() {
             let pad = " ".repeat(widths[col] - cell.chars().count());
-            // Settings and the outcome read left to right; numbers line up on the right.
-            if col < n_axes || col == line.len() - 1 {
+            // Settings, the status and the outcome read left to right; numbers line up on
+            // the right.
+            if col < n_axes || col + 2 >= line.len() {
                 write!(text, "{cell}{pad}  ")?;
             } else {
                 write!(text, "{pad}{cell}  ")?;
@@ -119,6 +103,23 @@ pub(crate) fn write_table(out: &mut impl Write, view: &SweepView) -> Result<()> 
         let fixed: Vec<String> = view.fixed.iter().map(|set| format!("--set {set}")).collect();
         writeln!(t, "fixed: {}", fixed.join(" "))?;
     }
+    if view.n_seeds > 1 {
+        let last = view.seed.wrapping_add(u64::from(view.n_seeds) - 1);
+        writeln!(
+            t,
+            "seeds: {} per variant ({}..={last}); mean ± half-width of the 95 % interval (Student t)",
+            view.n_seeds, view.seed
+        )?;
+    }
+    if let Some(baseline) = &view.baseline {
+        let of_means = if view.n_seeds > 1 { " of the means" } else { "" };
+        writeln!(
+            t,
+            "baseline: {}={}; ×base is each metric's ratio{of_means} to the variant with that value",
+            baseline.key,
+            value_text(&baseline.value)
+        )?;
+    }
     writeln!(t)?;
     render(t, &header)?;
     for line in &cells {
@@ -132,21 +133,42 @@ pub(crate) fn write_table(out: &mut impl Write, view: &SweepView) -> Result<()> 
 }
 
 /// Prints the CSV file: a header row, then one row per variant with plain numbers (an empty
-/// cell where a value is undefined).
+/// cell where a value is undefined). With `--seeds`, a metric's column holds the mean and
+/// `<metric>_ci95` the half-width of its interval; with `--baseline`, `<metric>_ratio` the
+/// ratio to the baseline variant.
 pub(crate) fn write_csv(out: &mut impl Write, view: &SweepView) -> Result<()> {
+    let with_ci = view.n_seeds > 1;
+    let with_ratio = view.baseline.is_some();
     let mut text = String::new();
     let mut header: Vec<String> = view.axes.iter().map(|(key, _)| csv_field(key)).collect();
-    header.extend(COLUMNS.iter().map(|column| column.csv_name.to_string()));
+    for column in &COLUMNS {
+        header.push(column.csv_name.to_string());
+        if with_ci {
+            header.push(format!("{}_ci95", column.csv_name));
+        }
+        if with_ratio {
+            header.push(format!("{}_ratio", column.csv_name));
+        }
+    }
+    header.push("status".to_string());
     header.push("outcome".to_string());
     writeln!(text, "{}", header.join(","))?;
+    // `Display` of an f64 is the shortest text that reads back to the same number.
+    let number = |value: Option<f64>| value.map(|value| value.to_string()).unwrap_or_default();
     for row in &view.rows {
         let mut line: Vec<String> =
             (0..view.axes.len()).map(|axis_idx| csv_field(&view.setting_text(row, axis_idx))).collect();
-        for column in &COLUMNS {
-            // `Display` of an f64 is the shortest text that reads back to the same number.
-            line.push(metric(&row.report, column.metric).map(|value| value.to_string()).unwrap_or_default());
+        for cell in &row.cells {
+            line.push(number(cell.estimate.map(|estimate| estimate.mean)));
+            if with_ci {
+                line.push(number(cell.estimate.and_then(|estimate| estimate.ci95)));
+            }
+            if with_ratio {
+                line.push(number(cell.ratio));
+            }
         }
-        line.push(csv_field(&outcome(&row.report)));
+        line.push(csv_field(&row.status));
+        line.push(csv_field(&view.outcome(row)));
         writeln!(text, "{}", line.join(","))?;
     }
     out.write_all(text.as_bytes())?;

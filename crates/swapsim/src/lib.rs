@@ -35,7 +35,11 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 //!
-//! Besides single runs: [`sweep()`] runs a scenario once per combination of settings,
+//! A run can complete and still record a failure of the simulated system (an OOM kill, a
+//! swapoff that ran out of memory); [`RunStatus::of`] reads those out of a report.
+//!
+//! Besides single runs: [`sweep()`] runs a scenario once per combination of settings (and
+//! per seed, to tell a difference from noise),
 //! [`experiment::run`] rebuilds a published kernel study, [`validate::run`] replays cases
 //! measured on a real kernel and compares counter by counter, and [`profile::fit`] fits a
 //! device profile to fio output.
@@ -58,6 +62,7 @@ pub mod experiment;
 mod overrides;
 pub mod profile;
 mod scenario;
+mod status;
 pub mod sweep;
 mod timeline;
 mod trace;
@@ -67,6 +72,7 @@ pub use document::{Host, RunDocument};
 pub use scenario::{
     Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, TraceFlags,
 };
+pub use status::{Failure, RunStatus};
 pub use swapsim_core::SimReport;
 pub use sweep::run as sweep;
 pub use timeline::{TimelineEntry, TimelineOp, When};

@@ -5,13 +5,19 @@
 //! axis, validated and run through exactly the path a single run takes, so any row of a
 //! sweep can be reproduced with `swapsim run` and the same `--set` arguments.
 //!
-//! Determinism: the variants run in parallel, but results are collected by variant index,
-//! never by completion order, and every variant runs with the same seed. The job count
-//! therefore changes only the wall-clock time, which is reported under `host`.
+//! Determinism: the variants run in parallel, but results are collected by variant index
+//! and seed, never by completion order. Every variant runs with the same seed, or with the
+//! same N seeds under `--seeds N` ([`Plan::with_seeds`]). The job count therefore changes
+//! only the wall-clock time, which is reported under `host`.
 //!
-//! What it deliberately does not do: vary the seed (a sweep compares settings at one seed;
-//! `--vary seed=...` is refused rather than silently overridden by `--seed`), or show
-//! progress. The caller passes a [`Progress`] and draws what it likes.
+//! Comparing variants (means over seeds with their intervals, ratios to a baseline
+//! variant) is `compare`'s, re-exported here. A run in which the simulated system failed
+//! (an OOM kill, a failed timeline operation) is a result like any other: the sweep keeps
+//! it, and its [`RunStatus`] says what failed.
+//!
+//! What it deliberately does not do: vary the seed as a setting (`--vary seed=...` is
+//! refused rather than silently overridden by `--seed`; `--seeds` repeats every variant
+//! instead), or show progress. The caller passes a [`Progress`] and draws what it likes.
 
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
@@ -20,10 +26,21 @@ use swapsim_core::SimReport;
 
 use crate::overrides::Override;
 use crate::scenario::{Prepared, Scenario};
+use crate::status::RunStatus;
+
+mod compare;
+
+pub use compare::{compare, ratio, t_975, Baseline, Compared, Estimate, VariantSamples};
 
 /// The most variants one sweep may hold. A cross product grows fast, and a typo such as
 /// `1..100000` should fail at once rather than run for a day.
 pub const MAX_VARIANTS: usize = 10_000;
+
+/// The most runs one sweep may make: variants times seeds.
+pub const MAX_RUNS: usize = 10_000;
+
+/// The most seeds `--seeds` may ask for.
+pub const MAX_SEEDS: u32 = 1_000;
 
 /// One `--vary` argument: a key and the values it takes, in the order given.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,6 +123,8 @@ pub struct Plan {
     /// The `--set` edits every variant starts from, in order.
     fixed: Vec<String>,
     n_variants: usize,
+    /// Runs per variant, each with its own seed.
+    n_seeds: u32,
 }
 
 impl Plan {
@@ -134,7 +153,37 @@ impl Plan {
                 sizes.join(" × ")
             );
         }
-        Ok(Plan { axes, fixed, n_variants: n_variants as usize })
+        Ok(Plan { axes, fixed, n_variants: n_variants as usize, n_seeds: 1 })
+    }
+
+    /// The same plan with every variant run `n_seeds` times (`--seeds N`): run `i` of a
+    /// variant (from 0) has the seed `seed + i`, wrapping at `u64::MAX`, where `seed` is
+    /// the scenario's (or `--seed`'s). One seed is the plain sweep. At most [`MAX_SEEDS`],
+    /// and at most [`MAX_RUNS`] runs in all.
+    pub fn with_seeds(self, n_seeds: u32) -> Result<Plan> {
+        if !(1..=MAX_SEEDS).contains(&n_seeds) {
+            bail!("--seeds {n_seeds}: give 1 to {MAX_SEEDS} seeds");
+        }
+        let n_runs = self.n_variants as u128 * u128::from(n_seeds);
+        if n_runs > MAX_RUNS as u128 {
+            bail!(
+                "--seeds {n_seeds}: the sweep would make {n_runs} runs ({} variants × {n_seeds} seeds); \
+                 a sweep makes at most {MAX_RUNS}",
+                self.n_variants
+            );
+        }
+        Ok(Plan { n_seeds, ..self })
+    }
+
+    /// Runs per variant (`--seeds`), 1 unless [`Plan::with_seeds`] said otherwise.
+    pub fn n_seeds(&self) -> u32 {
+        self.n_seeds
+    }
+
+    /// The seed of run `seed_idx` (from 0) of every variant, from the sweep's `seed`.
+    pub fn seed(&self, seed: u64, seed_idx: u32) -> u64 {
+        assert!(seed_idx < self.n_seeds, "seed {seed_idx} of {}", self.n_seeds);
+        seed.wrapping_add(u64::from(seed_idx))
     }
 
     /// The axes, the first varying slowest.
@@ -212,9 +261,10 @@ impl Shard {
 /// the variant, for one). `&()` reports nothing.
 pub trait Progress: Sync {
     /// Variant `index` is about to run at `seed` with `edits` (the `--set` arguments that
-    /// reproduce it).
+    /// reproduce it); with `--seeds`, once per seed.
     fn started(&self, _index: usize, _edits: &[String], _seed: u64) {}
-    /// Variant `index` has finished or failed; `done` of the `total` variants to run have.
+    /// A run of variant `index` has finished or failed; `done` of the `total` runs
+    /// (variants times seeds) have.
     fn finished(&self, _index: usize, _done: usize, _total: usize) {}
 }
 
@@ -237,23 +287,42 @@ impl std::fmt::Debug for SweepOptions<'_> {
     }
 }
 
-/// One finished variant.
+/// One finished variant: one run per seed.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct VariantRun {
     /// The variant's index in the full sweep.
     pub index: usize,
-    /// The scenario with the variant's edits, validated.
+    /// Its runs, in seed order (one without `--seeds`).
+    pub runs: Vec<SeedRun>,
+}
+
+impl VariantRun {
+    /// What failed in its runs: "ok", or the markers of [`RunStatus::label_over_seeds`].
+    pub fn status_label(&self) -> String {
+        let statuses: Vec<RunStatus> = self.runs.iter().map(|run| run.status.clone()).collect();
+        RunStatus::label_over_seeds(&statuses)
+    }
+}
+
+/// One run of a variant, at one seed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct SeedRun {
+    /// The scenario with the variant's edits and this run's seed, validated.
     pub prepared: Prepared,
-    /// The variant's report.
+    /// The run's report.
     pub report: SimReport,
+    /// What failed in the simulated system, if anything.
+    pub status: RunStatus,
 }
 
 /// The variants a sweep ran, in index order.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct SweepRun {
-    /// The seed every variant ran with.
+    /// The sweep's seed: that of every variant, or of each variant's first run with
+    /// `--seeds`.
     pub seed: u64,
     /// The variants, in index order.
     pub variants: Vec<VariantRun>,
@@ -261,7 +330,7 @@ pub struct SweepRun {
 
 /// Runs `plan` over `scenario`. Validates the scenario once per axis value to catch a
 /// bad key or value before anything runs, then runs the variants (all of them, or one
-/// shard's) on a pool of `options.jobs` threads.
+/// shard's), each once per seed, on a pool of `options.jobs` threads.
 pub fn run(scenario: &Scenario, plan: &Plan, options: SweepOptions<'_>) -> Result<SweepRun> {
     let base = scenario.clone().edits(&plan.fixed)?.prepare()?;
     for axis in &plan.axes {
@@ -279,26 +348,36 @@ pub fn run(scenario: &Scenario, plan: &Plan, options: SweepOptions<'_>) -> Resul
     let indices: Vec<usize> = (0..plan.n_variants())
         .filter(|&idx| options.shard.as_ref().is_none_or(|shard| shard.holds(idx)))
         .collect();
+    // Every (variant, seed) pair, variant-major: the order results are collected in.
+    let pairs: Vec<(usize, u32)> =
+        indices.iter().flat_map(|&index| (0..plan.n_seeds).map(move |seed_idx| (index, seed_idx))).collect();
     let n_done = AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs)
         .build()
         .context("cannot start the sweep's thread pool")?;
-    let results: Vec<Result<VariantRun>> = pool.install(|| {
-        indices
+    let results: Vec<Result<SeedRun>> = pool.install(|| {
+        pairs
             .par_iter()
-            .map(|&index| {
-                let res = run_variant(scenario, plan, options.progress, index);
+            .map(|&(index, seed_idx)| {
+                let seed = plan.seed(base.seed(), seed_idx);
+                let res = run_variant(scenario, plan, options.progress, index, seed);
                 let done = n_done.fetch_add(1, Ordering::Relaxed) + 1;
-                options.progress.finished(index, done, indices.len());
+                options.progress.finished(index, done, pairs.len());
                 res
             })
             .collect()
     });
     // The first failure by index, so the message does not depend on thread timing.
-    let variants = results.into_iter().collect::<Result<Vec<VariantRun>>>()?;
-    for variant in &variants {
-        assert_eq!(variant.prepared.seed(), base.seed(), "the seed is never varied");
+    let runs = results.into_iter().collect::<Result<Vec<SeedRun>>>()?;
+    let mut runs = runs.into_iter();
+    let mut variants = Vec::with_capacity(indices.len());
+    for index in indices {
+        let runs: Vec<SeedRun> = runs.by_ref().take(plan.n_seeds as usize).collect();
+        for (seed_idx, run) in (0..plan.n_seeds).zip(&runs) {
+            assert_eq!(run.prepared.seed(), plan.seed(base.seed(), seed_idx), "the seed is never varied");
+        }
+        variants.push(VariantRun { index, runs });
     }
     Ok(SweepRun { seed: base.seed(), variants })
 }
@@ -308,13 +387,19 @@ fn run_variant(
     plan: &Plan,
     progress: &dyn Progress,
     index: usize,
-) -> Result<VariantRun> {
-    let context = || format!("variant {index} ({})", plan.describe(index));
+    seed: u64,
+) -> Result<SeedRun> {
+    let context = || {
+        let seed = if plan.n_seeds > 1 { format!(", seed {seed}") } else { String::new() };
+        format!("variant {index} ({}{seed})", plan.describe(index))
+    };
     let sets = plan.edits(index);
-    let prepared = scenario.clone().edits(&sets).and_then(|s| s.prepare()).with_context(context)?;
+    let prepared =
+        scenario.clone().edits(&sets).and_then(|s| s.with_seed(seed).prepare()).with_context(context)?;
     progress.started(index, &sets, prepared.seed());
     let report = prepared.run().with_context(context)?;
-    Ok(VariantRun { index, prepared, report })
+    let status = RunStatus::of(&report);
+    Ok(SeedRun { prepared, report, status })
 }
 
 #[cfg(test)]
@@ -415,6 +500,23 @@ mod tests {
             expect!["error: --vary a: the key is varied twice; list all its values in one --vary"],
         );
         check(&[], expect!["error: a sweep needs at least one --vary"]);
+    }
+
+    #[test]
+    fn seeds_count_up_from_the_sweep_seed_within_limits() {
+        let axes = vec![Axis::parse("a=1..100").expect("a valid axis")];
+        let plan = Plan::new(axes, Vec::new()).expect("a valid plan");
+        assert_eq!(plan.n_seeds(), 1);
+        let plan = plan.with_seeds(3).expect("300 runs");
+        let seeds: Vec<u64> = (0..3).map(|idx| plan.seed(7, idx)).collect();
+        assert_eq!(seeds, [7, 8, 9]);
+        assert_eq!(plan.seed(u64::MAX, 1), 0, "wrapping");
+        let message = |n_seeds| format!("{:#}", plan.clone().with_seeds(n_seeds).expect_err("refused"));
+        assert_eq!(message(0), "--seeds 0: give 1 to 1000 seeds");
+        assert_eq!(
+            message(101),
+            "--seeds 101: the sweep would make 10100 runs (100 variants × 101 seeds); a sweep makes at most 10000"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 mod demo;
 mod determinism;
 mod errors;
+mod exit;
 mod experiments;
 mod golden;
 mod overrides;

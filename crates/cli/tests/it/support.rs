@@ -8,6 +8,8 @@ use std::process::Command;
 #[derive(Debug)]
 pub(crate) struct Output {
     pub(crate) success: bool,
+    /// The exit status: 0 ok, 1 usage or input error, 2 the simulated system failed.
+    pub(crate) code: Option<i32>,
     pub(crate) stdout: String,
     pub(crate) stderr: String,
 }
@@ -36,6 +38,7 @@ pub(crate) fn swapsim(args: &[&str]) -> Output {
         .expect("the swapsim binary runs");
     let output = Output {
         success: out.status.success(),
+        code: out.status.code(),
         stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
         stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
     };
@@ -50,10 +53,12 @@ pub(crate) fn ok(args: &[&str]) -> String {
     out.stdout
 }
 
-/// Runs `swapsim` expecting failure and returns its one-line error message.
+/// Runs `swapsim` expecting a usage or input error (exit status 1) and returns its
+/// one-line error message.
 pub(crate) fn fails(args: &[&str]) -> String {
     let out = swapsim(args);
     assert!(!out.success, "swapsim {args:?} succeeded: {}", out.stdout);
+    assert_eq!(out.code, Some(1), "swapsim {args:?}: an input error exits 1: {}", out.stderr);
     assert!(out.stderr.starts_with("error: "), "unexpected stderr: {}", out.stderr);
     out.stderr
 }

@@ -279,3 +279,225 @@ fn the_same_seed_runs_every_variant() {
     let value: &Value = &doc["variants"][1]["settings"]["swap.page_cluster"];
     assert_eq!(value, 1);
 }
+
+/// The CSV output as a header and rows of cells.
+fn csv_rows(csv: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut lines = csv.lines().map(|line| line.split(',').map(str::to_string).collect::<Vec<String>>());
+    let header = lines.next().expect("a header row");
+    (header, lines.collect())
+}
+
+/// The cell of `row` under `column`.
+fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
+    let col = header.iter().position(|name| name == column).unwrap_or_else(|| panic!("no column {column}"));
+    &row[col]
+}
+
+#[test]
+fn baseline_adds_a_ratio_per_metric_and_the_baseline_variant_is_exactly_one() {
+    let mut args = TWO_KEYS.to_vec();
+    args.extend(["--baseline", "swap.readahead=cluster", "--format", "csv"]);
+    let (header, rows) = csv_rows(&sweep(&args));
+    let metrics = ["pgmajfault", "pswpin", "swap_ra", "read_dispatches", "major_p99_us", "sim_time_s"];
+    for metric in metrics {
+        let at = header.iter().position(|name| name == metric).expect("the metric's column");
+        assert_eq!(header[at + 1], format!("{metric}_ratio"), "the ratio follows its metric");
+    }
+    // Rows: (0, cluster), (0, none), (3, cluster), (3, none); the baseline of each is the
+    // cluster row with the same page_cluster.
+    for (row_idx, base_idx) in [(0, 0), (1, 0), (2, 2), (3, 2)] {
+        let (row, base) = (&rows[row_idx], &rows[base_idx]);
+        for metric in metrics {
+            let ratio = cell(&header, row, &format!("{metric}_ratio"));
+            if row_idx == base_idx {
+                assert_eq!(ratio, "1", "the baseline against itself, {metric}");
+                continue;
+            }
+            let value: f64 = cell(&header, row, metric).parse().unwrap();
+            let base_value: f64 = cell(&header, base, metric).parse().unwrap();
+            if base_value == 0.0 && value != 0.0 {
+                assert_eq!(ratio, "", "undefined against a zero");
+            } else if value == base_value {
+                assert_eq!(ratio, "1");
+            } else {
+                assert_eq!(ratio.parse::<f64>().unwrap(), value / base_value, "row {row_idx} {metric}");
+            }
+        }
+    }
+    // swap_ra: cluster reads ahead at page_cluster 3, none never does.
+    assert_eq!(cell(&header, &rows[3], "swap_ra_ratio"), "0");
+
+    let mut args = TWO_KEYS.to_vec();
+    args.extend(["--baseline", "swap.readahead=cluster"]);
+    let table = sweep(&args);
+    let header = table.lines().find(|line| line.starts_with("swap.page_cluster")).expect("a header row");
+    assert_eq!(header.matches("×base").count(), 10, "{header}");
+    assert!(table.contains("baseline: swap.readahead=cluster"), "{table}");
+
+    let mut args = TWO_KEYS.to_vec();
+    args.extend(["--baseline", "swap.page_cluster=3", "--format", "json"]);
+    let doc = parse(&sweep(&args));
+    assert_eq!(doc["baseline"], serde_json::json!({"key": "swap.page_cluster", "value": 3}));
+    let summary = &doc["summary"];
+    assert_eq!(summary["metrics"][0], "pgmajfault");
+    for (idx, row) in summary["rows"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(row["index"], idx);
+        assert_eq!(row["status"], "ok");
+        let mean = &row["pgmajfault"]["mean"];
+        assert_eq!(*mean, doc["variants"][idx]["report"]["vmstat"]["pgmajfault"].as_f64().unwrap());
+        assert!(row["pgmajfault"].get("ci95").is_none(), "one seed, no interval");
+        if idx >= 2 {
+            assert_eq!(row["pgmajfault"]["ratio"], 1.0);
+        }
+    }
+}
+
+#[test]
+fn a_baseline_must_be_a_varied_key_and_value() {
+    let tiny = data("tiny.toml");
+    let check = |baseline: &str, expected: &str| {
+        let err = fails(&[
+            "sweep",
+            &tiny,
+            TWO_KEYS[0],
+            TWO_KEYS[1],
+            TWO_KEYS[2],
+            TWO_KEYS[3],
+            "--baseline",
+            baseline,
+        ]);
+        assert!(err.contains(expected), "{baseline}: {err}");
+    };
+    check("swap.readahead=vma", "vma is not a value of swap.readahead; it takes cluster, none");
+    check(
+        "memcg.limit=1MiB",
+        "memcg.limit is not varied; the varied keys are swap.page_cluster, swap.readahead",
+    );
+    check("swap.readahead", "expected KEY=VALUE");
+    let err = fails(&[
+        "sweep",
+        &tiny,
+        "--vary",
+        "swap.page_cluster=0,1",
+        "--baseline",
+        "swap.page_cluster=0",
+        "--shard",
+        "1/2",
+    ]);
+    assert!(err.contains("give --baseline to `swapsim merge`"), "{err}");
+    let err = fails(&["sweep", &tiny, "--vary", "swap.page_cluster=0,1", "--seeds", "0"]);
+    assert!(err.contains("--seeds 0"), "{err}");
+}
+
+#[test]
+fn seeds_give_each_metric_a_mean_and_a_95_percent_interval() {
+    let args = ["--vary", "swap.page_cluster=0,3", "--seeds", "3", "--format", "csv"];
+    let (header, rows) = csv_rows(&sweep(&args));
+    assert!(header.iter().any(|name| name == "pgmajfault_ci95"), "{header:?}");
+    for (row, page_cluster) in rows.iter().zip(["0", "3"]) {
+        // The same variant run alone at the seeds 7, 8, 9 (the scenario's seed and the next two).
+        let samples: Vec<f64> = (7..10)
+            .map(|seed| {
+                let set = format!("swap.page_cluster={page_cluster}");
+                let seed = seed.to_string();
+                let doc = parse(&run_json(
+                    &data("tiny.toml"),
+                    &[SHRINK[0], SHRINK[1], "--set", &set, "--seed", &seed],
+                ));
+                doc["vmstat"]["pgmajfault"].as_f64().unwrap()
+            })
+            .collect();
+        let mean = samples.iter().sum::<f64>() / 3.0;
+        let variance = samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 2.0;
+        let half_width = 4.302653 * (variance / 3.0).sqrt();
+        let got_mean: f64 = cell(&header, row, "pgmajfault").parse().unwrap();
+        let got_half_width: f64 = cell(&header, row, "pgmajfault_ci95").parse().unwrap();
+        assert!((got_mean - mean).abs() < 1e-9, "{got_mean} vs {mean}");
+        assert!((got_half_width - half_width).abs() < 1e-9, "{got_half_width} vs {half_width}");
+        assert!(samples.iter().any(|&x| x != samples[0]), "the seeds differ: {samples:?}");
+    }
+
+    let table = sweep(&["--vary", "swap.page_cluster=0,3", "--seeds", "3"]);
+    assert!(table.contains("seeds: 3 per variant (7..=9)"), "{table}");
+    let row = table.lines().find(|line| line.starts_with("0 ")).expect("a row");
+    assert!(row.contains(" ± "), "{row}");
+
+    // JSON: one report per seed, in seed order, and the same bytes whatever --jobs says.
+    let json = |jobs: &str| {
+        sweep(&["--vary", "swap.page_cluster=0,3", "--seeds", "3", "--format", "json", "--jobs", jobs])
+    };
+    let (one, two) = (json("1"), json("2"));
+    assert_eq!(without_host(&one), without_host(&two));
+    let doc = parse(&one);
+    assert_eq!(doc["seeds"], 3);
+    let runs = doc["variants"][1]["runs"].as_array().expect("runs per seed");
+    let seeds: Vec<u64> = runs.iter().map(|run| run["report"]["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, [7, 8, 9]);
+    assert!(doc["variants"][1].get("report").is_none());
+    assert!(doc["summary"]["rows"][1]["pgmajfault"]["ci95"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn seeded_shards_merge_with_a_baseline_into_the_unsharded_document() {
+    let vary = ["--vary", "swap.page_cluster=0..2", "--seeds", "2"];
+    let mut whole = vary.to_vec();
+    whole.extend(["--baseline", "swap.page_cluster=1", "--format", "json"]);
+    let whole = sweep(&whole);
+    let dir = scratch("seeded-shards");
+    let mut files = Vec::new();
+    for spec in ["1/2", "2/2"] {
+        let mut args = vary.to_vec();
+        args.extend(["--shard", spec]);
+        files.push(write(&dir.join(format!("shard-{}.json", &spec[..1])), &sweep(&args)));
+    }
+    let merged =
+        ok(&["merge", &files[0], &files[1], "--baseline", "swap.page_cluster=1", "--format", "json"]);
+    assert_eq!(without_host(&merged), without_host(&whole));
+    assert_eq!(parse(&merged)["summary"]["rows"][1]["pgmajfault"]["ratio"], 1.0);
+}
+
+/// A 2 MiB memory cgroup filled with 6 MiB, then swapoff: with 2 MiB it has no room and
+/// fails; with 8 MiB nothing was swapped out and it succeeds.
+const SWAPOFF_AFTER_FILL: &str = r#"
+[memcg]
+limit = "2MiB"
+[[swap.devices]]
+name = "vda"
+size = "64MiB"
+[workload.generator]
+pattern = "seq"
+region = "6MiB"
+passes = 0
+[[timeline]]
+at = "workload-end"
+op = "swapoff"
+device = "vda"
+"#;
+
+#[test]
+fn a_variant_whose_system_failed_is_marked_and_the_sweep_still_succeeds() {
+    let dir = scratch("failing-variant");
+    let path = write(&dir.join("swapoff.toml"), SWAPOFF_AFTER_FILL);
+    let sweep_of = |extra: &[&str]| {
+        let mut args = vec!["sweep", path.as_str(), "--vary", "memcg.limit=2MiB,8MiB"];
+        args.extend_from_slice(extra);
+        ok(&args)
+    };
+    let (header, rows) = csv_rows(&sweep_of(&["--format", "csv"]));
+    assert_eq!(cell(&header, &rows[0], "status"), "failed: swapoff");
+    assert_eq!(cell(&header, &rows[1], "status"), "ok");
+
+    let table = sweep_of(&[]);
+    let failed_row = table.lines().find(|line| line.starts_with("2MiB")).expect("a row");
+    assert!(failed_row.contains("failed: swapoff"), "{failed_row}");
+
+    let doc = parse(&sweep_of(&["--format", "json"]));
+    assert_eq!(doc["variants"][0]["status"], "failed: swapoff");
+    assert_eq!(doc["variants"][0]["report"]["operations"][0]["result"], "failed: out of memory");
+    assert_eq!(doc["variants"][1]["status"], "ok");
+
+    let doc = parse(&sweep_of(&["--seeds", "2", "--format", "json"]));
+    assert_eq!(doc["variants"][0]["status"], "failed: swapoff in 2 of 2 seeds");
+    assert_eq!(doc["variants"][0]["runs"][1]["status"], "failed: swapoff");
+    assert_eq!(doc["summary"]["rows"][0]["status"], "failed: swapoff in 2 of 2 seeds");
+}
