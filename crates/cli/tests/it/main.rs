@@ -8,6 +8,7 @@ mod determinism;
 mod errors;
 mod experiments;
 mod golden;
+mod inputs;
 mod overrides;
 mod readme;
 mod scenarios;
