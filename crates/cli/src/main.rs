@@ -230,7 +230,8 @@ struct TraceGenerateArgs {
     /// A single phase, given as --pattern, --region and --passes.
     #[arg(long, conflicts_with_all = ["scenario", "phases"], requires = "region")]
     pattern: Option<String>,
-    /// With --pattern: the region size, e.g. 64MiB.
+    /// With --pattern: the region size, e.g. 64MiB (sizes as in a scenario: KiB/MiB/GiB and
+    /// K/M/G are powers of 1024, kB/MB/GB powers of 1000).
     #[arg(long, requires = "pattern")]
     region: Option<String>,
     /// With --pattern: passes over the region.
@@ -307,7 +308,8 @@ struct RunArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
     /// Replay this trace instead of the scenario's workload: perf script, ftrace, valgrind
-    /// lackey, text or native, plain or gzip- or zstd-compressed (see traces/README.md).
+    /// lackey, text or native, plain or gzip- or zstd-compressed (see traces/README.md). A
+    /// relative path is relative to the current directory.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// The trace's format [default: detected from the first bytes].
@@ -331,7 +333,9 @@ struct RunArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Edit the scenario before it is read, e.g. `memcg.limit=128MiB` or
-    /// `swap.devices.0.model.preset=nvme`. May be repeated; applied in order.
+    /// `swap.devices.0.model.preset=nvme`. May be repeated; applied in order. A relative
+    /// path (`workload.trace=PATH`) is relative to the current directory, as for --trace;
+    /// one written in the scenario file is relative to the file's directory.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Output format.

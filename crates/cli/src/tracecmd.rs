@@ -280,7 +280,7 @@ impl Phase {
             .map_err(|_| {
                 format!("\"{}\" is not a pattern (expected seq, rand, zipf, hotcold or stride)", fields[0])
             })?;
-        let region = ByteSize::parse(fields[1])?;
+        let region = ByteSize::parse(fields[1]).map_err(|err| format!("region: {err}"))?;
         let passes =
             fields[2].parse().map_err(|_| format!("passes \"{}\" is not a whole number", fields[2]))?;
         let write_fraction = match fields.get(3) {
@@ -446,6 +446,8 @@ mod tests {
             "\"loop\" is not a pattern (expected seq, rand, zipf, hotcold or stride)"
         );
         assert_eq!(err("seq:1MiB:x"), "passes \"x\" is not a whole number");
+        assert_eq!(Phase::parse("seq:8MB:1").expect("valid").region, ByteSize(8_000_000));
+        assert!(err("seq:8Mb:1").starts_with("region: \"8Mb\" has an unknown unit \"Mb\""));
     }
 
     #[test]

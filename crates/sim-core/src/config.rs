@@ -6,93 +6,8 @@
 //! engine accepts. Every field's doc states its default and unit.
 
 use crate::error::ConfigError;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::fmt;
-
-/// A size in bytes that accepts `"256MiB"`-style strings or plain integers in TOML.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct ByteSize(pub u64);
-
-impl ByteSize {
-    /// `n` mebibytes.
-    pub const fn mib(n: u64) -> ByteSize {
-        ByteSize(n << 20)
-    }
-    /// `n` gibibytes.
-    pub const fn gib(n: u64) -> ByteSize {
-        ByteSize(n << 30)
-    }
-    /// Whole 4 KiB pages, rounding down.
-    pub fn pages(self) -> u64 {
-        self.0 / crate::ids::PAGE_SIZE
-    }
-
-    /// Parses `"1.5GiB"`, `"256MiB"`, `"4096"`, `"64k"`, `"2G"` (binary units throughout).
-    pub fn parse(text: &str) -> Result<ByteSize, String> {
-        let t = text.trim();
-        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-        let (num, unit) = t.split_at(split);
-        if num.is_empty() {
-            return Err(format!("\"{text}\" is not a size (expected e.g. \"256MiB\")"));
-        }
-        let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-            "" | "b" => 1,
-            "k" | "kb" | "kib" => 1 << 10,
-            "m" | "mb" | "mib" => 1 << 20,
-            "g" | "gb" | "gib" => 1 << 30,
-            "t" | "tb" | "tib" => 1 << 40,
-            other => {
-                return Err(format!("\"{text}\": unknown size unit \"{other}\" (use KiB, MiB, GiB or TiB)"))
-            }
-        };
-        let value: f64 = num.parse().map_err(|_| format!("\"{text}\" is not a size number"))?;
-        let bytes = value * mult as f64;
-        if !bytes.is_finite() || bytes < 0.0 || bytes > 2f64.powi(60) {
-            return Err(format!("\"{text}\" is out of range (at most 1 EiB)"));
-        }
-        Ok(ByteSize(bytes.round() as u64))
-    }
-}
-
-impl fmt::Display for ByteSize {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0;
-        for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-            if b >= 1 << shift && b.is_multiple_of(1 << shift) {
-                return write!(f, "{}{}", b >> shift, unit);
-            }
-        }
-        write!(f, "{b}")
-    }
-}
-
-impl Serialize for ByteSize {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for ByteSize {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ByteSize, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = ByteSize;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a size such as \"256MiB\" or a number of bytes")
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ByteSize, E> {
-                Ok(ByteSize(v))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ByteSize, E> {
-                u64::try_from(v).map(ByteSize).map_err(|_| E::custom(format!("size {v} is negative")))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ByteSize, E> {
-                ByteSize::parse(v).map_err(E::custom)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
+pub use crate::size::ByteSize;
+use serde::{Deserialize, Serialize};
 
 /// The simulated machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -439,16 +354,6 @@ impl CoreConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(ByteSize::parse("256MiB"), Ok(ByteSize::mib(256)));
-        assert_eq!(ByteSize::parse("1.5GiB"), Ok(ByteSize(3 << 29)));
-        assert_eq!(ByteSize::parse("4096"), Ok(ByteSize(4096)));
-        assert!(ByteSize::parse("12 parsecs").unwrap_err().contains("unknown size unit"));
-        assert!(ByteSize::parse("MiB").is_err());
-        assert_eq!(ByteSize::mib(256).to_string(), "256MiB");
-    }
 
     #[test]
     fn validation_names_the_field() {

@@ -20,10 +20,12 @@ pub enum ConfigError {
 #[non_exhaustive]
 pub enum TraceError {
     /// A line did not parse.
-    #[error("line {line}: {message}")]
+    #[error("line {line}{}: {message}", column.map(|column| format!(", column {column}")).unwrap_or_default())]
     Malformed {
         /// 1-based line number.
         line: u64,
+        /// 1-based column, in characters, of the offending text, when one place is to blame.
+        column: Option<u64>,
         /// What was found and what was expected.
         message: String,
     },

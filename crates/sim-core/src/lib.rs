@@ -46,6 +46,7 @@ pub mod policy;
 pub mod queue;
 pub mod report;
 pub mod rng;
+pub mod size;
 pub mod stats;
 pub mod time;
 pub mod timeline;

@@ -17,7 +17,7 @@
 //!
 //! Jobs are recognised by their `rw`, `bs` and `iodepth` options (per job or global).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
 use swapsim_devices::DeviceProfile;
@@ -35,15 +35,19 @@ struct Job {
     mib_s: f64,
 }
 
-fn parse_size_kib(text: &str) -> Option<f64> {
-    let t = text.trim().to_ascii_lowercase();
-    let (num, mult) = match t.chars().last()? {
-        'k' => (&t[..t.len() - 1], 1.0),
-        'm' => (&t[..t.len() - 1], 1024.0),
-        'g' => (&t[..t.len() - 1], 1024.0 * 1024.0),
-        _ => (t.as_str(), 1.0 / 1024.0),
-    };
-    num.parse::<f64>().ok().map(|n| n * mult)
+/// Reads fio's `bs` option in KiB. fio's own unit rules differ from swapsim's (with its
+/// default `kb_base=1024`, fio reads `4kB` as 4096 bytes), so the sizes where the two
+/// agree are accepted: bytes and the kernel-style `k`, `m`, `g` suffixes that fio job
+/// files use, and `KiB`-style units; decimal units are rejected rather than misread.
+fn parse_size_kib(text: &str) -> Result<f64, String> {
+    let unit = text.trim().trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').trim();
+    if unit.len() == 2 && unit.to_ascii_lowercase().ends_with('b') {
+        return Err(format!(
+            "\"{text}\": fio reads {unit} by its kb_base setting; give the block size as e.g. 4k or 4KiB"
+        ));
+    }
+    let size = swapsim_core::ByteSize::parse(text).map_err(|err| err.to_string())?;
+    Ok(size.0 as f64 / 1024.0)
 }
 
 fn jobs_of(doc: &Value, file: &Path) -> Result<Vec<Job>> {
@@ -56,9 +60,9 @@ fn jobs_of(doc: &Value, file: &Path) -> Result<Vec<Job>> {
         let opt = |key: &str| job["job options"].get(key).or_else(|| global.get(key)).and_then(Value::as_str);
         let name = job["jobname"].as_str().unwrap_or("?").to_string();
         let Some(rw) = opt("rw") else { continue };
-        let kib = opt("bs")
-            .and_then(parse_size_kib)
-            .with_context(|| format!("{}: job {name}: bs missing", file.display()))?;
+        let bs = opt("bs").with_context(|| format!("{}: job {name}: bs missing", file.display()))?;
+        let kib =
+            parse_size_kib(bs).map_err(|message| anyhow!("{}: job {name}: bs: {message}", file.display()))?;
         let depth: u32 = opt("iodepth").unwrap_or("1").parse().unwrap_or(1);
         let random = rw.contains("rand");
         for (dir, is_read) in [("read", true), ("write", false)] {
@@ -182,9 +186,13 @@ mod tests {
 
     #[test]
     fn sizes_parse() {
-        assert_eq!(parse_size_kib("4k"), Some(4.0));
-        assert_eq!(parse_size_kib("1M"), Some(1024.0));
-        assert_eq!(parse_size_kib("8192"), Some(8.0));
-        assert_eq!(parse_size_kib("x"), None);
+        assert_eq!(parse_size_kib("4k"), Ok(4.0));
+        assert_eq!(parse_size_kib("1M"), Ok(1024.0));
+        assert_eq!(parse_size_kib("1m"), Ok(1024.0));
+        assert_eq!(parse_size_kib("16KiB"), Ok(16.0));
+        assert_eq!(parse_size_kib("8192"), Ok(8.0));
+        assert!(parse_size_kib("x").unwrap_err().contains("is not a size"));
+        assert!(parse_size_kib("4kB").unwrap_err().contains("kb_base"));
+        assert!(parse_size_kib("4KB").unwrap_err().contains("kb_base"));
     }
 }

@@ -20,7 +20,7 @@
 //! Scenarios built inside this crate (experiments, validation cases) are typed values
 //! ([`ScenarioFile`]) that take the same validation path as a file.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use swapsim_core::config::{
@@ -32,17 +32,29 @@ use swapsim_core::{
 };
 use swapsim_devices::{DeviceConfig, DeviceProfile};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
-use swapsim_trace_formats::Format;
 
 use crate::overrides::Override;
 use crate::timeline::{self, CheckedEntry, TimelineEntry};
-use crate::trace::{self, Pace, TraceInput, TraceReport, TraceSource};
+use crate::trace::{TraceInput, TraceReport, TraceSource};
+
+mod keys;
+mod resolved;
+mod workload;
+
+pub use resolved::{ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload};
+pub use workload::TraceFlags;
+pub(crate) use workload::WorkloadSection;
 
 /// The seed a scenario runs with when it names none.
 const DEFAULT_SEED: u64 = 1;
 
 /// How a scenario given as text with no name is named in messages.
 const INLINE_NAME: &str = "<inline>";
+
+/// The keys whose values are file paths. A relative path written in the scenario file is
+/// relative to the file's directory; one given by an edit (`--set`) is relative to the
+/// current directory, as every path typed on a command line is.
+const PATH_KEYS: [&str; 1] = ["workload.trace"];
 
 /// A scenario file as written.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -148,89 +160,6 @@ pub(crate) struct DeviceSection {
     pub(crate) model: DeviceConfig,
 }
 
-/// `[workload]`: a trace file or a generator, exactly one of them.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct WorkloadSection {
-    /// A trace in any supported format, plain, gzip- or zstd-compressed; relative to the
-    /// scenario file's directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) trace: Option<PathBuf>,
-    /// The trace's format: "perf", "ftrace", "lackey", "text" or "native". Default:
-    /// detected from the first bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) trace_format: Option<String>,
-    /// Skip malformed trace lines, counting them by reason, instead of failing. Default false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) lenient: Option<bool>,
-    /// "timestamps" (default): the trace's timestamps give each task's think time;
-    /// "cpu": every access costs the CPU cost profile's `access_ns`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) pace: Option<String>,
-    /// Replay the whole trace this many times in a row, 1..=1000. Default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) repeat: Option<u32>,
-    /// lackey: count instruction fetches as reads of their pages. Default false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) instructions: Option<bool>,
-    /// A synthetic workload.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) generator: Option<GeneratorConfig>,
-}
-
-impl WorkloadSection {
-    /// A workload of generated accesses.
-    pub(crate) fn generator(generator: GeneratorConfig) -> WorkloadSection {
-        WorkloadSection { generator: Some(generator), ..WorkloadSection::default() }
-    }
-
-    /// The trace options that were written, by their key names.
-    fn trace_keys(&self) -> Vec<&'static str> {
-        [
-            ("trace_format", self.trace_format.is_some()),
-            ("lenient", self.lenient.is_some()),
-            ("pace", self.pace.is_some()),
-            ("repeat", self.repeat.is_some()),
-            ("instructions", self.instructions.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, given)| *given)
-        .map(|(key, _)| key)
-        .collect()
-    }
-}
-
-/// Trace options that replace the scenario's own (`swapsim run --trace-format`,
-/// `--lenient`, ...). They apply to a trace workload only.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TraceFlags {
-    /// The trace's format; `None` keeps the scenario's (or detects it).
-    pub format: Option<Format>,
-    /// Skip malformed lines, counting them, instead of failing.
-    pub lenient: bool,
-    /// Where think time comes from; `None` keeps the scenario's.
-    pub pace: Option<Pace>,
-    /// Replay the whole trace this many times in a row; `None` keeps the scenario's.
-    pub repeat: Option<u32>,
-    /// lackey: count instruction fetches as reads of their pages.
-    pub instructions: bool,
-}
-
-impl TraceFlags {
-    fn given(&self) -> Option<&'static str> {
-        [
-            ("--trace-format", self.format.is_some()),
-            ("--lenient", self.lenient),
-            ("--pace", self.pace.is_some()),
-            ("--repeat", self.repeat.is_some()),
-            ("--instructions", self.instructions),
-        ]
-        .into_iter()
-        .find(|(_, given)| *given)
-        .map(|(flag, _)| flag)
-    }
-}
-
 /// A scenario as written, with any edits applied: not yet validated.
 ///
 /// Build one from TOML text or a file, edit it with [`Scenario::set`] (the key syntax of
@@ -245,22 +174,25 @@ pub struct Scenario {
     tree: Option<toml::Table>,
     /// How messages and reports name the scenario (its path as given).
     name: String,
-    /// Directory that relative trace paths resolve against.
+    /// Directory that relative paths written in the scenario resolve against.
     base_dir: PathBuf,
+    /// The path keys (of [`PATH_KEYS`]) set by an edit rather than by the file: their
+    /// relative paths resolve against the current directory.
+    edited_paths: Vec<&'static str>,
     seed: Option<u64>,
     trace: Option<TraceSource>,
     trace_flags: TraceFlags,
 }
 
 impl Scenario {
-    /// Parses a scenario from TOML text. Relative trace paths resolve against the current
+    /// Parses a scenario from TOML text. Relative paths in it resolve against the current
     /// directory.
     pub fn from_toml(text: &str) -> Result<Scenario> {
         Scenario::from_toml_named(text, INLINE_NAME, PathBuf::new())
     }
 
     /// Parses a scenario from TOML text, naming it `name` in messages and resolving
-    /// relative trace paths against `base_dir`.
+    /// relative paths written in it against `base_dir`.
     pub fn from_toml_named(
         text: &str,
         name: impl Into<String>,
@@ -268,8 +200,14 @@ impl Scenario {
     ) -> Result<Scenario> {
         let name = name.into();
         let parsed: Result<(ScenarioFile, toml::Table)> = (|| {
-            // The untouched text first, so that errors point at its lines.
-            let file: ScenarioFile = toml::from_str(text).map_err(|err| anyhow!("{err}"))?;
+            // The untouched text first, so that errors point at its lines; a bad value is
+            // also named by its key.
+            let file: ScenarioFile = toml::from_str(text).map_err(|err| {
+                match err.span().and_then(|span| keys::key_at(text, span)) {
+                    Some(key) => anyhow!("{key}: {err}"),
+                    None => anyhow!("{err}"),
+                }
+            })?;
             let tree: toml::Table = text.parse().map_err(|err| anyhow!("{err}"))?;
             Ok((file, tree))
         })();
@@ -279,13 +217,14 @@ impl Scenario {
             tree: Some(tree),
             name,
             base_dir: base_dir.into(),
+            edited_paths: Vec::new(),
             seed: None,
             trace: None,
             trace_flags: TraceFlags::default(),
         })
     }
 
-    /// Reads and parses a scenario file; trace paths in it are relative to its directory.
+    /// Reads and parses a scenario file; relative paths in it are relative to its directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario> {
         let path = path.as_ref();
         let name = path.display().to_string();
@@ -305,6 +244,7 @@ impl Scenario {
             tree: None,
             name: name.into(),
             base_dir: base_dir.into(),
+            edited_paths: Vec::new(),
             seed: None,
             trace: None,
             trace_flags: TraceFlags::default(),
@@ -314,6 +254,8 @@ impl Scenario {
     /// Sets the dotted `key` (`memcg.limit`, `swap.devices.0.model.preset`) to `value`,
     /// as `swapsim run --set key=value` does: `value` is read as a TOML value when it is
     /// one (`0`, `true`, `{ preset = "nvme" }`) and as a string otherwise (`128MiB`).
+    /// A relative path set this way (`workload.trace`) is relative to the current
+    /// directory, like the path of [`Scenario::with_trace`], not to the scenario file's.
     pub fn set(self, key: &str, value: &str) -> Result<Scenario> {
         self.edit(&format!("{key}={value}"))
     }
@@ -343,6 +285,14 @@ impl Scenario {
         self.file = toml::Value::Table(tree.clone())
             .try_into()
             .map_err(|err: toml::de::Error| anyhow!("--set {}: {}", edit.text, err.message()))?;
+        let key = edit.key();
+        for path_key in PATH_KEYS {
+            let covered = path_key == key
+                || path_key.strip_prefix(key.as_str()).is_some_and(|rest| rest.starts_with('.'));
+            if covered && !self.edited_paths.contains(&path_key) {
+                self.edited_paths.push(path_key);
+            }
+        }
         Ok(())
     }
 
@@ -351,7 +301,8 @@ impl Scenario {
         Scenario { seed: Some(seed), ..self }
     }
 
-    /// Replays `trace` instead of the scenario's workload (`swapsim run --trace`).
+    /// Replays `trace` instead of the scenario's workload (`swapsim run --trace`). A
+    /// relative path is relative to the current directory.
     pub fn with_trace(self, trace: TraceSource) -> Scenario {
         Scenario { trace: Some(trace), ..self }
     }
@@ -396,107 +347,6 @@ pub struct Prepared {
     timeline: Vec<CheckedEntry>,
 }
 
-/// The effective scenario, as a report echoes it: every section with its defaults filled
-/// in and every device model expanded to its full profile.
-#[derive(Clone, Debug, Serialize)]
-#[non_exhaustive]
-pub struct ResolvedScenario {
-    /// `[machine]`.
-    pub machine: MachineConfig,
-    /// `[memcg]`.
-    pub memcg: MemcgConfig,
-    /// `[swap]`.
-    pub swap: ResolvedSwap,
-    /// `lru`.
-    pub lru: LruModel,
-    /// `[block]`.
-    pub block: BlockConfig,
-    /// `[cpu]`.
-    pub cpu: CpuCosts,
-    /// `[limits]`.
-    pub limits: LimitsConfig,
-    /// `[workload]`.
-    pub workload: ResolvedWorkload,
-    /// `[[timeline]]`, as written.
-    pub timeline: Vec<TimelineEntry>,
-}
-
-/// `[swap]` with the readahead choice resolved and every device model in full.
-#[derive(Clone, Debug, Serialize)]
-#[non_exhaustive]
-pub struct ResolvedSwap {
-    /// `vm.page-cluster`.
-    pub page_cluster: u32,
-    /// `vma_ra_enabled`.
-    pub vma_ra_enabled: bool,
-    /// Slots per allocation cluster.
-    pub cluster_slots: u32,
-    /// The policy as configured, e.g. "kernel".
-    pub readahead: ReadaheadConfig,
-    /// The policy that runs, e.g. "cluster".
-    pub readahead_resolved: ReadaheadConfig,
-    /// Whether swapoff credits readahead hits.
-    pub swapoff_readahead_hits: SwapoffHits,
-    /// The swap devices in swapon order.
-    pub devices: Vec<ResolvedDevice>,
-}
-
-/// One swap device with its complete latency profile.
-#[derive(Clone, Debug, Serialize)]
-#[non_exhaustive]
-pub struct ResolvedDevice {
-    /// The device's name.
-    pub name: String,
-    /// Size of the swap area.
-    pub size: ByteSize,
-    /// `swapon -p`, if given.
-    pub priority: Option<i16>,
-    /// The latency profile, every field resolved.
-    pub model: DeviceProfile,
-}
-
-/// The workload as the report names it, shaped like the `[workload]` section. Trace
-/// options at their defaults are left out.
-#[derive(Clone, Debug, Default, Serialize)]
-#[non_exhaustive]
-pub struct ResolvedWorkload {
-    /// The trace as named in the scenario or by [`Scenario::with_trace`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-    /// The trace's format, when it was given rather than detected.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace_format: Option<&'static str>,
-    /// Whether malformed lines are skipped.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub lenient: bool,
-    /// Where think time comes from, when not from the timestamps.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pace: Option<Pace>,
-    /// How many times the trace is replayed, when more than once.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<u32>,
-    /// lackey: whether instruction fetches count as reads.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub instructions: bool,
-    /// The generator with every default filled in.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub generator: Option<GeneratorConfig>,
-}
-
-impl ResolvedWorkload {
-    fn of_trace(name: String, input: &TraceInput) -> ResolvedWorkload {
-        ResolvedWorkload {
-            trace: Some(name),
-            trace_format: input.format.map(Format::name),
-            lenient: input.lenient,
-            pace: (input.pace != Pace::default()).then_some(input.pace),
-            repeat: (input.repeat != 1).then_some(input.repeat),
-            instructions: input.instructions,
-            generator: None,
-        }
-    }
-}
-
 fn validate(scenario: &Scenario) -> Result<Prepared> {
     let file = scenario.file.clone();
     let swap = file.swap;
@@ -537,7 +387,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         any_rotational: profiles.iter().any(|p| p.rotational),
     };
 
-    let (workload, resolved_workload) = workload(file.workload, scenario)?;
+    let (workload, resolved_workload) = workload::resolve(file.workload, scenario)?;
     if let Workload::Trace(trace) = &workload {
         trace.check()?;
     }
@@ -580,62 +430,6 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         readahead_ctx,
         timeline,
     })
-}
-
-/// Resolves `[workload]` and the replacing trace options into the workload to run.
-fn workload(section: WorkloadSection, scenario: &Scenario) -> Result<(Workload, ResolvedWorkload)> {
-    let flags = scenario.trace_flags;
-    let (trace, written) = match (&scenario.trace, &section) {
-        (Some(trace), _) => (trace.clone(), trace.name()),
-        (None, WorkloadSection { trace: Some(_), generator: Some(_), .. }) => {
-            bail!("workload: give either trace or [workload.generator], not both")
-        }
-        (None, WorkloadSection { trace: None, generator: None, .. }) => {
-            bail!("workload: missing; give [workload] trace = \"FILE\", a [workload.generator] section or --trace")
-        }
-        (None, WorkloadSection { trace: Some(path), generator: None, .. }) => {
-            (TraceSource::File(scenario.base_dir.join(path)), path.display().to_string())
-        }
-        (None, WorkloadSection { trace: None, generator: Some(generator), .. }) => {
-            if let Some(key) = section.trace_keys().first() {
-                bail!("workload.{key}: only applies to a trace workload");
-            }
-            if let Some(flag) = flags.given() {
-                bail!("{flag}: only applies to a trace workload (give --trace FILE)");
-            }
-            generator.validate()?;
-            let resolved = ResolvedWorkload { generator: Some(generator.clone()), ..Default::default() };
-            return Ok((Workload::Generator(generator.clone()), resolved));
-        }
-    };
-    let format = match (flags.format, &section.trace_format) {
-        (Some(format), _) => Some(format),
-        (None, Some(name)) => {
-            Some(trace::parse_format(name).map_err(|e| anyhow!("workload.trace_format: {e}"))?)
-        }
-        (None, None) => None,
-    };
-    let pace = match (flags.pace, &section.pace) {
-        (Some(pace), _) => pace,
-        (None, Some(name)) => Pace::from_name(name)
-            .ok_or_else(|| anyhow!("workload.pace: \"{name}\" is not a pace (expected timestamps or cpu)"))?,
-        (None, None) => Pace::default(),
-    };
-    let repeat = flags.repeat.or(section.repeat).unwrap_or(1);
-    if !(1..=trace::REPEAT_MAX).contains(&repeat) {
-        let key = if flags.repeat.is_some() { "--repeat" } else { "workload.repeat" };
-        bail!("{key}: {repeat} is outside 1..={}", trace::REPEAT_MAX);
-    }
-    let input = TraceInput {
-        source: trace,
-        format,
-        lenient: flags.lenient || section.lenient.unwrap_or(false),
-        instructions: flags.instructions || section.instructions.unwrap_or(false),
-        pace,
-        repeat,
-    };
-    let resolved = ResolvedWorkload::of_trace(written, &input);
-    Ok((Workload::Trace(input), resolved))
 }
 
 impl Prepared {

@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::fs::File;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, TraceSummary};
@@ -99,10 +99,47 @@ pub fn parse_format(name: &str) -> Result<Format, String> {
     })
 }
 
+/// Where a trace's path was given, which decides what a relative path is relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathOrigin {
+    /// Written in the scenario under `key`: relative to the scenario file's directory.
+    ScenarioFile {
+        /// The key, e.g. `workload.trace`.
+        key: &'static str,
+        /// Whether the path as written was relative.
+        relative: bool,
+    },
+    /// Set by an edit (`--set`) of this key: relative to the current directory.
+    Edit(&'static str),
+    /// Given by `--trace` ([`crate::Scenario::with_trace`]): relative to the current
+    /// directory.
+    TraceFlag,
+}
+
+impl PathOrigin {
+    /// Where the path came from and what it was resolved against, for messages.
+    fn describe(self, path: &Path) -> String {
+        let (given, against, relative) = match self {
+            PathOrigin::ScenarioFile { key, relative } => {
+                (format!("{key} in the scenario"), "the scenario file's directory", relative)
+            }
+            PathOrigin::Edit(key) => (format!("--set {key}"), "the current directory", path.is_relative()),
+            PathOrigin::TraceFlag => ("--trace".to_string(), "the current directory", path.is_relative()),
+        };
+        if relative {
+            format!("{given}, relative to {against}")
+        } else {
+            given
+        }
+    }
+}
+
 /// A trace to replay and how to replay it.
 #[derive(Clone, Debug)]
 pub(crate) struct TraceInput {
     pub(crate) source: TraceSource,
+    /// Where the trace's path was given.
+    pub(crate) origin: PathOrigin,
     /// The format, or `None` to detect it.
     pub(crate) format: Option<Format>,
     /// Skip malformed lines instead of failing.
@@ -151,6 +188,13 @@ impl TraceInput {
     pub(crate) fn check(&self) -> Result<()> {
         if self.repeat == 0 || self.repeat > REPEAT_MAX {
             bail!("repeat: {} is outside 1..={REPEAT_MAX}", self.repeat);
+        }
+        if let TraceSource::File(path) = &self.source {
+            // The path as resolved, and where it came from, so that a path resolved against
+            // another directory than the user expected is plain to see.
+            if let Err(err) = File::open(path) {
+                bail!("cannot open trace {} ({}): {err}", path.display(), self.origin.describe(path));
+            }
         }
         // Opening reads a text trace's header too, so a bad `pages=N` fails here.
         self.source.records(self.open_options())?;
@@ -395,6 +439,7 @@ mod tests {
         for repeat in [1, 3] {
             let input = TraceInput {
                 source: TraceSource::Embedded { name: "t", bytes: b"# pages=64\nR 1\nW 2\n" },
+                origin: PathOrigin::TraceFlag,
                 format: None,
                 lenient: false,
                 instructions: false,

@@ -255,7 +255,7 @@ struct Demux {
     queued_records_max: usize,
     finished: bool,
     /// The error that ended the pass, given to every task that asks after it.
-    failed: Option<(u64, String)>,
+    failed: Option<(u64, Option<u64>, String)>,
 }
 
 enum Pulled {
@@ -274,8 +274,8 @@ impl Demux {
             self.queued -= 1;
             return Ok(Pulled::Record(record));
         }
-        if let Some((line, message)) = &self.failed {
-            return Err(TraceError::Malformed { line: *line, message: message.clone() });
+        if let Some((line, column, message)) = &self.failed {
+            return Err(TraceError::Malformed { line: *line, column: *column, message: message.clone() });
         }
         if self.finished {
             return Ok(Pulled::End);
@@ -329,19 +329,19 @@ impl Demux {
     }
 
     fn fail(&mut self, err: FormatError) -> TraceError {
-        let (line, message) = line_and_message(err);
-        self.failed = Some((line, message.clone()));
+        let (line, column, message) = line_and_message(err);
+        self.failed = Some((line, column, message.clone()));
         self.source = None;
-        TraceError::Malformed { line, message }
+        TraceError::Malformed { line, column, message }
     }
 }
 
-/// The line and message of a [`TraceError::Malformed`] for a reader's error; errors
-/// without a line get line 0 and say where they are in the message.
-fn line_and_message(err: FormatError) -> (u64, String) {
+/// The line, column and message of a [`TraceError::Malformed`] for a reader's error;
+/// errors without a line get line 0 and say where they are in the message.
+fn line_and_message(err: FormatError) -> (u64, Option<u64>, String) {
     match err {
-        FormatError::Line { line, message } => (line, message),
-        other => (0, other.to_string()),
+        FormatError::Line { line, column, message } => (line, column, message),
+        other => (0, None, other.to_string()),
     }
 }
 
@@ -400,8 +400,8 @@ impl ThreadSource {
 }
 
 fn to_trace_error(err: FormatError) -> TraceError {
-    let (line, message) = line_and_message(err);
-    TraceError::Malformed { line, message }
+    let (line, column, message) = line_and_message(err);
+    TraceError::Malformed { line, column, message }
 }
 
 impl AccessSource for ThreadSource {
@@ -573,7 +573,7 @@ mod tests {
             Pace::CpuCost,
         )
         .expect_err("line 2 is bad");
-        assert_eq!(err.to_string(), "line 2: unknown operation \"X\" (expected R or W)");
+        assert_eq!(err.to_string(), "line 2, column 1: expected R or W, found \"X\"");
 
         // The trace changes between the passes: the second pass fails.
         let n_opens = Arc::new(std::sync::atomic::AtomicU64::new(0));

@@ -3,7 +3,9 @@
 //! [`open`] peeks at the first bytes: gzip (`1f 8b`) and zstd (`28 b5 2f fd`) streams are
 //! decompressed on the fly, then the format is recognised from the decompressed start:
 //! the native magic `SWAPSIMT`, an ftrace `# tracer:` header, or else the first line that
-//! is neither blank nor a `#` comment, matched against each text format's own line parser.
+//! is neither blank nor a `#` comment, matched against each text format's own line parser
+//! (for the `R|W` format, its shape: `R` or `W` and one more field, so that a bad page
+//! number gets that reader's precise error).
 //! Detection looks at most [`PEEK_BYTES`] bytes ahead, and the peeked bytes are replayed to
 //! the reader, so nothing is read twice from the caller's stream.
 //!
@@ -16,7 +18,7 @@ use crate::lackey::{LackeyLines, LackeyReader};
 use crate::lines::{quote, LineFormat, Step};
 use crate::perf::PerfScriptReader;
 use crate::record::RecordSource;
-use crate::text::{TextLines, TextReader};
+use crate::text::TextReader;
 use std::io::{BufReader, Cursor, ErrorKind, Read};
 
 // Re-exported so that the paths `detect::Format` and `detect::OpenOptions` keep working.
@@ -213,7 +215,7 @@ fn line_format(line: &[u8]) -> Option<Format> {
     ) {
         return Some(Format::Lackey);
     }
-    if matches!(TextLines::default().parse_line(line), Step::Access(_)) {
+    if crate::text::is_access_shaped(line) {
         return Some(Format::Text);
     }
     if crate::perf::parse_head(line).is_some() {
@@ -417,7 +419,7 @@ mod tests {
                     Err(err) => break err,
                 }
             };
-            let FormatError::Line { line, message } = err else { panic!("{what}: {err:?}") };
+            let FormatError::Line { line, message, .. } = err else { panic!("{what}: {err:?}") };
             assert!(line > 1000, "{what}: line {line}");
             assert_eq!(message, format!("read error: {what} stream is truncated"));
         }

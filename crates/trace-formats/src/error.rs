@@ -6,10 +6,13 @@
 #[non_exhaustive]
 pub enum FormatError {
     /// A text line did not parse.
-    #[error("line {line}: {message}")]
+    #[error("{}: {message}", place(*line, *column))]
     Line {
         /// 1-based line number.
         line: u64,
+        /// 1-based column (in characters) of the offending text, when one place is to
+        /// blame.
+        column: Option<u64>,
         /// What was found and what was expected.
         message: String,
     },
@@ -27,4 +30,19 @@ pub enum FormatError {
     /// Reading failed.
     #[error("read error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// `line 12` or `line 12, column 3`: where in a text trace an error is.
+pub fn place(line: u64, column: Option<u64>) -> String {
+    match column {
+        Some(column) => format!("line {line}, column {column}"),
+        None => format!("line {line}"),
+    }
+}
+
+impl FormatError {
+    /// An error about a whole line.
+    pub(crate) fn line(line: u64, message: String) -> FormatError {
+        FormatError::Line { line, column: None, message }
+    }
 }

@@ -22,8 +22,8 @@
 
 use crate::format::Format;
 use crate::lines::{
-    is_blank, parse_pid, parse_time, quote, skip_blanks, split_token, token_is, trim_end, trim_start,
-    usual_cpu, usual_pid, usual_time, LineFormat, LineSource, Step,
+    is_blank, offset_in, parse_pid, parse_time, quote, skip_blanks, split_token, token_is, trim_end,
+    trim_start, usual_cpu, usual_pid, usual_time, LineFormat, LineSource, Step,
 };
 use crate::options::OpenOptions;
 use crate::perf::{cpu_and_time, fault_step};
@@ -84,26 +84,26 @@ fn parse_any_line(line: &[u8]) -> Step {
     };
     let thread = match parse_pid(head.pid, "pid") {
         Ok(thread) => thread,
-        Err(message) => return Step::malformed(message),
+        Err(message) => return Step::malformed_at(offset_in(line, head.pid), message),
     };
-    let pid = match head.tgid.map(|tgid| parse_pid(tgid, "tgid")) {
+    let pid = match head.tgid.map(|tgid| (tgid, parse_pid(tgid, "tgid"))) {
         None => thread,
-        Some(Ok(tgid)) => tgid,
-        Some(Err(message)) => return Step::malformed(message),
+        Some((_, Ok(tgid))) => tgid,
+        Some((tgid, Err(message))) => return Step::malformed_at(offset_in(line, tgid), message),
     };
     let time_ns = match parse_time(head.time) {
         Ok(time_ns) => time_ns,
-        Err(message) => return Step::malformed(message),
+        Err(message) => return Step::malformed_at(offset_in(line, head.time), message),
     };
     let (event, args) = split_token(&line[head.rest..]);
     let Some(name) = event.strip_suffix(b":") else {
-        return Step::malformed(format!(
-            "expected an event name ending in ':' after the timestamp, found {}",
-            quote(event)
-        ));
+        return Step::malformed_at(
+            offset_in(line, event),
+            format!("expected an event name ending in ':' after the timestamp, found {}", quote(event)),
+        );
     };
     if name != EVENT {
-        let start = name.as_ptr() as usize - line.as_ptr() as usize;
+        let start = offset_in(line, name);
         return Step::OtherEvent(start..start + name.len());
     }
     fault_step(pid, thread, time_ns, args)

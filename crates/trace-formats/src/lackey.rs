@@ -23,8 +23,8 @@
 
 use crate::format::Format;
 use crate::lines::{
-    check_address, parse_decimal, parse_hex, quote, trim_end, trim_start, LineAccess, LineFormat, LineSource,
-    Step,
+    check_address, offset_in, parse_decimal, parse_hex, quote, trim_end, trim_start, LineAccess, LineFormat,
+    LineSource, Step,
 };
 use crate::options::OpenOptions;
 use std::io::BufRead;
@@ -78,19 +78,28 @@ impl LineFormat for LackeyLines {
         };
         let fields = trim_end(trim_start(fields));
         let Some(comma) = memchr::memchr(b',', fields) else {
-            return Step::malformed(format!("expected <hex address>,<size>, found {}", quote(fields)));
+            return Step::malformed_at(
+                offset_in(line, fields),
+                format!("expected <hex address>,<size>, found {}", quote(fields)),
+            );
         };
         let (address_text, size_text) = (&fields[..comma], &fields[comma + 1..]);
         let Some(address) = parse_hex(address_text) else {
-            return Step::malformed(format!("address {} is not a 64-bit hex number", quote(address_text)));
+            return Step::malformed_at(
+                offset_in(line, address_text),
+                format!("address {} is not a 64-bit hex number", quote(address_text)),
+            );
         };
         let size = match parse_decimal(size_text) {
             Some(size) if (1..=ACCESS_BYTES_MAX).contains(&size) => size,
             _ => {
-                return Step::malformed(format!(
-                    "size {} is not a decimal byte count of 1..={ACCESS_BYTES_MAX}",
-                    quote(size_text)
-                ))
+                return Step::malformed_at(
+                    offset_in(line, size_text),
+                    format!(
+                        "size {} is not a decimal byte count of 1..={ACCESS_BYTES_MAX}",
+                        quote(size_text)
+                    ),
+                )
             }
         };
         // The last byte touched must lie in the address space too.
@@ -179,19 +188,19 @@ I  0401c43,4
         check_error(
             b" L 1000\n",
             expect![[r#"
-                error: line 1: expected <hex address>,<size>, found "1000"
+                error: line 1, column 4: expected <hex address>,<size>, found "1000"
             "#]],
         );
         check_error(
             b" L 10g0,4\n",
             expect![[r#"
-                error: line 1: address "10g0" is not a 64-bit hex number
+                error: line 1, column 4: address "10g0" is not a 64-bit hex number
             "#]],
         );
         check_error(
             b" L 1000,0\n",
             expect![[r#"
-                error: line 1: size "0" is not a decimal byte count of 1..=65536
+                error: line 1, column 9: size "0" is not a decimal byte count of 1..=65536
             "#]],
         );
         check_error(
@@ -204,7 +213,7 @@ I  0401c43,4
             b" L 1000,4\n L 2000,4\xff\n",
             expect![[r#"
                 pid 0 tid 0 t - page 0x1 R
-                error: line 2: line is not valid UTF-8 (byte 0xff at column 10)
+                error: line 2, column 10: line is not valid UTF-8 (byte 0xff)
             "#]],
         );
     }

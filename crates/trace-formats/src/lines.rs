@@ -61,6 +61,9 @@ pub(crate) enum Step {
     Bad {
         /// The skip reason in lenient mode.
         reason: &'static str,
+        /// Byte offset in the line of the offending text, when one place is to blame; the
+        /// error names its column.
+        at: Option<usize>,
         /// What was found and what was expected.
         message: String,
     },
@@ -68,8 +71,27 @@ pub(crate) enum Step {
 
 impl Step {
     pub(crate) fn malformed(message: String) -> Step {
-        Step::Bad { reason: MALFORMED, message }
+        Step::Bad { reason: MALFORMED, at: None, message }
     }
+
+    /// A malformed line whose offending text starts at byte `at`.
+    pub(crate) fn malformed_at(at: usize, message: String) -> Step {
+        Step::Bad { reason: MALFORMED, at: Some(at), message }
+    }
+}
+
+/// The byte offset of `part` within `line`, of which it must be a subslice.
+pub(crate) fn offset_in(line: &[u8], part: &[u8]) -> usize {
+    let offset = (part.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    debug_assert!(offset <= line.len(), "not a part of the line");
+    offset.min(line.len())
+}
+
+/// The 1-based column, in characters, of byte offset `at` of a UTF-8 line.
+fn column_of(line: &[u8], at: usize) -> u64 {
+    // Every character starts with a byte that is not a continuation byte (0b10xx_xxxx).
+    let n_chars = line[..at.min(line.len())].iter().filter(|&&byte| byte & 0xc0 != 0x80).count();
+    n_chars as u64 + 1
 }
 
 /// An access a line describes.
@@ -286,7 +308,7 @@ pub(crate) struct LineSource<F> {
 enum Outcome {
     Access(LineAccess),
     Next,
-    Bad { reason: &'static str, message: String },
+    Bad { reason: &'static str, column: Option<u64>, message: String },
 }
 
 impl<F: LineFormat> LineSource<F> {
@@ -334,10 +356,7 @@ impl<F: LineFormat> LineSource<F> {
             return Ok(Some(record));
         }
         if self.failed {
-            return Err(FormatError::Line {
-                line: self.lines.line(),
-                message: "reading stopped at an earlier error".into(),
-            });
+            return Err(FormatError::line(self.lines.line(), "reading stopped at an earlier error".into()));
         }
         loop {
             let format = &mut self.format;
@@ -348,28 +367,26 @@ impl<F: LineFormat> LineSource<F> {
                 Ok(Some(outcome)) => outcome,
                 Err(LineError::TooLong) => Outcome::Bad {
                     reason: TOO_LONG,
+                    column: None,
                     message: format!("line is longer than {LINE_BYTES_MAX} bytes"),
                 },
                 Err(LineError::Io(err)) => {
                     self.failed = true;
                     // Report the line being read; the reader stays stopped on it.
                     self.lines.line += 1;
-                    return Err(FormatError::Line {
-                        line: self.lines.line(),
-                        message: format!("read error: {err}"),
-                    });
+                    return Err(FormatError::line(self.lines.line(), format!("read error: {err}")));
                 }
             };
             let access = match outcome {
                 Outcome::Next => continue,
                 Outcome::Access(access) => access,
-                Outcome::Bad { reason, message } => {
+                Outcome::Bad { reason, column, message } => {
                     if self.lenient {
                         self.skipped.add(reason);
                         continue;
                     }
                     self.failed = true;
-                    return Err(FormatError::Line { line: self.lines.line(), message });
+                    return Err(FormatError::Line { line: self.lines.line(), column, message });
                 }
             };
             if let Some(time_ns) = access.time_ns {
@@ -381,6 +398,7 @@ impl<F: LineFormat> LineSource<F> {
                     self.failed = true;
                     return Err(FormatError::Line {
                         line: self.lines.line(),
+                        column: None,
                         message: format!(
                             "time {} of thread {} is before its previous record at {}",
                             seconds(time_ns),
@@ -415,8 +433,9 @@ fn classify<F: LineFormat>(
     skipped: &mut SkipCounts,
     event_key: &mut String,
 ) -> Outcome {
-    if let Some(message) = utf8_error(line) {
-        return Outcome::Bad { reason: NOT_UTF8, message };
+    if let Some(at) = utf8_error(line) {
+        let message = format!("line is not valid UTF-8 (byte 0x{:02x})", line[at]);
+        return Outcome::Bad { reason: NOT_UTF8, column: Some(column_of(line, at)), message };
     }
     match format.parse_line(line) {
         Step::Access(access) => Outcome::Access(access),
@@ -429,7 +448,9 @@ fn classify<F: LineFormat>(
             count_other_event(skipped, event_key, &line[range]);
             Outcome::Next
         }
-        Step::Bad { reason, message } => Outcome::Bad { reason, message },
+        Step::Bad { reason, at, message } => {
+            Outcome::Bad { reason, column: at.map(|at| column_of(line, at)), message }
+        }
     }
 }
 
@@ -463,16 +484,15 @@ fn is_ascii(line: &[u8]) -> bool {
     high & 0x8080_8080_8080_8080 == 0 && tail < 0x80
 }
 
-/// The message for a line that is not valid UTF-8, or `None` when it is.
+/// The offset of the first byte that makes a line invalid UTF-8, or `None` when it is valid.
 #[inline]
-pub(crate) fn utf8_error(line: &[u8]) -> Option<String> {
+pub(crate) fn utf8_error(line: &[u8]) -> Option<usize> {
     // Nearly every line is plain ASCII, which is cheaper to confirm than UTF-8 in general.
     if is_ascii(line) {
         return None;
     }
     let err = std::str::from_utf8(line).err()?;
-    let offset = err.valid_up_to();
-    Some(format!("line is not valid UTF-8 (byte 0x{:02x} at column {})", line[offset], offset + 1))
+    Some(err.valid_up_to())
 }
 
 /// Index of the first byte at or after `at` that is not a blank (or the line's length).
@@ -679,6 +699,7 @@ pub(crate) fn check_address(address: u64) -> Result<u64, Step> {
     if address >= ADDRESS_LIMIT {
         return Err(Step::Bad {
             reason: OUT_OF_RANGE,
+            at: None,
             message: format!("address 0x{address:x} is beyond the 57-bit virtual address space"),
         });
     }
@@ -774,6 +795,16 @@ mod tests {
         assert!(parse_time(b".5").is_err());
         assert!(parse_time(b"5.").is_err());
         assert!(parse_time(b"5.-1").is_err());
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        let line = "p\u{e9}\u{e9} 12".as_bytes();
+        let digits = &line[6..];
+        assert_eq!(offset_in(line, digits), 6);
+        assert_eq!(column_of(line, offset_in(line, digits)), 5);
+        assert_eq!(column_of(line, 0), 1);
+        assert_eq!(column_of(line, line.len()), 7);
     }
 
     #[test]

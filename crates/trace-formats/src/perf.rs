@@ -21,8 +21,9 @@
 
 use crate::format::Format;
 use crate::lines::{
-    check_address, is_blank, parse_hex, parse_pid, parse_time, quote, skip_blanks, split_token, token_is,
-    trim_end, trim_start, usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource, Step,
+    check_address, is_blank, offset_in, parse_hex, parse_pid, parse_time, quote, skip_blanks, split_token,
+    token_is, trim_end, trim_start, usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource,
+    Step,
 };
 use crate::options::OpenOptions;
 use std::io::BufRead;
@@ -80,16 +81,16 @@ fn parse_any_line(line: &[u8]) -> Step {
     };
     let pid = match parse_pid(head.pid, "pid") {
         Ok(pid) => pid,
-        Err(message) => return Step::malformed(message),
+        Err(message) => return Step::malformed_at(offset_in(line, head.pid), message),
     };
-    let tid = match head.tid.map(|tid| parse_pid(tid, "tid")) {
+    let tid = match head.tid.map(|tid| (tid, parse_pid(tid, "tid"))) {
         None => pid,
-        Some(Ok(tid)) => tid,
-        Some(Err(message)) => return Step::malformed(message),
+        Some((_, Ok(tid))) => tid,
+        Some((tid, Err(message))) => return Step::malformed_at(offset_in(line, tid), message),
     };
     let time_ns = match parse_time(head.time) {
         Ok(time_ns) => time_ns,
-        Err(message) => return Step::malformed(message),
+        Err(message) => return Step::malformed_at(offset_in(line, head.time), message),
     };
     let (mut event, mut args) = split_token(&line[head.rest..]);
     if !event.is_empty() && event.iter().all(u8::is_ascii_digit) {
@@ -97,13 +98,13 @@ fn parse_any_line(line: &[u8]) -> Step {
         (event, args) = split_token(args);
     }
     let Some(name) = event.strip_suffix(b":") else {
-        return Step::malformed(format!(
-            "expected an event name ending in ':' after the timestamp, found {}",
-            quote(event)
-        ));
+        return Step::malformed_at(
+            offset_in(line, event),
+            format!("expected an event name ending in ':' after the timestamp, found {}", quote(event)),
+        );
     };
     if name != EVENT {
-        let start = name.as_ptr() as usize - line.as_ptr() as usize;
+        let start = offset_in(line, name);
         return Step::OtherEvent(start..start + name.len());
     }
     fault_step(pid, tid, time_ns, args)
@@ -390,25 +391,25 @@ mod tests {
         check(
             "p 9999999 [0] 1.0: exceptions:page_fault_user: address=0x0 error_code=0x0\n",
             expect![[r#"
-                error: line 1: pid "9999999" exceeds the kernel's largest pid 4194304
+                error: line 1, column 3: pid "9999999" exceeds the kernel's largest pid 4194304
             "#]],
         );
         check(
             "p 1/99999999999 [0] 1.0: exceptions:page_fault_user: address=0x0 error_code=0x0\n",
             expect![[r#"
-                error: line 1: tid "99999999999" exceeds the kernel's largest pid 4194304
+                error: line 1, column 5: tid "99999999999" exceeds the kernel's largest pid 4194304
             "#]],
         );
         check(
             "p 1 [0] 1.0123456789: exceptions:page_fault_user: address=0x0 error_code=0x0\n",
             expect![[r#"
-                error: line 1: timestamp "1.0123456789" is not seconds.fraction
+                error: line 1, column 9: timestamp "1.0123456789" is not seconds.fraction
             "#]],
         );
         check(
             "p 1 [0] 1.0: page_fault_user\n",
             expect![[r#"
-                error: line 1: expected an event name ending in ':' after the timestamp, found "page_fault_user"
+                error: line 1, column 14: expected an event name ending in ':' after the timestamp, found "page_fault_user"
             "#]],
         );
     }

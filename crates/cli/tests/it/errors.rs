@@ -21,7 +21,10 @@ fn misspelled_key_names_file_line_and_key() {
 fn bad_size_names_line_and_value() {
     let err = run_fails(&data("bad-size.toml"), &[]);
     assert!(err.contains("bad-size.toml") && err.contains("line 2"), "{err}");
-    assert!(err.contains("12 parsecs") && err.contains("unknown size unit"), "{err}");
+    assert!(
+        err.contains("memcg.limit") && err.contains("12 parsecs") && err.contains("unknown unit"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -31,9 +31,14 @@ pub(crate) fn in_repo(path: &str) -> String {
 
 /// Runs `swapsim` with `args` from the repository root.
 pub(crate) fn swapsim(args: &[&str]) -> Output {
+    swapsim_in(&repo(), args)
+}
+
+/// Runs `swapsim` with `args` from the directory `cwd`.
+pub(crate) fn swapsim_in(cwd: &std::path::Path, args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_swapsim"))
         .args(args)
-        .current_dir(repo())
+        .current_dir(cwd)
         .output()
         .expect("the swapsim binary runs");
     let output = Output {

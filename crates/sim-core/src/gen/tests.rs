@@ -314,11 +314,13 @@ fn validate_accepts_defaults() {
 fn validate_names_field_value_and_range() {
     check_invalid(
         |cfg| cfg.region = ByteSize(100),
-        expect_test::expect!["workload.generator.region: 100 is smaller than one page (4096 bytes)"],
+        expect_test::expect!["workload.generator.region: 100B is smaller than one page (4096 bytes)"],
     );
     check_invalid(
         |cfg| cfg.region = ByteSize(6000),
-        expect_test::expect!["workload.generator.region: 6000 is not a whole number of 4096-byte pages"],
+        expect_test::expect![
+            "workload.generator.region: 5.86KiB (6000 bytes) is not a whole number of 4096-byte pages"
+        ],
     );
     check_invalid(
         |cfg| cfg.region = ByteSize::gib(2048),

@@ -77,7 +77,7 @@ fn validation_errors_name_the_field() {
         BASE,
         &["workload.generator.region=100"],
         expect![
-            "error: scenario s.toml: workload.generator.region: 100 is smaller than one page (4096 bytes)"
+            "error: scenario s.toml: workload.generator.region: 100B is smaller than one page (4096 bytes)"
         ],
     );
 }
@@ -177,7 +177,7 @@ fn timeline_values_are_checked_by_entry_and_field() {
     check_entry(
         "[[timeline]]\nop = \"set-memcg-limit\"\nlimit = \"lots\"\n",
         expect![[
-            r#"error: scenario s.toml: timeline[0].limit: "lots" is not a size (expected e.g. "256MiB")"#
+            r#"error: scenario s.toml: timeline[0].limit: "lots" is not a size: expected a number and an optional unit, e.g. "256MiB""#
         ]],
     );
 }
@@ -217,4 +217,94 @@ fn typed_scenarios_take_edits() {
         scenario.expect("valid"),
         "seed 1 · swap virtio · page-cluster 5 · readahead cluster (kernel)"
     );
+}
+
+/// The memcg limit `value` gives, in bytes, or the error chain.
+fn limit_of(value: &str) -> Result<Option<u64>, String> {
+    Scenario::from_toml_named(BASE, "s.toml", "")
+        .and_then(|s| s.set("memcg.limit", value)?.prepare())
+        .map(|prepared| prepared.resolved().memcg.limit.map(|limit| limit.0))
+        .map_err(|err| format!("{err:#}"))
+}
+
+#[test]
+fn sizes_take_decimal_binary_and_kernel_units() {
+    assert_eq!(limit_of("256MB"), Ok(Some(256_000_000)));
+    assert_eq!(limit_of("256 MB"), Ok(Some(256_000_000)));
+    assert_eq!(limit_of("256MiB"), Ok(Some(256 << 20)));
+    assert_eq!(limit_of("256M"), Ok(Some(256 << 20)));
+    assert_eq!(limit_of("262144k"), Ok(Some(256 << 20)));
+    assert_eq!(limit_of("268435456"), Ok(Some(256 << 20)));
+    expect![[r#"scenario s.toml: --set memcg.limit=256KB: "256KB" has an unknown unit "KB"; "KB" is ambiguous: write 256kB for powers of 1000 or 256KiB for powers of 1024 (accepted units: B; kB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB (powers of 1024); K, M, G, T or k, m, g, t (powers of 1024, as the kernel's memparse reads them))"#]]
+        .assert_eq(&limit_of("256KB").unwrap_err());
+}
+
+#[test]
+fn a_bad_size_in_the_file_names_its_key_and_line() {
+    check(
+        "[memcg]\nlimit = \"256 mb\"\n",
+        &[],
+        expect![[r#"
+            error: scenario s.toml: memcg.limit: TOML parse error at line 2, column 9
+              |
+            2 | limit = "256 mb"
+              |         ^^^^^^^^
+            "256 mb" has an unknown unit "mb"; "mb" is ambiguous: write 256MB for powers of 1000 or 256MiB for powers of 1024 (accepted units: B; kB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB (powers of 1024); K, M, G, T or k, m, g, t (powers of 1024, as the kernel's memparse reads them))
+        "#]],
+    );
+    let err = format!("{:#}", Scenario::from_toml(&BASE.replace("\"1GiB\"", "\"1 gigabyte\"")).unwrap_err());
+    assert!(err.starts_with("scenario <inline>: swap.devices[0].size: TOML parse error at line 6"), "{err}");
+}
+
+/// A scenario whose workload is the trace `trace`, loaded as if from `dir/s.toml`.
+fn with_trace_in(dir: &str, trace: &str) -> Scenario {
+    let text = BASE.replace("[workload.generator]\n    pattern = \"seq\"\n    region = \"128MiB\"\n", "");
+    let text = format!("{text}\n[workload]\ntrace = \"{trace}\"\n");
+    Scenario::from_toml_named(&text, format!("{dir}/s.toml"), dir).expect("parses")
+}
+
+fn prepare_error(scenario: Result<Scenario>) -> String {
+    match scenario.and_then(|s| s.prepare()) {
+        Ok(_) => "prepared".to_string(),
+        Err(err) => format!("{err:#}"),
+    }
+}
+
+#[test]
+fn trace_paths_are_relative_to_the_file_in_it_and_to_the_current_directory_on_the_command_line() {
+    // Tests run in the crate's directory; the bundled trace is two levels up.
+    let from_here = "../../traces/demo-zipf.trace.zst";
+    assert_eq!(prepare_error(Ok(with_trace_in("../../traces", "demo-zipf.trace.zst"))), "prepared");
+    assert_eq!(
+        prepare_error(with_trace_in("elsewhere", "x.trace").set("workload.trace", from_here)),
+        "prepared"
+    );
+    let whole_table = format!("workload={{ trace = \"{from_here}\" }}");
+    assert_eq!(prepare_error(with_trace_in("elsewhere", "x.trace").edit(&whole_table)), "prepared");
+    let flag = with_trace_in("elsewhere", "x.trace").with_trace(TraceSource::File(from_here.into()));
+    assert_eq!(prepare_error(Ok(flag)), "prepared");
+
+    // A missing trace is named as resolved, with where it was given.
+    let err = prepare_error(Ok(with_trace_in("dir", "no-such.trace")));
+    assert!(
+        err.starts_with("scenario dir/s.toml: cannot open trace dir/no-such.trace (workload.trace in the scenario, relative to the scenario file's directory): "),
+        "{err}"
+    );
+    let err = prepare_error(with_trace_in("dir", "x.trace").set("workload.trace", "no-such.trace"));
+    assert!(
+        err.starts_with("scenario dir/s.toml: cannot open trace no-such.trace (--set workload.trace, relative to the current directory): "),
+        "{err}"
+    );
+    let err = prepare_error(Ok(
+        with_trace_in("dir", "x.trace").with_trace(TraceSource::File("no-such.trace".into()))
+    ));
+    assert!(
+        err.contains("cannot open trace no-such.trace (--trace, relative to the current directory): "),
+        "{err}"
+    );
+    let err = prepare_error(with_trace_in("dir", "x.trace").set("workload.trace", "/no/such.trace"));
+    assert!(err.contains("cannot open trace /no/such.trace (--set workload.trace): "), "{err}");
+    // An edit of another key leaves the file's path relative to the file.
+    let err = prepare_error(with_trace_in("dir", "no-such.trace").set("workload.repeat", "2"));
+    assert!(err.contains("cannot open trace dir/no-such.trace (workload.trace in the scenario"), "{err}");
 }

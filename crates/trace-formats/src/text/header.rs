@@ -32,11 +32,11 @@ pub(super) fn read_declared_pages(lines: &mut LineReader) -> Result<Option<u64>,
         let Some(tokens) = lines.next_line(parse_header_line).map_err(|err| line_error(lines, err))? else {
             return Ok(declared_pages);
         };
-        let tokens = tokens.map_err(|message| FormatError::Line { line: lines.line(), message })?;
+        let tokens = tokens.map_err(|message| FormatError::line(lines.line(), message))?;
         for (key, value) in tokens {
             if key == "pages" {
                 let pages = parse_declared_pages(&value, declared_pages)
-                    .map_err(|message| FormatError::Line { line: lines.line(), message })?;
+                    .map_err(|message| FormatError::line(lines.line(), message))?;
                 declared_pages = Some(pages);
             }
         }
@@ -47,13 +47,10 @@ pub(super) fn read_declared_pages(lines: &mut LineReader) -> Result<Option<u64>,
 fn line_error(lines: &LineReader, err: LineError) -> FormatError {
     match err {
         // A read error comes before the line is counted.
-        LineError::Io(err) => {
-            FormatError::Line { line: lines.line() + 1, message: format!("read error: {err}") }
+        LineError::Io(err) => FormatError::line(lines.line() + 1, format!("read error: {err}")),
+        LineError::TooLong => {
+            FormatError::line(lines.line(), format!("line is longer than {LINE_BYTES_MAX} bytes"))
         }
-        LineError::TooLong => FormatError::Line {
-            line: lines.line(),
-            message: format!("line is longer than {LINE_BYTES_MAX} bytes"),
-        },
     }
 }
 

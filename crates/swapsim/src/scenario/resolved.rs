@@ -1,0 +1,116 @@
+//! The effective scenario, as a report echoes it: every default filled in, every device
+//! model expanded to its full profile, the readahead choice resolved.
+
+use serde::Serialize;
+use swapsim_core::config::{
+    BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
+};
+use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::ByteSize;
+use swapsim_devices::DeviceProfile;
+use swapsim_policies::ReadaheadConfig;
+use swapsim_trace_formats::Format;
+
+use crate::timeline::TimelineEntry;
+use crate::trace::{Pace, TraceInput};
+
+/// The effective scenario, as a report echoes it: every section with its defaults filled
+/// in and every device model expanded to its full profile.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct ResolvedScenario {
+    /// `[machine]`.
+    pub machine: MachineConfig,
+    /// `[memcg]`.
+    pub memcg: MemcgConfig,
+    /// `[swap]`.
+    pub swap: ResolvedSwap,
+    /// `lru`.
+    pub lru: LruModel,
+    /// `[block]`.
+    pub block: BlockConfig,
+    /// `[cpu]`.
+    pub cpu: CpuCosts,
+    /// `[limits]`.
+    pub limits: LimitsConfig,
+    /// `[workload]`.
+    pub workload: ResolvedWorkload,
+    /// `[[timeline]]`, as written.
+    pub timeline: Vec<TimelineEntry>,
+}
+
+/// `[swap]` with the readahead choice resolved and every device model in full.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct ResolvedSwap {
+    /// `vm.page-cluster`.
+    pub page_cluster: u32,
+    /// `vma_ra_enabled`.
+    pub vma_ra_enabled: bool,
+    /// Slots per allocation cluster.
+    pub cluster_slots: u32,
+    /// The policy as configured, e.g. "kernel".
+    pub readahead: ReadaheadConfig,
+    /// The policy that runs, e.g. "cluster".
+    pub readahead_resolved: ReadaheadConfig,
+    /// Whether swapoff credits readahead hits.
+    pub swapoff_readahead_hits: SwapoffHits,
+    /// The swap devices in swapon order.
+    pub devices: Vec<ResolvedDevice>,
+}
+
+/// One swap device with its complete latency profile.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct ResolvedDevice {
+    /// The device's name.
+    pub name: String,
+    /// Size of the swap area.
+    pub size: ByteSize,
+    /// `swapon -p`, if given.
+    pub priority: Option<i16>,
+    /// The latency profile, every field resolved.
+    pub model: DeviceProfile,
+}
+
+/// The workload as the report names it, shaped like the `[workload]` section. Trace
+/// options at their defaults are left out.
+#[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
+pub struct ResolvedWorkload {
+    /// The trace as named in the scenario or by [`Scenario::with_trace`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// The trace's format, when it was given rather than detected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_format: Option<&'static str>,
+    /// Whether malformed lines are skipped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lenient: bool,
+    /// Where think time comes from, when not from the timestamps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pace: Option<Pace>,
+    /// How many times the trace is replayed, when more than once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    /// lackey: whether instruction fetches count as reads.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub instructions: bool,
+    /// The generator with every default filled in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator: Option<GeneratorConfig>,
+}
+
+impl ResolvedWorkload {
+    pub(super) fn of_trace(name: String, input: &TraceInput) -> ResolvedWorkload {
+        ResolvedWorkload {
+            trace: Some(name),
+            trace_format: input.format.map(Format::name),
+            lenient: input.lenient,
+            pace: (input.pace != Pace::default()).then_some(input.pace),
+            repeat: (input.repeat != 1).then_some(input.repeat),
+            instructions: input.instructions,
+            generator: None,
+        }
+    }
+}

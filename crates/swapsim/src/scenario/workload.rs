@@ -1,0 +1,163 @@
+//! `[workload]` and the trace options that replace its own: which workload a scenario
+//! runs, and where its trace is.
+//!
+//! A relative trace path written in the scenario file resolves against the file's
+//! directory; one given on the command line (`--trace`, or `--set workload.trace=`)
+//! resolves against the current directory. A trace that cannot be opened is reported with
+//! the path as resolved and where it was given.
+
+use anyhow::{anyhow, bail, Result};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use swapsim_core::gen::GeneratorConfig;
+use swapsim_trace_formats::Format;
+
+use super::{ResolvedWorkload, Scenario, Workload};
+use crate::trace::{self, Pace, PathOrigin, TraceInput, TraceSource};
+
+/// `[workload]`: a trace file or a generator, exactly one of them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WorkloadSection {
+    /// A trace in any supported format, plain, gzip- or zstd-compressed. Relative to the
+    /// scenario file's directory when written in the file, to the current directory when
+    /// given by `--set`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) trace: Option<PathBuf>,
+    /// The trace's format: "perf", "ftrace", "lackey", "text" or "native". Default:
+    /// detected from the first bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) trace_format: Option<String>,
+    /// Skip malformed trace lines, counting them by reason, instead of failing. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lenient: Option<bool>,
+    /// "timestamps" (default): the trace's timestamps give each task's think time;
+    /// "cpu": every access costs the CPU cost profile's `access_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pace: Option<String>,
+    /// Replay the whole trace this many times in a row, 1..=1000. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) repeat: Option<u32>,
+    /// lackey: count instruction fetches as reads of their pages. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) instructions: Option<bool>,
+    /// A synthetic workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) generator: Option<GeneratorConfig>,
+}
+
+impl WorkloadSection {
+    /// A workload of generated accesses.
+    pub(crate) fn generator(generator: GeneratorConfig) -> WorkloadSection {
+        WorkloadSection { generator: Some(generator), ..WorkloadSection::default() }
+    }
+
+    /// The trace options that were written, by their key names.
+    fn trace_keys(&self) -> Vec<&'static str> {
+        [
+            ("trace_format", self.trace_format.is_some()),
+            ("lenient", self.lenient.is_some()),
+            ("pace", self.pace.is_some()),
+            ("repeat", self.repeat.is_some()),
+            ("instructions", self.instructions.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, given)| *given)
+        .map(|(key, _)| key)
+        .collect()
+    }
+}
+
+/// Trace options that replace the scenario's own (`swapsim run --trace-format`,
+/// `--lenient`, ...). They apply to a trace workload only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraceFlags {
+    /// The trace's format; `None` keeps the scenario's (or detects it).
+    pub format: Option<Format>,
+    /// Skip malformed lines, counting them, instead of failing.
+    pub lenient: bool,
+    /// Where think time comes from; `None` keeps the scenario's.
+    pub pace: Option<Pace>,
+    /// Replay the whole trace this many times in a row; `None` keeps the scenario's.
+    pub repeat: Option<u32>,
+    /// lackey: count instruction fetches as reads of their pages.
+    pub instructions: bool,
+}
+
+impl TraceFlags {
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("--trace-format", self.format.is_some()),
+            ("--lenient", self.lenient),
+            ("--pace", self.pace.is_some()),
+            ("--repeat", self.repeat.is_some()),
+            ("--instructions", self.instructions),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given)
+        .map(|(flag, _)| flag)
+    }
+}
+
+/// Resolves `[workload]` and the replacing trace options into the workload to run.
+pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(Workload, ResolvedWorkload)> {
+    let flags = scenario.trace_flags;
+    let (trace, written, origin) = match (&scenario.trace, &section) {
+        (Some(trace), _) => (trace.clone(), trace.name(), PathOrigin::TraceFlag),
+        (None, WorkloadSection { trace: Some(_), generator: Some(_), .. }) => {
+            bail!("workload: give either trace or [workload.generator], not both")
+        }
+        (None, WorkloadSection { trace: None, generator: None, .. }) => {
+            bail!("workload: missing; give [workload] trace = \"FILE\", a [workload.generator] section or --trace")
+        }
+        (None, WorkloadSection { trace: Some(path), generator: None, .. }) => {
+            let (origin, resolved) = if scenario.edited_paths.contains(&"workload.trace") {
+                (PathOrigin::Edit("workload.trace"), path.clone())
+            } else {
+                let origin = PathOrigin::ScenarioFile { key: "workload.trace", relative: path.is_relative() };
+                (origin, scenario.base_dir.join(path))
+            };
+            (TraceSource::File(resolved), path.display().to_string(), origin)
+        }
+        (None, WorkloadSection { trace: None, generator: Some(generator), .. }) => {
+            if let Some(key) = section.trace_keys().first() {
+                bail!("workload.{key}: only applies to a trace workload");
+            }
+            if let Some(flag) = flags.given() {
+                bail!("{flag}: only applies to a trace workload (give --trace FILE)");
+            }
+            generator.validate()?;
+            let resolved = ResolvedWorkload { generator: Some(generator.clone()), ..Default::default() };
+            return Ok((Workload::Generator(generator.clone()), resolved));
+        }
+    };
+    let format = match (flags.format, &section.trace_format) {
+        (Some(format), _) => Some(format),
+        (None, Some(name)) => {
+            Some(trace::parse_format(name).map_err(|e| anyhow!("workload.trace_format: {e}"))?)
+        }
+        (None, None) => None,
+    };
+    let pace = match (flags.pace, &section.pace) {
+        (Some(pace), _) => pace,
+        (None, Some(name)) => Pace::from_name(name)
+            .ok_or_else(|| anyhow!("workload.pace: \"{name}\" is not a pace (expected timestamps or cpu)"))?,
+        (None, None) => Pace::default(),
+    };
+    let repeat = flags.repeat.or(section.repeat).unwrap_or(1);
+    if !(1..=trace::REPEAT_MAX).contains(&repeat) {
+        let key = if flags.repeat.is_some() { "--repeat" } else { "workload.repeat" };
+        bail!("{key}: {repeat} is outside 1..={}", trace::REPEAT_MAX);
+    }
+    let input = TraceInput {
+        source: trace,
+        origin,
+        format,
+        lenient: flags.lenient || section.lenient.unwrap_or(false),
+        instructions: flags.instructions || section.instructions.unwrap_or(false),
+        pace,
+        repeat,
+    };
+    let resolved = ResolvedWorkload::of_trace(written, &input);
+    Ok((Workload::Trace(input), resolved))
+}
