@@ -5,28 +5,6 @@
 use crate::support::{data, fails, in_repo, parse, swapsim, Output};
 use std::path::PathBuf;
 
-/// A 2 MiB memory cgroup filled with 6 MiB, so that 4 MiB sit in swap; then swapoff, which
-/// has nowhere to put them and stops with "out of memory", as the kernel's does.
-const SWAPOFF_WITHOUT_ROOM: &str = r#"
-seed = 1
-[memcg]
-limit = "2MiB"
-[[swap.devices]]
-name = "vda"
-size = "64MiB"
-[workload.generator]
-pattern = "seq"
-region = "6MiB"
-passes = 0
-[[timeline]]
-at = "workload-end"
-op = "swapoff"
-device = "vda"
-[[timeline]]
-op = "mark"
-label = "after swapoff"
-"#;
-
 /// The same fill with only 1 MiB of swap: the fill itself is OOM-killed.
 const SWAP_TOO_SMALL: &str = r#"
 seed = 1
@@ -74,7 +52,7 @@ fn timeline_rows(text: &str) -> Vec<&str> {
 
 #[test]
 fn a_swapoff_that_runs_out_of_memory_exits_2_and_says_so() {
-    let path = scenario("swapoff-without-room.toml", SWAPOFF_WITHOUT_ROOM);
+    let path = data("swapoff-without-room.toml");
     let out = run(&[&path]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     let outcome = outcome_line(&out.stdout);
@@ -122,7 +100,7 @@ fn an_oom_kill_exits_2_and_names_the_task() {
 
 #[test]
 fn allow_failure_exits_0_and_the_report_still_says_what_failed() {
-    let path = scenario("swapoff-without-room-allowed.toml", SWAPOFF_WITHOUT_ROOM);
+    let path = data("swapoff-without-room.toml");
     let out = run(&[&path, "--allow-failure"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.stderr, "");

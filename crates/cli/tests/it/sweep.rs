@@ -456,28 +456,11 @@ fn seeded_shards_merge_with_a_baseline_into_the_unsharded_document() {
     assert_eq!(parse(&merged)["summary"]["rows"][1]["pgmajfault"]["ratio"], 1.0);
 }
 
-/// A 2 MiB memory cgroup filled with 6 MiB, then swapoff: with 2 MiB it has no room and
-/// fails; with 8 MiB nothing was swapped out and it succeeds.
-const SWAPOFF_AFTER_FILL: &str = r#"
-[memcg]
-limit = "2MiB"
-[[swap.devices]]
-name = "vda"
-size = "64MiB"
-[workload.generator]
-pattern = "seq"
-region = "6MiB"
-passes = 0
-[[timeline]]
-at = "workload-end"
-op = "swapoff"
-device = "vda"
-"#;
-
 #[test]
 fn a_variant_whose_system_failed_is_marked_and_the_sweep_still_succeeds() {
-    let dir = scratch("failing-variant");
-    let path = write(&dir.join("swapoff.toml"), SWAPOFF_AFTER_FILL);
+    // With 2 MiB the swapoff after the fill has no room and fails; with 8 MiB nothing was
+    // swapped out and it succeeds.
+    let path = data("swapoff-without-room.toml");
     let sweep_of = |extra: &[&str]| {
         let mut args = vec!["sweep", path.as_str(), "--vary", "memcg.limit=2MiB,8MiB"];
         args.extend_from_slice(extra);
