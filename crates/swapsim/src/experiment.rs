@@ -11,12 +11,14 @@
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use swapsim_core::config::{BlockConfig, MachineConfig, SwapoffHits};
 use swapsim_core::gen::{GeneratorConfig, Pattern};
 use swapsim_core::{ByteSize, SimReport};
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::ReadaheadConfig;
 
+use crate::progress::Progress;
 use crate::scenario::{DeviceSection, Scenario, ScenarioFile, WorkloadSection};
 use crate::timeline::{TimelineEntry, TimelineOp, When};
 
@@ -152,12 +154,17 @@ pub struct Outcome {
 
 /// Runs experiment `name` at `scale` (0 < scale <= 1; 1 is as published).
 pub fn run(name: &str, scale: f64) -> Result<Outcome> {
+    run_with_progress(name, scale, &())
+}
+
+/// [`run`], telling `progress` how many of the experiment's runs have finished.
+pub fn run_with_progress(name: &str, scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     if !(scale > 0.0 && scale <= 1.0) {
         bail!("--scale: {scale} is outside (0, 1]");
     }
     match name {
-        "swapoff-readahead" => swapoff_readahead(scale),
-        "plug-merge" => plug_merge(scale),
+        "swapoff-readahead" => swapoff_readahead(scale, progress),
+        "plug-merge" => plug_merge(scale, progress),
         other => {
             let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.name).collect();
             bail!("unknown experiment \"{other}\" (expected one of {})", names.join(", "))
@@ -165,10 +172,27 @@ pub fn run(name: &str, scale: f64) -> Result<Outcome> {
     }
 }
 
+/// Counts an experiment's finished runs for its [`Progress`].
+struct Runs<'a> {
+    progress: &'a dyn Progress,
+    n_done: AtomicU64,
+    n_total: u64,
+}
+
+impl<'a> Runs<'a> {
+    fn new(progress: &'a dyn Progress, n_total: u64) -> Runs<'a> {
+        progress.advanced(0, Some(n_total));
+        Runs { progress, n_done: AtomicU64::new(0), n_total }
+    }
+}
+
 /// Validates a scenario built as a typed value and runs it.
-fn run_file(label: &str, file: ScenarioFile) -> Result<SimReport> {
+fn run_file(label: &str, file: ScenarioFile, runs: &Runs<'_>) -> Result<SimReport> {
     let prepared = Scenario::from_file(file, label, "").prepare()?;
-    prepared.run().with_context(|| format!("experiment scenario {label}"))
+    let res = prepared.run().with_context(|| format!("experiment scenario {label}"));
+    let n_done = runs.n_done.fetch_add(1, Ordering::Relaxed) + 1;
+    runs.progress.advanced(n_done, Some(runs.n_total));
+    res
 }
 
 /// A size of `mib` MiB.
@@ -181,7 +205,7 @@ fn mib(full: f64, scale: f64, min: f64) -> u64 {
     (full * scale).max(min).round() as u64
 }
 
-fn swapoff_readahead(scale: f64) -> Result<Outcome> {
+fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     let ram = mib(8192.0, scale, 64.0);
     let swap = mib(16384.0, scale, 128.0);
     // 85% of memory, held by four processes that wrote their memory at the same time, so
@@ -198,6 +222,7 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
     ];
     let variants: Vec<(usize, u32)> =
         (1..=8).flat_map(|pc| (0..policies.len()).map(move |p| (p, pc))).collect();
+    let runs = Runs::new(progress, variants.len() as u64);
     let rows: Vec<Result<SwapoffRow>> = variants
         .par_iter()
         .map(|&(p, pc)| {
@@ -226,7 +251,7 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
                 priority: None,
                 model: DeviceConfig::preset("virtio"),
             }];
-            let report = run_file(&format!("swapoff-readahead/{column}/page_cluster={pc}"), file)?;
+            let report = run_file(&format!("swapoff-readahead/{column}/page_cluster={pc}"), file, &runs)?;
             let op = report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
             Ok(SwapoffRow {
                 policy: column,
@@ -291,7 +316,7 @@ fn swapoff_readahead(scale: f64) -> Result<Outcome> {
     })
 }
 
-fn plug_merge(scale: f64) -> Result<Outcome> {
+fn plug_merge(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     let ram = mib(2048.0, scale, 64.0);
     let n_guests = 4u64;
     // Guests together touch 1.5x the host's memory.
@@ -307,7 +332,9 @@ fn plug_merge(scale: f64) -> Result<Outcome> {
             model: DeviceConfig { channels: Some(4), ..DeviceConfig::preset("san") },
         })
         .collect();
-    let runs: Vec<Result<(bool, SimReport)>> = [false, true]
+    let plugs = [false, true];
+    let runs = Runs::new(progress, plugs.len() as u64);
+    let reports: Vec<Result<(bool, SimReport)>> = plugs
         .par_iter()
         .map(|&plug| {
             // The 2012 kernel read a fixed 2^page-cluster window around each fault.
@@ -328,10 +355,10 @@ fn plug_merge(scale: f64) -> Result<Outcome> {
             file.swap.page_cluster = 3;
             file.swap.readahead = ReadaheadConfig::Fixed;
             file.swap.devices = devices.clone();
-            Ok((plug, run_file(&format!("plug-merge/plug={plug}"), file)?))
+            Ok((plug, run_file(&format!("plug-merge/plug={plug}"), file, &runs)?))
         })
         .collect();
-    let runs: Vec<(bool, SimReport)> = runs.into_iter().collect::<Result<_>>()?;
+    let runs: Vec<(bool, SimReport)> = reports.into_iter().collect::<Result<_>>()?;
     let mut rows = Vec::new();
     let mut per_mib = [0.0; 2];
     let mut throughput = [0.0; 2];

@@ -57,6 +57,7 @@ mod document;
 pub mod experiment;
 mod overrides;
 pub mod profile;
+pub mod progress;
 mod scenario;
 pub mod sweep;
 mod timeline;

@@ -9,6 +9,7 @@ mod errors;
 mod experiments;
 mod golden;
 mod overrides;
+mod progress;
 mod readme;
 mod scenarios;
 mod support;
