@@ -7,6 +7,10 @@
 //! order, so the result does not depend on the number of threads. `scale` shrinks memory
 //! and swap sizes for quick runs (tests use it); the published comparison is meaningful
 //! at scale 1.
+//!
+//! The verdict (`experiment/verdict.rs`) says whether the simulation moves the way the
+//! publication did, then checks each published figure it can within a stated tolerance;
+//! only a figure within it is called reproduced.
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
@@ -21,6 +25,8 @@ use swapsim_policies::ReadaheadConfig;
 use crate::progress::Progress;
 use crate::scenario::{DeviceSection, Scenario, ScenarioFile, WorkloadSection};
 use crate::timeline::{TimelineEntry, TimelineOp, When};
+
+mod verdict;
 
 /// An experiment's name, title and what was published.
 #[derive(Clone, Copy, Debug)]
@@ -114,7 +120,8 @@ pub struct PlugRow {
     pub throughput_mib_s: f64,
 }
 
-/// The simulated direction and ratio against the published ones.
+/// The simulated direction and ratio against the published ones, and each published
+/// figure checked within a stated tolerance.
 #[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct Verdict {
@@ -126,10 +133,38 @@ pub struct Verdict {
     pub published: f64,
     /// Whether the simulation moves the way the publication did.
     pub direction_matches: bool,
+    /// Whether every check is reproduced within its tolerance.
+    pub reproduced: bool,
+    /// Each published figure against the simulated one.
+    pub checks: Vec<Check>,
     /// One sentence comparing the two.
     pub text: String,
     /// Further figures, by name.
     pub details: Vec<(String, f64)>,
+}
+
+/// One published figure of one curve against the simulated figure, within a tolerance.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct Check {
+    /// The curve (a table column such as "fixed") or quantity the figure belongs to.
+    pub curve: String,
+    /// What is compared, e.g. "minimum at page-cluster".
+    pub criterion: String,
+    /// The simulated figure.
+    pub simulated: f64,
+    /// The published figure, or the low end of a published range.
+    pub published: f64,
+    /// The high end of a published range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_max: Option<f64>,
+    /// The tolerance, in words: "tolerance ±25 %", "tolerance ±1 page-cluster".
+    pub tolerance: String,
+    /// Whether the simulated figure is within the tolerance of the published one.
+    pub reproduced: bool,
+    /// One sentence: "fixed: not reproduced: minimum at page-cluster 8, published 4
+    /// (tolerance ±1 page-cluster)".
+    pub text: String,
 }
 
 /// A finished experiment.
@@ -265,28 +300,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
         })
         .collect();
     let rows: Vec<SwapoffRow> = rows.into_iter().collect::<Result<_>>()?;
-    let time = |policy: &str, pc: u32| {
-        rows.iter()
-            .find(|r| r.policy == policy && r.page_cluster == pc)
-            .map(|r| r.swapoff_s)
-            .unwrap_or(f64::NAN)
-    };
-    // Published: fixed 8.77 s against old scaling 22.09 s at page-cluster 3.
-    let published = 22.09 / 8.77;
-    let simulated = time("scaling-pre-5.8", 3) / time("fixed", 3);
-    let min_ratio_3_5 =
-        (3..=5).map(|pc| time("scaling-pre-5.8", pc) / time("fixed", pc)).fold(f64::INFINITY, f64::min);
-    let best_fixed = (1..=8).min_by(|&a, &b| time("fixed", a).total_cmp(&time("fixed", b))).unwrap_or(0);
-    let old = (1..=8).map(|pc| time("scaling-pre-5.8", pc));
-    let (old_min, old_max) = old.fold((f64::INFINITY, 0f64), |(lo, hi), t| (lo.min(t), hi.max(t)));
-    let current3 = time("scaling", 3);
-    let direction_matches = simulated > 1.0 && current3 < time("scaling-pre-5.8", 3);
-    let text = format!(
-        "fixed readahead is {simulated:.2}x faster than pre-5.8 scaling at page-cluster 3 (published {published:.2}x); \
-         at least {min_ratio_3_5:.2}x over page-cluster 3-5; old scaling spans {old_min:.1}-{old_max:.1} s \
-         (published 21.5-28.3 s); credited scaling at page-cluster 3 takes {current3:.2} s (published 12.19 s); \
-         fixed is fastest at page-cluster {best_fixed} (published 4)"
-    );
+    let verdict = verdict::swapoff(&rows);
     Ok(Outcome {
         experiment: "swapoff-readahead",
         title: EXPERIMENTS[0].title,
@@ -299,20 +313,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
         published: EXPERIMENTS[0].published,
         scale,
         rows: rows.into_iter().map(Row::Swapoff).collect(),
-        verdict: Verdict {
-            metric: "swapoff time, pre-5.8 scaling / fixed, page-cluster 3".into(),
-            simulated: round3(simulated),
-            published: round3(published),
-            direction_matches,
-            text,
-            details: vec![
-                ("min_ratio_page_cluster_3_to_5".into(), round3(min_ratio_3_5)),
-                ("best_fixed_page_cluster".into(), f64::from(best_fixed)),
-                ("scaling_credited_page_cluster_3_s".into(), current3),
-                ("scaling_pre_5_8_min_s".into(), old_min),
-                ("scaling_pre_5_8_max_s".into(), old_max),
-            ],
-        },
+        verdict,
     })
 }
 
@@ -383,9 +384,7 @@ fn plug_merge(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
             throughput_mib_s: round3(read_mib / report.sim_time_s.max(f64::MIN_POSITIVE)),
         }));
     }
-    let published = (544_701.0 / 2243.0) / (214_972.0 / 2937.0);
-    let simulated = per_mib[0] / per_mib[1];
-    let gain = throughput[1] / throughput[0] - 1.0;
+    let verdict = verdict::plug(per_mib, throughput);
     Ok(Outcome {
         experiment: "plug-merge",
         title: EXPERIMENTS[1].title,
@@ -400,18 +399,7 @@ fn plug_merge(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
         published: EXPERIMENTS[1].published,
         scale,
         rows,
-        verdict: Verdict {
-            metric: "read dispatches per MiB, plug off / plug on, all 16 disks".into(),
-            simulated: round3(simulated),
-            published: round3(published),
-            direction_matches: simulated > 1.0 && gain > 0.0,
-            text: format!(
-                "plugging cuts read dispatches per MiB {simulated:.2}x (published {published:.2}x) and changes \
-                 swap-in throughput by {:+.0}% (published +10% to +40%)",
-                gain * 100.0
-            ),
-            details: vec![("throughput_gain".into(), round3(gain))],
-        },
+        verdict,
     })
 }
 
