@@ -8,7 +8,8 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use swapsim::experiment::{Outcome, Row};
 
-/// Prints the setup, a table laid out like the publication's, and the verdict.
+/// Prints the setup, a table laid out like the publication's, and the verdict: the
+/// direction, then each published figure checked within its tolerance.
 pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
     writeln!(out, "{}: {}", o.experiment, o.title)?;
     writeln!(out, "setup: {}", o.setup)?;
@@ -83,8 +84,15 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
         None => {}
     }
     writeln!(out)?;
-    let mark = if o.verdict.direction_matches { "matches" } else { "DOES NOT match" };
-    writeln!(out, "verdict ({mark} the published direction): {}", o.verdict.text)?;
+    let v = &o.verdict;
+    let mark = if v.direction_matches { "matches" } else { "DOES NOT match" };
+    writeln!(out, "verdict ({mark} the published direction): {}", v.text)?;
+    let n_reproduced = v.checks.iter().filter(|c| c.reproduced).count();
+    let overall = if v.reproduced { "reproduced" } else { "NOT reproduced" };
+    writeln!(out, "{overall}: {n_reproduced} of {} published figures within tolerance", v.checks.len())?;
+    for check in &v.checks {
+        writeln!(out, "  {}", check.text)?;
+    }
     Ok(())
 }
 

@@ -466,7 +466,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             let prepared = scenario.prepare()?;
             install_reproduce_hint(&args, prepared.seed());
             let started = std::time::Instant::now();
-            let (report, trace) = prepared.run_traced()?;
+            let (report, trace) = progress::watch("accesses", |bar| prepared.run_with_progress(bar))?;
             let host = Host::measure(started.elapsed(), &report);
             let doc = RunDocument::new(&prepared, &report).with_trace(trace.as_ref()).with_host(host);
             let status = RunStatus::of(&report);
@@ -503,7 +503,9 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             )?;
         }
         Command::Validate(args) => {
-            let v = swapsim::validate::run(&args.dir, &args.cases)?;
+            let v = progress::watch("cases", |bar| {
+                swapsim::validate::run_with_progress(&args.dir, &args.cases, bar)
+            })?;
             match args.format {
                 ValidateFormat::Table => validate_output::write_table(&mut out, &v)?,
                 ValidateFormat::Json => output::write_json(&mut out, &v)?,
@@ -517,7 +519,9 @@ fn dispatch(cli: Cli) -> Result<Ended> {
         }
         Command::Experiment(ExperimentCommand::Run(args)) => {
             let started = std::time::Instant::now();
-            let outcome = swapsim::experiment::run(&args.name, args.scale)?;
+            let outcome = progress::watch("runs", |bar| {
+                swapsim::experiment::run_with_progress(&args.name, args.scale, bar)
+            })?;
             let wall_s = started.elapsed().as_secs_f64();
             // The result's fields, then `host`: the only part that depends on this machine.
             let mut doc = serde_json::to_value(&outcome)?;

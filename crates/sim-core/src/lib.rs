@@ -60,7 +60,7 @@ mod mm;
 
 pub use config::{ByteSize, CoreConfig, SwapDeviceSpec, ValidatedConfig};
 pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
-pub use engine::{run, Setup, Simulation};
+pub use engine::{run, run_with_progress, Setup, Simulation, PROGRESS_ACCESSES};
 pub use error::{ConfigError, SimError, TraceError};
 pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
 pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};

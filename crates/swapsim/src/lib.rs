@@ -61,6 +61,7 @@ mod document;
 pub mod experiment;
 mod overrides;
 pub mod profile;
+pub mod progress;
 mod scenario;
 mod status;
 pub mod sweep;

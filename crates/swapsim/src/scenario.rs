@@ -480,13 +480,10 @@ impl Prepared {
 
     /// Builds and runs the scenario once; also says what was found in the trace.
     pub fn run_traced(&self) -> Result<(SimReport, Option<TraceReport>)> {
-        let (setup, trace) = self.setup()?;
-        // The core's message already includes its cause; formatting it once keeps the
-        // `{:#}` chain from printing the cause twice.
-        let report = swapsim_core::run(setup).map_err(|err| anyhow!("{err}"))?;
-        Ok((report, trace))
+        self.run_with_progress(&())
     }
 }
 
 #[cfg(test)]
 mod tests;
+mod watch;

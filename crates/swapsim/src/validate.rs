@@ -20,6 +20,7 @@ use swapsim_core::{ByteSize, SimReport};
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::ReadaheadConfig;
 
+use crate::progress::Progress;
 use crate::scenario::{DeviceSection, Scenario, ScenarioFile, WorkloadSection};
 use crate::timeline::{TimelineEntry, TimelineOp, When};
 
@@ -419,7 +420,19 @@ pub fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 /// Runs every case in `dir` (or only those whose ids are in `only`, when it is not
 /// empty) and compares.
 pub fn run(dir: &Path, only: &[String]) -> Result<Validation> {
+    run_with_progress(dir, only, &())
+}
+
+/// [`run`], telling `progress` how many of the cases have been replayed (or skipped).
+pub fn run_with_progress(dir: &Path, only: &[String], progress: &dyn Progress) -> Result<Validation> {
     let cases = read_cases(dir, only)?;
+    let n_total = cases.len() as u64;
+    progress.advanced(0, Some(n_total));
+    let n_done = std::sync::atomic::AtomicU64::new(0);
+    let done = || {
+        let n = n_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        progress.advanced(n, Some(n_total));
+    };
     let results: Vec<Result<CaseResult>> = cases
         .par_iter()
         .map(|case| {
@@ -442,6 +455,7 @@ pub fn run(dir: &Path, only: &[String]) -> Result<Validation> {
             let (real, real_min, real_max, sim, ratio) = compare(&case.doc["measured"], &sim);
             Ok(CaseResult { id: case.id.clone(), kind, skipped: None, sim, real, real_min, real_max, ratio })
         })
+        .inspect(|_| done())
         .collect();
     let cases: Vec<CaseResult> = results.into_iter().collect::<Result<_>>()?;
     Ok(Validation { summary: summarize(&cases), cases })

@@ -53,7 +53,7 @@ fn demo_table_compares_the_policies_side_by_side() {
         assert_eq!(n_values, 4, "row {row}: {line}");
     }
     assert!(
-        text.contains("seed 1 · 24GiB RAM · memcg 32MiB · swap vda 2GiB virtio · page-cluster 3"),
+        text.contains("seed 1 · 24GiB RAM · memcg 32MiB · swap vda 2GiB this-vm · page-cluster 3"),
         "{text}"
     );
 }

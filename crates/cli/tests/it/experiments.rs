@@ -39,6 +39,40 @@ fn swapoff_readahead_fixed_beats_pre_5_8_scaling() {
     }
     assert_eq!(doc["verdict"]["direction_matches"], true, "{}", doc["verdict"]);
     assert!(doc["host"]["wall_s"].is_number());
+    check_verdict(&doc);
+    // Where the fixed curve is lowest is one of the checks, judged against the published 4.
+    let checks = doc["verdict"]["checks"].as_array().expect("checks");
+    let minimum = checks
+        .iter()
+        .find(|c| c["curve"] == "fixed" && c["criterion"] == "minimum at page-cluster")
+        .expect("a check of the fixed curve's minimum");
+    assert_eq!(minimum["published"], 4.0);
+    let at = minimum["simulated"].as_f64().expect("simulated");
+    assert_eq!(minimum["reproduced"], (at - 4.0).abs() <= 1.0, "{minimum}");
+    let best = doc["verdict"]["details"]
+        .as_array()
+        .and_then(|d| d.iter().find(|pair| pair[0] == "best_fixed_page_cluster"))
+        .expect("best_fixed_page_cluster");
+    assert_eq!(best[1].as_f64(), Some(at), "the check names the simulated minimum");
+}
+
+/// The swapoff experiment's verdict called a fixed-readahead curve lowest at page-cluster
+/// 8 reproduced against a published minimum at 4: every figure is now a check with a
+/// tolerance, and only checks within it say "reproduced", as does the verdict only when
+/// all of them are.
+fn check_verdict(doc: &Value) {
+    let verdict = &doc["verdict"];
+    let checks = verdict["checks"].as_array().expect("checks");
+    assert!(!checks.is_empty());
+    for check in checks {
+        let reproduced = check["reproduced"].as_bool().expect("reproduced");
+        let text = check["text"].as_str().expect("text");
+        let status = if reproduced { ": reproduced: " } else { ": not reproduced: " };
+        assert!(text.contains(status), "{text}");
+        assert!(text.contains(check["tolerance"].as_str().expect("tolerance")), "{text}");
+    }
+    let all = checks.iter().all(|c| c["reproduced"] == true);
+    assert_eq!(verdict["reproduced"], all, "{verdict}");
 }
 
 #[test]
@@ -56,6 +90,19 @@ fn plug_merge_cuts_dispatches_per_mib() {
     };
     let ratio = per_mib(false) / per_mib(true);
     assert!(ratio >= 2.0, "plugging cut dispatches per MiB only {ratio:.2}x");
+    check_verdict(&doc);
+}
+
+#[test]
+fn the_table_lists_each_check_under_the_verdict() {
+    let text = ok(&["experiment", "run", "plug-merge", "--scale", "0.05"]);
+    let verdict = text.lines().position(|line| line.starts_with("verdict (")).expect("a verdict line");
+    let summary = text.lines().nth(verdict + 1).expect("a line after the verdict");
+    assert!(summary.ends_with("of 2 published figures within tolerance"), "{summary}");
+    let checks: Vec<&str> =
+        text.lines().skip(verdict + 2).take_while(|line| line.starts_with("  ")).collect();
+    assert_eq!(checks.len(), 2, "{text}");
+    assert!(checks[0].starts_with("  dispatches: ") && checks[1].starts_with("  throughput: "), "{text}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod experiments;
 mod golden;
 mod inputs;
 mod overrides;
+mod progress;
 mod readme;
 mod scenarios;
 mod support;

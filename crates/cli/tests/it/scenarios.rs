@@ -38,10 +38,28 @@ fn every_scenario_has_a_test() {
     );
 }
 
+/// The scenarios shaped like the validation machine run on what was validated there: the
+/// `this-vm` device preset and the CPU costs fitted to its timings (`CpuCosts::this_vm`,
+/// which the scenario files spell out and this test keeps them equal to).
+#[test]
+fn scenarios_of_the_validation_machine_use_its_validated_disk_and_cpu_costs() {
+    let this_vm = serde_json::to_value(swapsim_core::config::CpuCosts::this_vm()).expect("serialisable");
+    for name in ["demo.toml", "seq-thrash.toml", "swapoff.toml", "zipf-memcg.toml"] {
+        // One event is enough to see the resolved scenario.
+        let doc = parse(&run_json(&in_repo(&format!("scenarios/{name}")), &["--set", "limits.max_events=1"]));
+        let scenario = &doc["scenario"];
+        assert_eq!(scenario["machine"]["cpus"], 1, "{name}: the validation cases ran on one CPU");
+        for device in scenario["swap"]["devices"].as_array().expect("devices") {
+            assert_eq!(device["model"]["name"], "this-vm", "{name}");
+        }
+        assert_eq!(scenario["cpu"], this_vm, "{name}: [cpu] differs from CpuCosts::this_vm");
+    }
+}
+
 #[test]
 fn demo_swaps_with_cluster_readahead() {
     let doc = run("demo.toml", &[]);
-    assert_eq!(doc["scenario"]["swap"]["readahead_resolved"], "cluster", "virtio reports rotational");
+    assert_eq!(doc["scenario"]["swap"]["readahead_resolved"], "cluster", "this-vm reports rotational");
     assert!(counter(&doc, "pswpout") > 0 && counter(&doc, "pgmajfault") > 0);
 }
 

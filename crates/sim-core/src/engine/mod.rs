@@ -70,9 +70,26 @@ pub struct Setup {
 
 /// Runs a simulation to completion and returns its report.
 pub fn run(setup: Setup) -> Result<SimReport, SimError> {
+    run_with_progress(setup, &mut |_| {})
+}
+
+/// How often [`run_with_progress`] reports: every this many accesses. A power of two, so
+/// that the check on the access path is a mask and a compare.
+pub const PROGRESS_ACCESSES: u64 = 1 << 16;
+const _: () = assert!(PROGRESS_ACCESSES.is_power_of_two(), "count_access masks with it");
+
+/// Runs a simulation to completion like [`run`], and calls `progress` with the number of
+/// accesses replayed so far each time it reaches a multiple of [`PROGRESS_ACCESSES`].
+///
+/// `progress` only observes: it is handed a count, never the simulation, so the report is
+/// the one [`run`] gives. It is called from inside the event loop (a task may replay
+/// millions of resident accesses within one event), so keep it cheap: store the count,
+/// update a progress bar. Work that is not an access (swapoff, reclaim to a goal) makes
+/// no calls.
+pub fn run_with_progress(setup: Setup, progress: &mut dyn FnMut(u64)) -> Result<SimReport, SimError> {
     let strict = cfg!(feature = "strict-invariants");
     let mut sim = Simulation::new(setup)?;
-    while sim.step()? {
+    while sim.step_observed(progress)? {
         if strict {
             sim.check_invariants();
         }
@@ -196,6 +213,12 @@ impl Simulation {
 
     /// Processes one event. Returns `Ok(false)` when the run is over.
     pub fn step(&mut self) -> Result<bool, SimError> {
+        self.step_observed(&mut |_| {})
+    }
+
+    /// [`Simulation::step`], telling `progress` the accesses replayed at each multiple of
+    /// [`PROGRESS_ACCESSES`] reached during the event.
+    fn step_observed(&mut self, progress: &mut dyn FnMut(u64)) -> Result<bool, SimError> {
         let Some((now, ev)) = self.mm.queue.pop() else {
             if let Some(t) = self.tasks.iter().find(|t| t.state == TaskState::Blocked) {
                 panic!(
@@ -221,7 +244,7 @@ impl Simulation {
             return Ok(false);
         }
         match ev {
-            Event::CpuRun(c) => self.run_cpu(c as usize, now)?,
+            Event::CpuRun(c) => self.run_cpu(c as usize, now, progress)?,
             Event::IoComplete(req) => {
                 self.mm.complete_io(req, now);
                 self.after_io();

@@ -12,7 +12,12 @@ use crate::event::Event;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation {
-    pub(super) fn run_cpu(&mut self, c: usize, now: SimTime) -> Result<(), SimError> {
+    pub(super) fn run_cpu(
+        &mut self,
+        c: usize,
+        now: SimTime,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), SimError> {
         self.cpus[c].scheduled = false;
         if self.paused && c < self.mm.cfg.machine.cpus as usize {
             return Ok(());
@@ -95,13 +100,13 @@ impl Simulation {
                 // own state is final, so that a read it waits on can wake it.
                 match step {
                     Step::Done => {
-                        self.count_access(t);
+                        self.count_access(t, progress);
                         self.after_io();
                     }
                     Step::Blocked(wait) => {
                         match wait {
                             // The access completes when the read does.
-                            Wait::Frame { .. } => self.count_access(t),
+                            Wait::Frame { .. } => self.count_access(t, progress),
                             // The access is retried once writeback makes room.
                             Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
                         }
@@ -121,10 +126,14 @@ impl Simulation {
         }
     }
 
-    /// Counts a completed access of task `t` and fires a timeline checkpoint it reached.
+    /// Counts a completed access of task `t`, fires a timeline checkpoint it reached, and
+    /// tells `progress` the total at each multiple of [`super::PROGRESS_ACCESSES`].
     #[inline]
-    pub(super) fn count_access(&mut self, t: usize) {
+    pub(super) fn count_access(&mut self, t: usize, progress: &mut dyn FnMut(u64)) {
         self.accesses += 1;
+        if self.accesses & (super::PROGRESS_ACCESSES - 1) == 0 {
+            progress(self.accesses);
+        }
         let task = &mut self.tasks[t];
         task.accesses += 1;
         if task.accesses == task.checkpoint_at {

@@ -252,3 +252,38 @@ fn a_checkpoint_for_a_missing_task_is_a_setup_error() {
     let err = Simulation::new(setup).unwrap_err();
     assert_eq!(err.to_string(), "setup: timeline[0]: task 3 does not exist (the setup has 0 tasks)");
 }
+
+/// Progress is told the access count at each multiple of `PROGRESS_ACCESSES`, counting
+/// accesses that complete at once and those that wait for a read, and watching a run
+/// changes nothing in its report.
+#[test]
+fn progress_reports_multiples_of_the_interval_and_changes_nothing() {
+    // Mostly a resident hot set, with one access in ten cycling through cold pages that
+    // do not fit: both ways an access is counted happen many times.
+    let n_accesses = 2 * PROGRESS_ACCESSES + 1000;
+    let setup = || {
+        let accesses = (0..n_accesses).map(|i| {
+            let vpage = if i % 10 == 0 { 32 + (i / 10) % 200 } else { i % 32 };
+            Access { vpage: VirtPage(vpage), write: i % 3 == 0, think_ns: None }
+        });
+        Setup {
+            config: config(64, 1024).validate().unwrap(),
+            seed: 1,
+            devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+            policies: Policies::default(),
+            tasks: vec![TaskSpec {
+                address_space: None,
+                name: "t".into(),
+                regions: vec![RegionSpec { start: VirtPage(0), pages: 232 }],
+                accesses: Box::new(accesses),
+            }],
+            timeline: Vec::new(),
+        }
+    };
+    let mut seen = Vec::new();
+    let watched = run_with_progress(setup(), &mut |n_done| seen.push(n_done)).unwrap();
+    assert_eq!(seen, [PROGRESS_ACCESSES, 2 * PROGRESS_ACCESSES]);
+    assert_eq!(watched.accesses, n_accesses);
+    assert!(watched.vmstat.pgmajfault > 0, "some accesses waited for a read");
+    assert_eq!(format!("{watched:?}"), format!("{:?}", run(setup()).unwrap()));
+}
