@@ -1,0 +1,258 @@
+//! The worked example of docs/writing-a-policy.md: a forward readahead policy, its tests,
+//! and a comparison with the kernel's policy, kept compiled and tested so that the guide's
+//! code cannot rot. A test below checks that every Rust block of the guide appears here
+//! word for word.
+//!
+//! `cargo run --release -p swapsim --example custom_readahead` prints the comparison;
+//! `cargo test -p swapsim --example custom_readahead` runs the tests.
+//!
+//! The policy is not one of the product's: it exists to be read. In the guide it goes to
+//! `crates/policies/src/readahead/forward.rs` and is wired into `ReadaheadConfig`; here it
+//! is handed to the engine directly, which is also how to try a policy before wiring it.
+
+use swapsim_core::{FaultView, Readahead, ReadaheadPlan};
+
+/// Forward readahead: the faulting slot and the slots after it, up to `2^page_cluster`
+/// slots in all, on the faulting device.
+///
+/// The kernel's cluster window is aligned (`offset & !mask ..= offset | mask`), so on a
+/// forward scan it also reads slots behind the fault, which were read or are no longer
+/// wanted. This policy reads only ahead. It keeps no state and ignores feedback.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ForwardReadahead;
+
+impl Readahead for ForwardReadahead {
+    fn kind(&self) -> &'static str {
+        "forward"
+    }
+
+    fn plan(&mut self, fault: &FaultView) -> ReadaheadPlan {
+        // `vm.page-cluster` is at most 31 in the kernel; clamp so the shift cannot overflow.
+        let pages = 1u32 << fault.page_cluster.min(31);
+        // The engine does not clamp: stay below the device's last slot.
+        let last = fault.offset.saturating_add(pages - 1).min(fault.device_slots - 1);
+        if last == fault.offset {
+            ReadaheadPlan::TargetOnly
+        } else {
+            ReadaheadPlan::Slots { first: fault.offset, last }
+        }
+    }
+}
+
+/// Runs `scenario` once with the policy it names and once with `ForwardReadahead`.
+fn compare(scenario: &swapsim::Scenario) -> anyhow::Result<[swapsim_core::SimReport; 2]> {
+    let prepared = scenario.prepare()?;
+    let kernel = prepared.run()?;
+    let (mut setup, _trace) = prepared.setup()?;
+    setup.policies = swapsim_core::Policies::default().with_readahead(Box::new(ForwardReadahead));
+    let forward = swapsim_core::run(setup)?;
+    Ok([kernel, forward])
+}
+
+/// One figure of a report, as a number.
+type Figure = fn(&swapsim_core::SimReport) -> f64;
+
+fn main() -> anyhow::Result<()> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/seq-thrash.toml");
+    let scenario = swapsim::Scenario::load(path)?
+        .set("memcg.limit", "64MiB")?
+        .set("workload.generator.region", "128MiB")?;
+    let reports = compare(&scenario)?;
+    println!("{:<24} {:>12} {:>12}", "seq-thrash, shrunk", reports[0].readahead, reports[1].readahead);
+    let rows: [(&str, Figure); 6] = [
+        ("pgmajfault", |r| r.vmstat.pgmajfault as f64),
+        ("pswpin", |r| r.vmstat.pswpin as f64),
+        ("swap_ra", |r| r.vmstat.swap_ra as f64),
+        ("swap_ra_hit", |r| r.vmstat.swap_ra_hit as f64),
+        ("read dispatches", |r| r.block[0].reads.dispatches as f64),
+        ("simulated time s", |r| r.sim_time_s),
+    ];
+    for (name, value) in rows {
+        let [kernel, forward] = [value(&reports[0]), value(&reports[1])];
+        let digits = if name.ends_with(" s") { 3 } else { 0 };
+        println!("{name:<24} {kernel:>12.digits$} {forward:>12.digits$}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+    use proptest::prelude::*;
+    use swapsim_core::{DeviceId, RegionId, SwapSlot, TaskId, VirtPage};
+
+    /// A fault at slot `offset` of a 1024-slot device, with `page_cluster` 3.
+    fn fault_at(offset: u32) -> FaultView {
+        let slot = SwapSlot { device: DeviceId(0), offset };
+        let vma = VirtPage(0)..VirtPage(4096);
+        FaultView::new(TaskId(0), RegionId(0), vma, VirtPage(u64::from(offset)), slot, 1024)
+    }
+
+    #[test]
+    fn reads_forward_from_the_fault_and_stops_at_the_device_end() {
+        let mut policy = ForwardReadahead;
+        let mut page_cluster_0 = fault_at(100);
+        page_cluster_0.page_cluster = 0;
+        let plans = [fault_at(100), fault_at(1020), fault_at(1023), page_cluster_0].map(|f| policy.plan(&f));
+        expect![[r#"
+            [
+                Slots {
+                    first: 100,
+                    last: 107,
+                },
+                Slots {
+                    first: 1020,
+                    last: 1023,
+                },
+                TargetOnly,
+                TargetOnly,
+            ]
+        "#]]
+        .assert_debug_eq(&plans);
+    }
+
+    proptest! {
+        #[test]
+        fn every_plan_holds_the_target_and_stays_on_the_device(
+            device_slots in 2u32..5000,
+            offset_permille in 0u32..1000,
+            page_cluster in 0u32..40,
+        ) {
+            let offset = 1 + (device_slots - 1) * offset_permille / 1000;
+            let mut fault = fault_at(offset);
+            fault.device_slots = device_slots;
+            fault.page_cluster = page_cluster;
+            match ForwardReadahead.plan(&fault) {
+                ReadaheadPlan::TargetOnly => {}
+                ReadaheadPlan::Slots { first, last } => {
+                    // Slot 0 is the swap header; the last slot is device_slots - 1.
+                    prop_assert!(1 <= first && first <= offset && offset <= last);
+                    prop_assert!(last < device_slots);
+                    prop_assert!(first < last, "a one-slot window is TargetOnly");
+                    prop_assert!(u64::from(last - first) < 1u64 << page_cluster.min(31));
+                }
+                ReadaheadPlan::Pages { .. } => prop_assert!(false, "a slot policy plans slots"),
+            }
+        }
+    }
+
+    /// A small scenario that swaps: `tasks` tasks of `pattern` over 3 MiB each under a
+    /// 1 MiB limit; afterwards the limit is lifted and the device swapped off, so that
+    /// swapoff's synthetic faults are planned too.
+    fn small(pattern: &str, tasks: u32, page_cluster: u32, seed: u64) -> swapsim::Scenario {
+        let toml = format!(
+            r#"
+            seed = {seed}
+            [machine]
+            cpus = 2
+            [memcg]
+            limit = "1MiB"
+            [swap]
+            page_cluster = {page_cluster}
+            [[swap.devices]]
+            name = "vda"
+            size = "32MiB"
+            [workload.generator]
+            pattern = "{pattern}"
+            region = "3MiB"
+            passes = 2
+            tasks = {tasks}
+            [[timeline]]
+            at = "workload-end"
+            op = "set-memcg-limit"
+            limit = "64MiB"
+            [[timeline]]
+            op = "swapoff"
+            device = "vda"
+            "#
+        );
+        swapsim::Scenario::from_toml(&toml).expect("the scenario is valid")
+    }
+
+    /// Runs `scenario` under `ForwardReadahead`, checking the engine's invariants after
+    /// every event, and returns the report.
+    fn run_checked(scenario: &swapsim::Scenario) -> swapsim_core::SimReport {
+        let (mut setup, _trace) = scenario.prepare().and_then(|p| p.setup()).expect("it builds");
+        setup.policies = swapsim_core::Policies::default().with_readahead(Box::new(ForwardReadahead));
+        let mut sim = swapsim_core::Simulation::new(setup).expect("the setup is valid");
+        sim.check_invariants();
+        while sim.step().expect("the run does not fail") {
+            sim.check_invariants();
+        }
+        sim.into_report()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_engine_keeps_its_invariants_and_the_run_is_deterministic(
+            pattern in prop::sample::select(&["seq", "rand", "zipf", "stride"][..]),
+            tasks in 1u32..3,
+            page_cluster in 0u32..5,
+            seed in 1u64..1000,
+        ) {
+            let scenario = small(pattern, tasks, page_cluster, seed);
+            let report = run_checked(&scenario);
+            prop_assert_eq!(report.readahead.as_str(), "forward");
+            let v = &report.vmstat;
+            prop_assert!(v.pswpout > 0, "the scenario swaps");
+            // Swapoff brought everything back, and it took no faults to do it.
+            let swapoff = report.operations.last().expect("swapoff ran");
+            prop_assert_eq!(swapoff.result.as_str(), "completed");
+            prop_assert_eq!(report.at_end.swap_slots_used, 0);
+            // Every page the workload read is its faulting page or a readahead page.
+            prop_assert_eq!(v.pswpin - swapoff.pswpin, v.pgmajfault + v.swap_ra - swapoff.swap_ra);
+            prop_assert!(v.swap_ra_hit <= v.swap_ra);
+            // The same scenario and seed give the same report.
+            prop_assert_eq!(format!("{report:?}"), format!("{:?}", run_checked(&scenario)));
+        }
+    }
+
+    #[test]
+    fn compare_runs_the_scenario_under_both_policies() {
+        let [kernel, forward] = compare(&small("seq", 1, 3, 1)).expect("both run");
+        // The default device reports rotational, so the kernel's choice is cluster readahead.
+        assert_eq!((kernel.readahead.as_str(), forward.readahead.as_str()), ("cluster", "forward"));
+        assert_eq!(kernel.accesses, forward.accesses);
+    }
+
+    /// The guide shows code from this file: every Rust block of docs/writing-a-policy.md
+    /// must appear here word for word, and every line a `diff` block keeps or removes
+    /// must be in the file the block names, so that the patch still applies.
+    #[test]
+    fn the_guide_shows_this_code() {
+        let guide = include_str!("../../../docs/writing-a-policy.md");
+        let this_file = include_str!("custom_readahead.rs");
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut n_rust = 0;
+        let mut n_diff = 0;
+        let mut blocks = guide.split("\n```");
+        while let (Some(_prose), Some(block)) = (blocks.next(), blocks.next()) {
+            let (tag, body) = block.split_once('\n').unwrap_or((block, ""));
+            match tag {
+                "rust" => {
+                    n_rust += 1;
+                    assert!(
+                        this_file.contains(body.trim_end()),
+                        "a Rust block of the guide is not here:\n{body}"
+                    );
+                }
+                "diff" => {
+                    n_diff += 1;
+                    let mut lines = body.lines();
+                    let target =
+                        lines.next().and_then(|l| l.strip_prefix("--- a/")).expect("--- a/PATH first");
+                    let text = std::fs::read_to_string(repo.join(target)).expect("the diff's file exists");
+                    for line in lines.filter(|l| l.starts_with(' ') || l.starts_with('-')) {
+                        let line = line[1..].trim();
+                        assert!(text.contains(line), "{target} no longer has the line {line:?}");
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(n_rust >= 4 && n_diff >= 1, "{n_rust} Rust and {n_diff} diff blocks");
+    }
+}
