@@ -2,8 +2,9 @@
 //!
 //! The engine in `swapsim-core` owns time, memory and I/O; at a few points it asks a policy
 //! what to do and carries the answer out. This crate holds those policies and the serde
-//! configuration that picks one at run time. Today that is swap-in readahead (the
-//! [`readahead`] module): which neighbouring pages to read together with a faulting one.
+//! configuration that picks one at run time: swap-in readahead (the [`readahead`] module),
+//! which neighbouring pages to read together with a faulting one, and the swap-in folio
+//! size (the [`swapin`] module), whether a fault on zram brings a whole large folio back.
 //!
 //! Policies only *decide*. They never touch the event queue, never perform I/O, and never
 //! see a concrete device model: everything they know arrives in the read-only
@@ -51,3 +52,5 @@
 pub mod readahead;
 
 pub use readahead::{ClusterReadahead, FixedReadahead, ReadaheadConfig, ReadaheadContext, VmaReadahead};
+pub mod swapin;
+pub use swapin::{KernelSwapin, SwapinConfig, ThrottledSwapin};

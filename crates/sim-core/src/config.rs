@@ -61,6 +61,22 @@ pub struct SwapDeviceSpec {
     /// `swapon -p`: 0..=32767; absent gives -2, -3, ... in listed order as the kernel does.
     #[serde(default)]
     pub priority: Option<i16>,
+    /// What the swap area lives on: "file" (a swap file on a filesystem) or "block" (a
+    /// partition or a whole device such as zram). A swap file never holds large folios
+    /// whole: every large folio is split at swap-out (measured on 6.18). Absent: "block"
+    /// for a synchronous device (zram), "file" otherwise.
+    #[serde(default)]
+    pub backing: Option<SwapBacking>,
+}
+
+/// What a swap area lives on (see [`SwapDeviceSpec::backing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapBacking {
+    /// A swap file on a filesystem.
+    File,
+    /// A block device: a partition, a disk, zram.
+    Block,
 }
 
 /// Swap policy knobs that are not device specific.
@@ -265,6 +281,10 @@ pub struct CoreConfig {
     pub cpu: CpuCosts,
     /// Run limits.
     pub limits: LimitsConfig,
+    /// Transparent huge pages and mTHP sizes.
+    pub thp: crate::thp::ThpConfig,
+    /// zswap state other subsystems read.
+    pub zswap: crate::thp::ZswapState,
 }
 
 /// A [`CoreConfig`] whose ranges and cross-field rules have been checked.
@@ -344,6 +364,7 @@ impl CoreConfig {
         if self.block.plug_max_requests == 0 {
             return bad("block.plug_max_requests", "0 is below 1".to_string());
         }
+        self.thp.validate()?;
         if self.limits.max_events == 0 {
             return bad("limits.max_events", "0 is below 1".to_string());
         }

@@ -20,7 +20,7 @@
 //! # }
 //! let mut cfg = CoreConfig::default();
 //! cfg.memcg.limit = Some(ByteSize::mib(4));
-//! cfg.devices.push(SwapDeviceSpec { name: "swap0".into(), size: ByteSize::mib(64), priority: None });
+//! cfg.devices.push(SwapDeviceSpec { name: "swap0".into(), size: ByteSize::mib(64), priority: None, backing: None });
 //! // Touch 8 MiB twice, in order, under a 4 MiB limit: the second pass must swap.
 //! let pages = 2048u64;
 //! let accesses = (0..2 * pages).map(move |i| Access { vpage: VirtPage(i % pages), write: true, think_ns: None });
@@ -29,7 +29,7 @@
 //!     seed: 1,
 //!     devices: vec![Box::new(Fixed)],
 //!     policies: Policies::default(),
-//!     tasks: vec![TaskSpec { name: "demo".into(), address_space: None, regions: vec![RegionSpec { start: VirtPage(0), pages }], accesses: Box::new(accesses) }],
+//!     tasks: vec![TaskSpec { name: "demo".into(), address_space: None, regions: vec![RegionSpec::new(VirtPage(0), pages)], accesses: Box::new(accesses) }],
 //!     timeline: Vec::new(),
 //! }).unwrap();
 //! assert!(report.vmstat.pswpout > 0 && report.vmstat.pswpin > 0);
@@ -48,6 +48,7 @@ pub mod report;
 pub mod rng;
 pub mod size;
 pub mod stats;
+pub mod thp;
 pub mod time;
 pub mod timeline;
 pub mod workload;
@@ -58,12 +59,13 @@ mod event;
 mod lru;
 mod mm;
 
-pub use config::{ByteSize, CoreConfig, SwapDeviceSpec, ValidatedConfig};
+pub use config::{ByteSize, CoreConfig, SwapBacking, SwapDeviceSpec, ValidatedConfig};
 pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
 pub use engine::{run, run_with_progress, Setup, Simulation, PROGRESS_ACCESSES};
 pub use error::{ConfigError, SimError, TraceError};
 pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
 pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
+pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
 pub use policy::{Feedback, Policies};
 pub use report::{Outcome, SimReport};
 pub use rng::SimRng;

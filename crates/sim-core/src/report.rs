@@ -62,6 +62,9 @@ pub struct SimReport {
     pub readahead: String,
     /// Counters named as in /proc/vmstat.
     pub vmstat: Vmstat,
+    /// Per mTHP size with any non-zero counter, the counters of
+    /// `/sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/stats`, keyed "16kB", ...
+    pub mthp: std::collections::BTreeMap<String, crate::thp::MthpStats>,
     /// Memory state at the end.
     pub at_end: Gauges,
     /// Per swap device, blkparse figures.

@@ -14,7 +14,7 @@ macro_rules! vmstat_counters {
         /// Event counters with /proc/vmstat names.
         ///
         /// Only counters the model produces are here: a counter of a mechanism that is not
-        /// modelled yet (zswap's `zswpin`/`zswpout`/`zswpwb`, THP's `thp_swpout*`, the zero
+        /// modelled yet (zswap's `zswpin`/`zswpout`/`zswpwb`, the zero
         /// map's `swpin_zero`/`swpout_zero`, kswapd's `*_wmark_hit_quickly`) is absent rather
         /// than reported as a real zero, and joins the list with the model that moves it.
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -56,6 +56,8 @@ vmstat_counters!(
     allocstall_normal,
     pageoutrun,
     oom_kill,
+    thp_swpout,
+    thp_swpout_fallback,
 );
 
 /// Memory state at the end of the run, with /proc/vmstat and /proc/meminfo names.

@@ -40,6 +40,15 @@ pub struct RegionSpec {
     pub start: VirtPage,
     /// Length in pages.
     pub pages: u64,
+    /// madvise hint for transparent huge pages. Default none.
+    pub thp: crate::thp::ThpHint,
+}
+
+impl RegionSpec {
+    /// A region of `pages` pages from `start`, with no madvise hint.
+    pub fn new(start: VirtPage, pages: u64) -> RegionSpec {
+        RegionSpec { start, pages, thp: crate::thp::ThpHint::Default }
+    }
 }
 
 /// A task to run: a name for reports, its mapped regions and its access stream. Accesses

@@ -281,6 +281,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
             file.swap.readahead = policy;
             file.swap.swapoff_readahead_hits = hits;
             file.swap.devices = vec![DeviceSection {
+                backing: None,
                 name: "vda".into(),
                 size: mib_size(swap),
                 priority: None,
@@ -327,6 +328,7 @@ fn plug_merge(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     let devices: Vec<DeviceSection> = names
         .iter()
         .map(|name| DeviceSection {
+            backing: None,
             name: name.clone(),
             size: mib_size(disk),
             priority: Some(0),

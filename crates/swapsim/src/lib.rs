@@ -71,7 +71,8 @@ pub mod validate;
 
 pub use document::{Host, RunDocument};
 pub use scenario::{
-    Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, TraceFlags,
+    Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, ThpSection,
+    TraceFlags,
 };
 pub use status::{Failure, RunStatus};
 pub use swapsim_core::SimReport;

@@ -27,8 +27,9 @@ use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig, SwapoffHits,
 };
 use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::thp::{ThpConfig, ZswapState};
 use swapsim_core::{
-    ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapDeviceSpec, ValidatedConfig,
+    ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapBacking, SwapDeviceSpec, ValidatedConfig,
 };
 use swapsim_devices::{DeviceConfig, DeviceProfile};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
@@ -41,7 +42,7 @@ mod keys;
 mod resolved;
 mod workload;
 
-pub use resolved::{ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload};
+pub use resolved::{ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, ThpSection};
 pub use workload::TraceFlags;
 pub(crate) use workload::WorkloadSection;
 
@@ -72,6 +73,12 @@ pub(crate) struct ScenarioFile {
     /// LRU model: "classic" (the kernel's two lists, default) or "exact".
     #[serde(default)]
     pub(crate) lru: LruModel,
+    /// Transparent huge pages, mTHP sizes and the swap-in size policy.
+    #[serde(default)]
+    pub(crate) thp: ThpSection,
+    /// zswap.
+    #[serde(default)]
+    pub(crate) zswap: ZswapState,
     #[serde(default)]
     pub(crate) block: BlockConfig,
     #[serde(default)]
@@ -98,6 +105,8 @@ impl Default for ScenarioFile {
             memcg: MemcgConfig::default(),
             swap: SwapSection::default(),
             lru: LruModel::default(),
+            thp: ThpSection::default(),
+            zswap: ZswapState::default(),
             block: BlockConfig::default(),
             cpu: CpuCosts::default(),
             limits: LimitsConfig::default(),
@@ -155,6 +164,10 @@ pub(crate) struct DeviceSection {
     /// `swapon -p`; absent gives the kernel's descending negative priorities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) priority: Option<i16>,
+    /// "file" (a swap file: large folios are split at swap-out) or "block" (a partition
+    /// or zram). Default "block" for a synchronous device, "file" otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) backing: Option<SwapBacking>,
     /// Latency model: a preset plus overrides. Default the `virtio` preset.
     #[serde(default)]
     pub(crate) model: DeviceConfig,
@@ -362,12 +375,19 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         devices: swap
             .devices
             .iter()
-            .map(|d| SwapDeviceSpec { name: d.name.clone(), size: d.size, priority: d.priority })
+            .map(|d| SwapDeviceSpec {
+                name: d.name.clone(),
+                size: d.size,
+                priority: d.priority,
+                backing: d.backing,
+            })
             .collect(),
         lru: file.lru,
         block: file.block.clone(),
         cpu: file.cpu.clone(),
         limits: file.limits.clone(),
+        thp: ThpConfig { enabled: file.thp.enabled, hugepages: file.thp.hugepages.clone() },
+        zswap: file.zswap.clone(),
     };
     let core = core.validate()?;
     let device_names: Vec<&str> = swap.devices.iter().map(|d| d.name.as_str()).collect();
@@ -415,6 +435,8 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
                 .collect(),
         },
         lru: file.lru,
+        thp: file.thp,
+        zswap: file.zswap,
         block: file.block,
         cpu: file.cpu,
         limits: file.limits,
@@ -469,7 +491,8 @@ impl Prepared {
             Workload::Generator(generator) => (generator.tasks(seed), None),
         };
         let timeline = timeline::operations(&self.timeline, self.resolved.swap.readahead, self.readahead_ctx);
-        let policies = Policies::default().with_readahead(readahead);
+        let policies =
+            Policies::default().with_readahead(readahead).with_swapin(self.resolved.thp.swapin.build());
         Ok((Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline }, trace_report))
     }
 

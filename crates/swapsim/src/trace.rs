@@ -227,7 +227,7 @@ impl TraceInput {
         }
         if let Some(pages) = summary.declared_pages {
             for task in &mut tasks {
-                task.regions = vec![RegionSpec { start: VirtPage(0), pages }];
+                task.regions = vec![RegionSpec::new(VirtPage(0), pages)];
             }
         }
         Ok((tasks, TraceReport::of(&summary, repeat)))
@@ -450,7 +450,7 @@ mod tests {
             let (tasks, report) = input.tasks().expect("the trace has tasks");
             assert_eq!(report.records, 2);
             assert_eq!(tasks.len(), 1);
-            assert_eq!(tasks[0].regions, vec![RegionSpec { start: VirtPage(0), pages: 64 }]);
+            assert_eq!(tasks[0].regions, vec![RegionSpec::new(VirtPage(0), 64)]);
         }
     }
 }

@@ -219,6 +219,7 @@ fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
         field(case, "setup.vma_ra_enabled")?.as_bool().context("setup.vma_ra_enabled")?;
     file.swap.readahead = ReadaheadConfig::Kernel;
     file.swap.devices = vec![DeviceSection {
+        backing: None,
         name: "vda".into(),
         size: ByteSize(num(case, "setup.swap.size_bytes")?),
         priority: None,

@@ -285,7 +285,7 @@ impl Simulation {
             Some(s) => {
                 let placement = self.lru.refault(&mut self.mm, pfn, s);
                 let activated = placement == Placement::Active;
-                let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated };
+                let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated, order: 0 };
                 self.policies.readahead.observe(&feedback);
                 placement
             }

@@ -40,6 +40,7 @@ impl Simulation {
             readahead: self.policies.readahead.kind().to_string(),
             operations: self.op_reports(),
             vmstat: mm.vmstat.clone(),
+            mthp: mm.mthp.report(),
             at_end,
             block: mm.block.stats(),
             fault_latency: FaultLatency {

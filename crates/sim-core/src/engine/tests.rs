@@ -51,6 +51,7 @@ fn config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
         name: "swap0".into(),
         size: ByteSize(swap_pages * crate::ids::PAGE_SIZE),
         priority: None,
+        backing: None,
     });
     cfg
 }
@@ -69,7 +70,7 @@ fn check(
         tasks: vec![TaskSpec {
             address_space: None,
             name: "t".into(),
-            regions: vec![RegionSpec { start: VirtPage(0), pages }],
+            regions: vec![RegionSpec::new(VirtPage(0), pages)],
             accesses: Box::new(accesses.into_iter().map(|(p, w)| Access {
                 vpage: VirtPage(p),
                 write: w,
@@ -146,7 +147,7 @@ fn two_threads(cfg: CoreConfig, pages: u64, a: Vec<(u64, bool)>, b: Vec<(u64, bo
     let task = |name: &str, acc: Vec<(u64, bool)>| TaskSpec {
         name: name.into(),
         address_space: Some(7),
-        regions: vec![RegionSpec { start: VirtPage(0), pages }],
+        regions: vec![RegionSpec::new(VirtPage(0), pages)],
         accesses: Box::new(acc.into_iter().map(|(p, w)| Access {
             vpage: VirtPage(p),
             write: w,
@@ -206,7 +207,7 @@ fn a_mark_after_n_accesses_splits_the_run_into_phases() {
         tasks: vec![TaskSpec {
             name: "t".into(),
             address_space: None,
-            regions: vec![RegionSpec { start: VirtPage(0), pages: 128 }],
+            regions: vec![RegionSpec::new(VirtPage(0), 128)],
             accesses: Box::new(acc.into_iter().map(|(p, w)| Access {
                 vpage: VirtPage(p),
                 write: w,
@@ -274,7 +275,7 @@ fn progress_reports_multiples_of_the_interval_and_changes_nothing() {
             tasks: vec![TaskSpec {
                 address_space: None,
                 name: "t".into(),
-                regions: vec![RegionSpec { start: VirtPage(0), pages: 232 }],
+                regions: vec![RegionSpec::new(VirtPage(0), 232)],
                 accesses: Box::new(accesses),
             }],
             timeline: Vec::new(),

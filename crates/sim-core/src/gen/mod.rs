@@ -265,7 +265,7 @@ impl GeneratorConfig {
         TaskSpec {
             address_space: None,
             name: format!("gen:{}#{index}", self.pattern),
-            regions: vec![RegionSpec { start: VirtPage(0), pages: stream.pages }],
+            regions: vec![RegionSpec::new(VirtPage(0), stream.pages)],
             accesses: Box::new(stream),
         }
     }

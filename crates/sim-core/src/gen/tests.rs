@@ -114,7 +114,7 @@ fn tasks_are_named_and_map_their_region() {
     let names: Vec<_> = tasks.iter().map(|task| task.name.as_str()).collect();
     assert_eq!(names, ["gen:hotcold#0", "gen:hotcold#1", "gen:hotcold#2"]);
     for task in &tasks {
-        assert_eq!(task.regions, [RegionSpec { start: VirtPage(0), pages: 64 }]);
+        assert_eq!(task.regions, [RegionSpec::new(VirtPage(0), 64)]);
     }
 }
 

@@ -63,6 +63,8 @@ pub(crate) struct Mm {
     pub(crate) swap: Swap,
     pub(crate) block: BlockLayer,
     pub(crate) vmstat: Vmstat,
+    /// Per-order mTHP counters.
+    pub(crate) mthp: crate::thp::MthpCounters,
     pub(crate) cfg: CoreConfig,
     /// Clock of the acting context; kernel work advances it.
     pub(crate) now: SimTime,
@@ -102,6 +104,7 @@ impl Mm {
             swap,
             block,
             vmstat: Vmstat::default(),
+            mthp: Default::default(),
             cfg,
             now: SimTime::ZERO,
             nonresident_age: 0,

@@ -3,7 +3,7 @@
 //! A family is a small object-safe trait the engine calls at one point of the kernel's
 //! code, a view struct describing that point, and the plain value the policy returns.
 //! Implementations live in the `swapsim-policies` crate; the core keeps only a trivial one
-//! per family so that it can run and be tested alone. Today there is one family:
+//! per family so that it can run and be tested alone. The families:
 //!
 //! - [`readahead`]: which neighbouring pages to read with a swap-cache miss
 //!   (`swapin_readahead`).
@@ -20,9 +20,11 @@
 //! is `#[non_exhaustive]`: policies match the variants they care about and ignore the rest.
 
 pub mod readahead;
+pub mod swapin;
 
 use crate::ids::{RegionId, SwapSlot, TaskId, VirtPage};
 use readahead::{NoReadahead, Readahead};
+use swapin::{Order0Swapin, SwapinSize};
 
 /// The policies a run uses, one per family. `Policies::default()` gives every family its
 /// trivial built-in policy; callers replace the ones they choose, so that adding a family
@@ -31,11 +33,13 @@ use readahead::{NoReadahead, Readahead};
 pub struct Policies {
     /// Swap-in readahead ([`NoReadahead`] by default).
     pub readahead: Box<dyn Readahead>,
+    /// Swap-in folio size ([`Order0Swapin`] by default).
+    pub swapin: Box<dyn SwapinSize>,
 }
 
 impl Default for Policies {
     fn default() -> Policies {
-        Policies { readahead: Box::new(NoReadahead) }
+        Policies { readahead: Box::new(NoReadahead), swapin: Box::new(Order0Swapin) }
     }
 }
 
@@ -43,6 +47,12 @@ impl Policies {
     /// These policies with `readahead` as the swap-in readahead policy.
     pub fn with_readahead(mut self, readahead: Box<dyn Readahead>) -> Policies {
         self.readahead = readahead;
+        self
+    }
+
+    /// These policies with `swapin` as the swap-in folio size policy.
+    pub fn with_swapin(mut self, swapin: Box<dyn SwapinSize>) -> Policies {
+        self.swapin = swapin;
         self
     }
 }
@@ -69,7 +79,10 @@ pub enum Feedback {
         /// The slot read.
         slot: SwapSlot,
         /// True when the refault distance put the page back on the active list
-        /// (`workingset_activate_anon`).
+        /// (`workingset_activate_anon`): the refault is recent, the page was evicted while
+        /// still in the working set (`workingset_test_recent`).
         activated: bool,
+        /// Order of the folio the slot is read into (0 unless a large swap-in).
+        order: u8,
     },
 }

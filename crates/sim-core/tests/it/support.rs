@@ -115,6 +115,7 @@ pub(crate) fn setup(
             name: format!("swap{i}"),
             size: ByteSize(m.swap_pages * 4096),
             priority: None,
+            backing: None,
         });
     }
     Setup {
@@ -128,7 +129,7 @@ pub(crate) fn setup(
             .map(|(i, (pages, acc))| TaskSpec {
                 address_space: None,
                 name: format!("t{i}"),
-                regions: vec![RegionSpec { start: VirtPage(0), pages }],
+                regions: vec![RegionSpec::new(VirtPage(0), pages)],
                 accesses: Box::new(acc.into_iter()),
             })
             .collect(),

@@ -27,6 +27,10 @@ pub struct ResolvedScenario {
     pub swap: ResolvedSwap,
     /// `lru`.
     pub lru: LruModel,
+    /// `[thp]`.
+    pub thp: ThpSection,
+    /// `[zswap]`.
+    pub zswap: swapsim_core::thp::ZswapState,
     /// `[block]`.
     pub block: BlockConfig,
     /// `[cpu]`.
@@ -113,4 +117,20 @@ impl ResolvedWorkload {
             generator: None,
         }
     }
+}
+
+/// `[thp]`: the kernel's transparent huge page knobs and the swap-in size policy.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct ThpSection {
+    /// Top-level `enabled`: "always", "madvise" (default) or "never".
+    pub enabled: swapsim_core::thp::ThpEnabled,
+    /// Per size, `hugepages-<size>kB/enabled` ("always", "inherit", "madvise", "never"),
+    /// keyed "16kB" .. "2048kB". Unlisted sizes keep the kernel default: 2048kB
+    /// "inherit", the others "never".
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub hugepages: std::collections::BTreeMap<String, swapsim_core::thp::ThpSizeEnabled>,
+    /// Swap-in size policy: "kernel" (default), "order0" or "throttled".
+    pub swapin: swapsim_policies::SwapinConfig,
 }

@@ -1,0 +1,62 @@
+//! The swap-in folio size family: how large a folio a swap fault brings in.
+//!
+//! Since 6.12 a fault on a synchronous swap device (zram) with an unshared entry may swap
+//! in a whole large folio (`alloc_swap_folio` in mm/memory.c). The engine computes the
+//! orders the kernel's conditions allow (§7.3 of the model reference: enabled sizes, the
+//! range inside the VMA, the swap offset aligned like the virtual page, contiguous
+//! entries of one device, one zero-map state, none in the swap cache) and asks the policy
+//! two things: which of those orders to try ([`SwapinSize::orders`]), and whether the
+//! memory cgroup charge of a large folio may proceed ([`SwapinSize::may_charge`]), the
+//! point where refault-based throttling acts. A refused charge counts as the kernel
+//! counts a failed one (`swpin_fallback_charge` and `swpin_fallback`) and the next order
+//! is tried.
+//!
+//! A policy hears every refault through `observe` ([`Feedback::Refault`] carries the
+//! folio order and whether the refault was recent).
+
+use super::Feedback;
+use crate::thp::OrderMask;
+
+/// What the engine knows when a large swap-in is possible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SwapinView {
+    /// Orders the kernel's conditions allow, order 0 excluded (never empty when asked).
+    pub candidates: OrderMask,
+}
+
+impl SwapinView {
+    /// A view with `candidates`.
+    pub fn new(candidates: OrderMask) -> SwapinView {
+        SwapinView { candidates }
+    }
+}
+
+/// A swap-in folio size policy.
+pub trait SwapinSize: std::fmt::Debug + Send {
+    /// Name for reports.
+    fn name(&self) -> &'static str;
+    /// The orders to try, largest first, as a subset of `view.candidates`; 0 means an
+    /// order-0 swap-in without any fallback counted.
+    fn orders(&mut self, view: &SwapinView) -> OrderMask;
+    /// Whether the memory cgroup charge of a large folio of `order` may go ahead
+    /// (`mem_cgroup_swapin_charge_folio`). Default yes.
+    fn may_charge(&mut self, _order: u8) -> bool {
+        true
+    }
+    /// Learns from what happened.
+    fn observe(&mut self, _feedback: &Feedback) {}
+}
+
+/// Never swap in a large folio: the built-in policy of the core.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Order0Swapin;
+
+impl SwapinSize for Order0Swapin {
+    fn name(&self) -> &'static str {
+        "order0"
+    }
+    fn orders(&mut self, _view: &SwapinView) -> OrderMask {
+        0
+    }
+}
