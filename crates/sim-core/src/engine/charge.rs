@@ -131,22 +131,31 @@ impl Simulation {
         }
     }
 
-    /// Frees an unmapped folio unless I/O holds it; reclaim drops the rest later.
+    /// Frees an unmapped folio unless I/O holds it; reclaim drops the rest later. A page
+    /// of a large folio is dropped with its folio, once none of its pages is mapped.
     pub(super) fn drop_unmapped(&mut self, pfn: Pfn) {
-        if self.mm.frames.test(pfn, flag::WRITEBACK | flag::LOCKED) {
+        let head = self.mm.frames.head(pfn);
+        let nr = self.mm.frames.nr_pages(head);
+        if (0..nr).any(|i| self.mm.frames.owner(Pfn(head.0 + i)).is_some()) {
             return;
         }
-        self.lru.remove(&mut self.mm, pfn);
-        if let Some(slot) = self.mm.frames.swap_slot(pfn) {
-            if self.mm.swap.count(slot) > 0 {
-                // Another reference keeps the slot; leave the folio cached.
-                self.lru.add(&mut self.mm, pfn, Placement::Inactive);
+        if self.mm.frames.test(head, flag::LOCKED) || self.mm.folio_writeback(head) {
+            return;
+        }
+        self.lru.remove(&mut self.mm, head);
+        if let Some(slot) = self.mm.frames.swap_slot(head) {
+            let slot_at = |i: u32| crate::ids::SwapSlot { device: slot.device, offset: slot.offset + i };
+            if (0..nr).any(|i| self.mm.swap.count(slot_at(i)) > 0) {
+                // Another reference keeps a slot; leave the folio cached.
+                self.lru.add(&mut self.mm, head, Placement::Inactive);
                 return;
             }
-            self.mm.swap.cache_delete(slot, None);
-            self.mm.frames.set_swap_slot(pfn, None);
+            for i in 0..nr {
+                self.mm.swap.cache_delete(slot_at(i), None);
+                self.mm.frames.set_swap_slot(Pfn(head.0 + i), None);
+            }
         }
-        self.mm.free_frame(pfn);
+        self.mm.free_frame(head);
     }
 
     pub(super) fn space_pages(&self, space: usize) -> Vec<PageId> {

@@ -4,10 +4,15 @@
 //! fault. A swap-cache hit is a minor fault; a miss asks the readahead policy for a
 //! window, reads it under one plug and blocks the task on the target's read.
 //!
+//! A fault on a synchronous device (zram) whose entry has one reference takes the
+//! 6.12–6.18 bypass: no swap cache, no readahead, possibly a whole large folio
+//! (`alloc_swap_folio`), and the slot is freed once the page is mapped.
+//!
 //! Simplified: readahead pages that cannot be charged without blocking are skipped; the
-//! target page of a swap fault is charged before its neighbours; synchronous devices
-//! (zram) take the swap-cache path, as after the kernel's swap-table rework, rather than
-//! the 6.12–6.18 bypass, and read only the faulting page.
+//! target page of a swap fault is charged before its neighbours; a large folio found in
+//! the swap cache is mapped whole when all its PTEs still name its slots, and split
+//! first otherwise (the kernel maps the one page of a partly mapped folio); swapoff on a
+//! synchronous device goes through the swap cache.
 
 use super::charge::Alloc;
 use super::{Simulation, Step, Wait};
@@ -102,7 +107,8 @@ impl Simulation {
                 *self.mm.pt.pte_mut(page) = Pte::zero();
                 Ok(Step::Done)
             }
-            PteState::None | PteState::Zero => Ok(self.anon_fault(t, page)),
+            PteState::None => Ok(self.anon_fault(t, page, Some((look.region_idx, a.vpage)))),
+            PteState::Zero => Ok(self.anon_fault(t, page, None)),
             PteState::Swap(slot) => Ok(self.swap_fault(SwapIn {
                 t,
                 space,
@@ -120,19 +126,30 @@ impl Simulation {
         SimError::Setup(format!("task {}: cannot map virtual page {:#x}: {e:?}", self.tasks[t].name, vpage.0))
     }
 
-    /// `do_anonymous_page` for a write (or the copy of the zero page on a write).
-    pub(super) fn anon_fault(&mut self, t: usize, page: PageId) -> Step {
+    /// `do_anonymous_page` for a write (or, with `at` `None`, the copy of the zero page on
+    /// a write, which is always order 0). `at` is the region and virtual page of an
+    /// untouched PTE, where a large folio may be allocated. Every PTE of the new folio is
+    /// mapped young and dirty, as x86 page protections and a write fault make them.
+    pub(super) fn anon_fault(&mut self, t: usize, page: PageId, at: Option<(usize, VirtPage)>) -> Step {
         let start = self.mm.now;
-        let pfn = match self.alloc_frame(t, true) {
-            Alloc::Got(p) => p,
-            Alloc::Wait => return Step::Blocked(Wait::Writeback),
-            Alloc::Oom => return Step::Oom,
+        let space = self.tasks[t].space;
+        let large = at.and_then(|(region_idx, vpage)| self.alloc_anon_folio(space, region_idx, vpage));
+        let (head, first, nr) = match large {
+            Some(l) => (l.head, l.first_page, 1u32 << l.order),
+            None => match self.alloc_frame(t, true) {
+                Alloc::Got(p) => (p, page, 1),
+                Alloc::Wait => return Step::Blocked(Wait::Writeback),
+                Alloc::Oom => return Step::Oom,
+            },
         };
         self.mm.vmstat.pgfault += 1;
-        self.mm.spend(self.mm.cfg.cpu.fault_ns + self.mm.cfg.cpu.anon_fault_ns);
-        *self.mm.pt.pte_mut(page) = Pte::present(pfn, true, true);
-        self.mm.frames.set_owner(pfn, Some(page));
-        self.lru.add(&mut self.mm, pfn, Placement::Inactive);
+        self.mm.spend(self.mm.cfg.cpu.fault_ns + u64::from(nr) * self.mm.cfg.cpu.anon_fault_ns);
+        for i in 0..nr {
+            let (p, pfn) = (PageId(first.0 + i), Pfn(head.0 + i));
+            *self.mm.pt.pte_mut(p) = Pte::present(pfn, true, true);
+            self.mm.frames.set_owner(pfn, Some(p));
+        }
+        self.lru.add(&mut self.mm, head, Placement::Inactive);
         self.lat_anon.record(self.mm.now.since(start).0);
         Step::Done
     }
@@ -160,6 +177,7 @@ impl Simulation {
                 }
                 self.policies.readahead.observe(&Feedback::SwapCacheHit { region, vpage, readahead });
             }
+            let (pfn, page, slot) = self.prepare_cached_large(pfn, page, slot, swapoff);
             let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor, unuse: swapoff };
             if self.mm.frames.test(pfn, flag::LOCKED) {
                 self.mm.frames.set(pfn, flag::WAITED);
@@ -167,6 +185,9 @@ impl Simulation {
             }
             self.finish_swap_fault(pfn, fault, self.mm.now);
             return Step::Done;
+        }
+        if !swapoff && self.mm.block.is_synchronous(slot.device) && self.mm.swap.count(slot) == 1 {
+            return self.swapin_bypass(f, start);
         }
         let target = match self.alloc_frame(t, true) {
             Alloc::Got(p) => p,
@@ -198,8 +219,8 @@ impl Simulation {
         // by size, then polled by nested reclaim) must still wake it.
         self.mm.frames.set(target, flag::WAITED);
         if self.mm.block.is_synchronous(slot.device) {
-            // Synchronous devices read only the faulting page, in this context (the
-            // kernel's swap-cache bypass path has no readahead).
+            // Swapoff on a synchronous device reads only the faulting page, through the
+            // swap cache, in this context.
             self.mm.frames.clear(target, flag::WAITED);
             self.read_swap_cache(owner, space, slot, target, true);
             let now = self.mm.now;
@@ -287,6 +308,7 @@ impl Simulation {
                 let activated = placement == Placement::Active;
                 let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated, order: 0 };
                 self.policies.readahead.observe(&feedback);
+                self.policies.swapin.observe(&feedback);
                 placement
             }
             None => Placement::Inactive,

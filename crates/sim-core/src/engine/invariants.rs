@@ -61,7 +61,6 @@ impl Simulation {
         let live: Vec<(IoDir, Pfn)> = mm.block.live_frames().collect();
         for pfn in mm.frames.in_use() {
             let f = mm.frames.flags(pfn);
-            assert!(f & flag::LRU != 0, "frame {} in use but on no LRU list", pfn.0);
             let slot = mm.frames.swap_slot(pfn);
             if let Some(s) = slot {
                 assert_eq!(
@@ -71,11 +70,6 @@ impl Simulation {
                     pfn.0
                 );
             }
-            assert!(
-                mm.frames.owner(pfn).is_some() || slot.is_some(),
-                "frame {} is neither mapped nor cached",
-                pfn.0
-            );
             if f & flag::WRITEBACK != 0 {
                 wb += 1;
                 assert!(
@@ -84,17 +78,45 @@ impl Simulation {
                     pfn.0
                 );
             }
+        }
+        for head in mm.frames.folios() {
+            let f = mm.frames.flags(head);
+            let nr = mm.frames.nr_pages(head);
+            assert!(f & flag::LRU != 0, "folio {} in use but on no LRU list", head.0);
+            assert_eq!(head.0 % nr, 0, "folio {} of {nr} pages is not aligned in the frame table", head.0);
+            // A folio is mapped whole by consecutive, aligned PTEs, or not at all.
+            let owners: Vec<Option<PageId>> = (0..nr).map(|i| mm.frames.owner(Pfn(head.0 + i))).collect();
+            if let Some(first) = owners[0] {
+                assert_eq!(first.0 % nr, 0, "folio {} mapped from an unaligned page {}", head.0, first.0);
+                for (i, o) in owners.iter().enumerate() {
+                    assert_eq!(*o, Some(PageId(first.0 + i as u32)), "folio {} page {i} mapping", head.0);
+                }
+            } else {
+                assert!(owners.iter().all(Option::is_none), "folio {} is partly mapped", head.0);
+            }
+            // A folio in swap holds 2^order consecutive, aligned slots of one device.
+            let slots: Vec<Option<SwapSlot>> = (0..nr).map(|i| mm.frames.swap_slot(Pfn(head.0 + i))).collect();
+            if let Some(first) = slots[0] {
+                assert_eq!(first.offset % nr, 0, "folio {} in unaligned slots from {first}", head.0);
+                for (i, s) in slots.iter().enumerate() {
+                    let want = SwapSlot { device: first.device, offset: first.offset + i as u32 };
+                    assert_eq!(*s, Some(want), "folio {} page {i} slot", head.0);
+                }
+            } else {
+                assert!(slots.iter().all(Option::is_none), "folio {} is partly in swap", head.0);
+            }
+            assert!(owners[0].is_some() || slots[0].is_some(), "folio {} is neither mapped nor cached", head.0);
             if f & flag::WAITED != 0 {
-                assert!(f & flag::LOCKED != 0, "frame {} waited on but not locked", pfn.0);
+                assert!(f & flag::LOCKED != 0, "frame {} waited on but not locked", head.0);
                 let waiters = self
                     .tasks
                     .iter()
-                    .filter(|t| matches!(t.wait, Some(Wait::Frame { pfn: p, .. }) if p == pfn))
+                    .filter(|t| matches!(t.wait, Some(Wait::Frame { pfn: p, .. }) if p == head))
                     .count();
-                assert_eq!(waiters, 1, "frame {} waited on by {waiters} tasks", pfn.0);
+                assert_eq!(waiters, 1, "frame {} waited on by {waiters} tasks", head.0);
             }
             if f & flag::LOCKED != 0 {
-                assert!(live.contains(&(IoDir::Read, pfn)), "frame {} locked without a read request", pfn.0);
+                assert!(live.contains(&(IoDir::Read, head)), "frame {} locked without a read request", head.0);
             }
         }
         assert_eq!(wb, mm.nr_writeback, "nr_writeback counter");

@@ -21,9 +21,11 @@
 //! one file per family). Each file states what it simplifies; ARCHITECTURE.md collects
 //! the list.
 
+mod bypass;
 mod charge;
 mod fault;
 mod invariants;
+mod mthp;
 mod ops;
 mod reclaim;
 mod report;

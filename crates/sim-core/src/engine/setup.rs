@@ -52,6 +52,7 @@ impl Simulation {
         }
         let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
+        pt.default_orders = cfg.thp.allowed(crate::thp::ThpHint::Default);
         let mut tasks = Vec::with_capacity(n_tasks);
         // Tasks with the same address-space key share one space (threads of a process).
         let mut shared: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
@@ -65,7 +66,8 @@ impl Simulation {
                 if pt.spaces[space].regions.iter().any(|x| x.start == r.start && x.pages == r.pages) {
                     continue;
                 }
-                pt.map_region(space, r.start, r.pages).map_err(|e| {
+                let orders = cfg.thp.allowed(r.thp);
+                pt.map_region(space, r.start, r.pages, orders).map_err(|e| {
                     SimError::Setup(format!(
                         "task {}: region at page {} of {} pages: {e:?}",
                         spec.name, r.start.0, r.pages

@@ -16,6 +16,9 @@
 //! refault distance's workingset size all see the values of the last flush, which is why
 //! the kernel's active list is aged in bursts rather than after every refault.
 //!
+//! Lists hold folios and count them in pages, as the kernel's list sizes do; isolation
+//! takes folios until the batch's pages are reached.
+//!
 //! Simplified: the model has no file pages, so the file side of the balance has zero size
 //! and zero cost; memory.low/min protection, mlock and the unevictable list are absent.
 //! The flush happens at the first read after each 2 s boundary of simulated time, not on a
@@ -106,7 +109,7 @@ impl ClassicLru {
         }
     }
 
-    fn push_head(&mut self, which: usize, pfn: Pfn) {
+    fn push_head(&mut self, which: usize, pfn: Pfn, nr: u32) {
         self.ensure(pfn);
         let l = &mut self.lists[which];
         let old = l.head;
@@ -117,10 +120,10 @@ impl ClassicLru {
             l.tail = pfn.0;
         }
         l.head = pfn.0;
-        l.len += 1;
+        l.len += u64::from(nr);
     }
 
-    fn push_tail(&mut self, which: usize, pfn: Pfn) {
+    fn push_tail(&mut self, which: usize, pfn: Pfn, nr: u32) {
         self.ensure(pfn);
         let l = &mut self.lists[which];
         let old = l.tail;
@@ -131,10 +134,24 @@ impl ClassicLru {
             l.head = pfn.0;
         }
         l.tail = pfn.0;
-        l.len += 1;
+        l.len += u64::from(nr);
     }
 
-    fn unlink(&mut self, which: usize, pfn: Pfn) {
+    /// Links `pfn` right before `anchor` (on its head side).
+    fn insert_before(&mut self, which: usize, anchor: Pfn, pfn: Pfn, nr: u32) {
+        self.ensure(pfn);
+        let prev = self.links[anchor.0 as usize].0;
+        self.links[pfn.0 as usize] = (prev, anchor.0);
+        self.links[anchor.0 as usize].0 = pfn.0;
+        if prev != NIL {
+            self.links[prev as usize].1 = pfn.0;
+        } else {
+            self.lists[which].head = pfn.0;
+        }
+        self.lists[which].len += u64::from(nr);
+    }
+
+    fn unlink(&mut self, which: usize, pfn: Pfn, nr: u32) {
         let (prev, next) = self.links[pfn.0 as usize];
         let l = &mut self.lists[which];
         if prev != NIL {
@@ -147,7 +164,7 @@ impl ClassicLru {
         } else {
             l.tail = prev;
         }
-        l.len -= 1;
+        l.len -= u64::from(nr);
         self.links[pfn.0 as usize] = (NIL, NIL);
     }
 
@@ -159,29 +176,35 @@ impl ClassicLru {
         }
     }
 
-    /// Takes up to `n` folios off the tail of `which` (`isolate_lru_folios`).
-    fn isolate(&mut self, mm: &mut Mm, which: usize, n: u64) {
+    /// Takes folios off the tail of `which` until `n` pages are taken
+    /// (`isolate_lru_folios`, which counts a large folio's pages); returns the pages.
+    fn isolate(&mut self, mm: &mut Mm, which: usize, n: u64) -> u64 {
         self.scratch.clear();
-        while (self.scratch.len() as u64) < n {
+        let mut pages = 0;
+        while pages < n {
             let t = self.lists[which].tail;
             if t == NIL {
                 break;
             }
             let pfn = Pfn(t);
-            self.unlink(which, pfn);
+            let nr = mm.frames.nr_pages(pfn);
+            self.unlink(which, pfn, nr);
             mm.frames.clear(pfn, flag::LRU);
             self.scratch.push(pfn);
+            pages += u64::from(nr);
         }
+        pages
     }
 
     /// `move_folios_to_lru`: survivors go to the head of the list their flag names.
     fn putback(&mut self, mm: &mut Mm, pfn: Pfn) {
         let which = Self::which(mm, pfn);
+        let nr = mm.frames.nr_pages(pfn);
         if which == ACTIVE {
-            mm.workingset_age(1);
+            mm.workingset_age(u64::from(nr));
         }
         mm.frames.set(pfn, flag::LRU);
-        self.push_head(which, pfn);
+        self.push_head(which, pfn, nr);
     }
 
     /// The statistics as the last periodic flush left them, flushing first if a flush
@@ -215,9 +238,8 @@ fn inactive_is_low(inactive: u64, active: u64) -> bool {
 impl ClassicLru {
     /// `shrink_active_list`: deactivate up to `n` folios from the active tail.
     fn shrink_active(&mut self, mm: &mut Mm, sc: &mut ScanControl, n: u64) {
-        self.isolate(mm, ACTIVE, n);
+        let scanned = self.isolate(mm, ACTIVE, n);
         let batch = std::mem::take(&mut self.scratch);
-        let scanned = batch.len() as u64;
         for &pfn in &batch {
             // The rmap walk clears young bits; for anonymous folios the result does not
             // matter: they are deactivated regardless.
@@ -226,7 +248,7 @@ impl ClassicLru {
             mm.frames.set(pfn, flag::WORKINGSET);
             self.putback(mm, pfn);
         }
-        mm.spend(scanned * mm.cost().reclaim_scan_ns);
+        mm.spend(batch.len() as u64 * mm.cost().reclaim_scan_ns);
         if sc.reclaimer != Reclaimer::Memcg {
             mm.vmstat.pgrefill += scanned;
         }
@@ -245,12 +267,11 @@ impl ClassicLru {
         }
         mm.rotations = rotations;
         mm.rotations.clear();
-        self.isolate(mm, INACTIVE, n);
-        let batch = std::mem::take(&mut self.scratch);
+        let scanned = self.isolate(mm, INACTIVE, n);
+        let mut batch = std::mem::take(&mut self.scratch);
         let mut fates = std::mem::take(&mut self.fates);
-        let scanned = batch.len() as u64;
         let mut hooks = ClassicReclaimHooks { exact: self.exact };
-        let res = mm.shrink_folio_list(&batch, sc, &mut hooks, &mut fates);
+        let res = mm.shrink_folio_list(&mut batch, sc, &mut hooks, &mut fates);
         for (&pfn, &fate) in batch.iter().zip(&fates) {
             match fate {
                 Fate::Freed => {}
@@ -351,23 +372,33 @@ impl Lru for ClassicLru {
             }
         };
         mm.frames.set(pfn, flag::LRU);
-        self.push_head(which, pfn);
+        self.push_head(which, pfn, mm.frames.nr_pages(pfn));
     }
 
     fn remove(&mut self, mm: &mut Mm, pfn: Pfn) {
         if mm.frames.test(pfn, flag::LRU) {
             let which = Self::which(mm, pfn);
-            self.unlink(which, pfn);
+            self.unlink(which, pfn, mm.frames.nr_pages(pfn));
             mm.frames.clear(pfn, flag::LRU);
+        }
+    }
+
+    fn split(&mut self, mm: &mut Mm, head: Pfn, nr: u32) {
+        let which = Self::which(mm, head);
+        // The list counted the folio's pages under the head; the tails take their share.
+        self.lists[which].len -= u64::from(nr - 1);
+        for i in 1..nr {
+            self.insert_before(which, head, Pfn(head.0 + i), 1);
         }
     }
 
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
         let f = mm.frames.flags(pfn);
         if f & flag::LRU != 0 && f & (flag::ACTIVE | flag::DIRTY | flag::LOCKED) == 0 {
-            self.unlink(INACTIVE, pfn);
-            self.push_tail(INACTIVE, pfn);
-            mm.vmstat.pgrotated += 1;
+            let nr = mm.frames.nr_pages(pfn);
+            self.unlink(INACTIVE, pfn, nr);
+            self.push_tail(INACTIVE, pfn, nr);
+            mm.vmstat.pgrotated += u64::from(nr);
         }
     }
 
@@ -384,10 +415,12 @@ impl Lru for ClassicLru {
         }
     }
 
-    fn accessed(&mut self, _mm: &mut Mm, pfn: Pfn) {
+    fn accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
         if self.exact {
-            self.unlink(INACTIVE, pfn);
-            self.push_head(INACTIVE, pfn);
+            let pfn = mm.frames.head(pfn);
+            let nr = mm.frames.nr_pages(pfn);
+            self.unlink(INACTIVE, pfn, nr);
+            self.push_head(INACTIVE, pfn, nr);
         }
     }
 
@@ -459,8 +492,8 @@ impl Lru for ClassicLru {
                 assert_eq!(Self::which(mm, pfn), which, "frame {cur}: ACTIVE flag disagrees with its list");
                 let mglru_bits = flag::LRU_GEN_MASK | flag::LRU_REFS_MASK;
                 assert!(!mm.frames.test(pfn, mglru_bits), "frame {cur}: MGLRU bits on a classic list");
-                assert_eq!(mm.frames.order(pfn), 0, "frame {cur}: a large folio on the classic lists");
-                n += 1;
+                assert!(mm.frames.is_head(pfn), "frame {cur}: a tail page on a list");
+                n += u64::from(mm.frames.nr_pages(pfn));
                 assert!(n <= l.len, "lru {which}: list longer than its counter (cycle?)");
                 prev = cur;
                 cur = self.links[cur as usize].1;

@@ -46,6 +46,9 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement);
     /// The folio leaves the lists outside reclaim (freed by unmap, exit or swap-in path).
     fn remove(&mut self, mm: &mut Mm, pfn: Pfn);
+    /// The large folio at `head`, on a list, was split into `nr` order-0 folios: link
+    /// the tail pages next to it (`lru_add_split_folio`).
+    fn split(&mut self, mm: &mut Mm, head: Pfn, nr: u32);
     /// `folio_rotate_reclaimable`: writeback ended on a folio reclaim wants; move it to
     /// where the next scan frees it first.
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn);

@@ -130,9 +130,55 @@ impl Frames {
         was
     }
 
-    /// The order of the folio whose head is `pfn`.
+    /// The order of the folio containing `pfn`.
     pub(crate) fn order(&self, pfn: Pfn) -> u8 {
-        self.meta[pfn.0 as usize].order
+        self.meta[pfn.0 as usize].order & 0x7f
+    }
+    pub(crate) fn head(&self, pfn: Pfn) -> Pfn {
+        Pfn(pfn.0 & !((1u32 << self.order(pfn)) - 1))
+    }
+    pub(crate) fn nr_pages(&self, pfn: Pfn) -> u32 {
+        1 << self.order(pfn)
+    }
+    pub(crate) fn is_head(&self, pfn: Pfn) -> bool {
+        self.meta[pfn.0 as usize].order & 0x80 == 0
+    }
+    // TEMPORARY stand-ins until the buddy allocator lands.
+    pub(crate) fn alloc_folio(&mut self, order: u8) -> Option<Pfn> {
+        let nr = 1u32 << order;
+        if self.used + u64::from(nr) > self.total {
+            return None;
+        }
+        while self.meta.len() % nr as usize != 0 {
+            self.meta.push(FrameMeta::FREE);
+            self.free.push((self.meta.len() - 1) as u32);
+        }
+        let head = self.meta.len() as u32;
+        for i in 0..nr {
+            let tail = if i == 0 { 0 } else { 0x80 };
+            self.meta.push(FrameMeta { flags: flag::IN_USE, order: order | tail, ..FrameMeta::FREE });
+        }
+        self.used += u64::from(nr);
+        Some(Pfn(head))
+    }
+    pub(crate) fn free_folio(&mut self, head: Pfn) {
+        let nr = self.nr_pages(head);
+        for i in (0..nr).rev() {
+            self.meta[(head.0 + i) as usize].order = 0;
+            self.free(Pfn(head.0 + i));
+        }
+    }
+    pub(crate) fn split(&mut self, head: Pfn) {
+        let nr = self.nr_pages(head);
+        let flags = self.meta[head.0 as usize].flags;
+        for i in 0..nr {
+            let m = &mut self.meta[(head.0 + i) as usize];
+            m.order = 0;
+            m.flags = flags;
+        }
+    }
+    pub(crate) fn folios(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.in_use().filter(|&p| self.is_head(p))
     }
 
     pub(crate) fn owner(&self, pfn: Pfn) -> Option<PageId> {

@@ -137,9 +137,46 @@ impl Mm {
         self.swap.free_slots() > 0
     }
 
+    /// Frees the folio whose head is `pfn` and uncharges its pages.
     pub(crate) fn free_frame(&mut self, pfn: Pfn) {
-        self.frames.free(pfn);
-        self.memcg_usage -= 1;
+        let nr = u64::from(self.frames.nr_pages(pfn));
+        if nr == 1 {
+            self.frames.free(pfn);
+        } else {
+            self.frames.free_folio(pfn);
+        }
+        self.memcg_usage -= nr;
+    }
+
+    /// `folio_test_writeback` of the folio whose head is `head`: any of its pages still
+    /// being written (a large folio's pages complete one by one).
+    #[inline]
+    pub(crate) fn folio_writeback(&self, head: Pfn) -> bool {
+        let nr = self.frames.nr_pages(head);
+        (0..nr).any(|i| self.frames.test(Pfn(head.0 + i), frames::flag::WRITEBACK))
+    }
+
+    /// Splits the large folio at `head` into order-0 folios (`split_folio`): each page
+    /// keeps its frame, owner, swap slot and its own writeback state, and takes the head's
+    /// other flags. Counts `split` for the size. Returns the number of pages.
+    pub(crate) fn split_folio(&mut self, head: Pfn) -> u32 {
+        let order = self.frames.order(head);
+        let nr = 1u32 << order;
+        if order == 0 {
+            return 1;
+        }
+        let wb: Vec<bool> = (0..nr).map(|i| self.frames.test(Pfn(head.0 + i), frames::flag::WRITEBACK)).collect();
+        self.frames.split(head);
+        for (i, &w) in wb.iter().enumerate() {
+            let p = Pfn(head.0 + i as u32);
+            if w {
+                self.frames.set(p, frames::flag::WRITEBACK);
+            } else {
+                self.frames.clear(p, frames::flag::WRITEBACK);
+            }
+        }
+        self.mthp.at(order).split += 1;
+        nr
     }
 
     pub(crate) fn memcg_over(&self) -> bool {

@@ -48,8 +48,10 @@ impl Mm {
                 for &pfn in &done.frames {
                     self.frames.clear(pfn, flag::WRITEBACK);
                     self.nr_writeback -= 1;
-                    if self.frames.test_and_clear(pfn, flag::RECLAIM) {
-                        self.rotations.push(pfn);
+                    // A large folio's writeback ends with its last page.
+                    let head = self.frames.head(pfn);
+                    if !self.folio_writeback(head) && self.frames.test_and_clear(head, flag::RECLAIM) {
+                        self.rotations.push(head);
                     }
                 }
                 self.write_done = Some(now);

@@ -6,10 +6,15 @@
 //! All chunks of all address spaces live in one flat `Vec<Pte>`, so a page is named by a
 //! dense `PageId` (chunk × 512 + index) that frames can point back to (the reverse map).
 //!
+//! A large folio is mapped by the `2^order` consecutive PTEs of its naturally aligned
+//! virtual range; since that range never crosses a chunk, its pages have consecutive
+//! `PageId`s too.
+//!
 //! Not modelled: sharing between address spaces (fork, COW of anonymous pages), file
-//! mappings, huge PMD mappings.
+//! mappings, huge PMD mappings (a PMD-sized folio is mapped by 512 PTEs).
 
 use crate::ids::{DeviceId, Pfn, RegionId, SwapSlot, VirtPage};
+use crate::thp::OrderMask;
 
 /// Pages per chunk: one PTE table, covering 2 MiB.
 pub(crate) const CHUNK_PAGES: u64 = 512;
@@ -100,6 +105,9 @@ pub(crate) struct Region {
     pub(crate) id: RegionId,
     pub(crate) start: VirtPage,
     pub(crate) pages: u64,
+    /// Large folio orders the region may allocate (`thp_vma_allowable_orders`, from the
+    /// THP knobs and the region's madvise hint); 0 for none.
+    pub(crate) orders: OrderMask,
     /// Chunk id per 2 MiB-aligned block the region overlaps, `NO_CHUNK` until touched.
     chunks: Vec<u32>,
 }
@@ -139,6 +147,8 @@ pub(crate) struct PageTables {
     pub(crate) region_owner: Vec<(u32, u32)>,
     /// Largest virtual page accepted (a 57-bit address space).
     max_vpage: u64,
+    /// Large folio orders of regions mapped without a hint (implicit regions).
+    pub(crate) default_orders: OrderMask,
 }
 
 /// Errors a workload can cause in the page tables.
@@ -165,6 +175,7 @@ impl PageTables {
         space: usize,
         start: VirtPage,
         pages: u64,
+        orders: OrderMask,
     ) -> Result<usize, MapError> {
         if pages == 0 || start.0.checked_add(pages).is_none_or(|end| end - 1 > self.max_vpage) {
             return Err(MapError::OutOfRange { vpage: start.0.saturating_add(pages) });
@@ -173,7 +184,7 @@ impl PageTables {
         let first_chunk = start.0 / CHUNK_PAGES;
         let last_chunk = (start.0 + pages - 1) / CHUNK_PAGES;
         let region =
-            Region { id, start, pages, chunks: vec![NO_CHUNK; (last_chunk - first_chunk + 1) as usize] };
+            Region { id, start, pages, orders, chunks: vec![NO_CHUNK; (last_chunk - first_chunk + 1) as usize] };
         let regions = &mut self.spaces[space].regions;
         let pos = regions.partition_point(|r| r.start.0 < start.0);
         let overlaps_prev = pos > 0 && regions[pos - 1].end().0 > start.0;
@@ -258,7 +269,26 @@ impl PageTables {
                 end = end.min(r.start.0);
             }
         }
-        self.map_region(space, VirtPage(start), end - start)
+        self.map_region(space, VirtPage(start), end - start, self.default_orders)
+    }
+
+    /// The aligned range of `2^order` pages around `vpage` as PTE ids, if it lies inside
+    /// the region (`thp_vma_suitable_order`) and its chunk exists. Aligned ranges of at
+    /// most 512 pages never cross a chunk, so the ids are consecutive.
+    pub(crate) fn folio_range(
+        &self,
+        space: usize,
+        region_idx: usize,
+        vpage: VirtPage,
+        order: u8,
+    ) -> Option<(VirtPage, PageId)> {
+        let nr = 1u64 << order;
+        let first = VirtPage(vpage.0 & !(nr - 1));
+        let region = &self.spaces[space].regions[region_idx];
+        if first.0 < region.start.0 || first.0 + nr > region.end().0 {
+            return None;
+        }
+        self.existing_page(space, region_idx, first).map(|p| (first, p))
     }
 
     /// Every allocated PTE of an address space, in virtual address order (the order
@@ -311,9 +341,9 @@ mod tests {
     fn sparse_regions_allocate_chunks_lazily() {
         let mut pt = PageTables::new();
         let s = pt.add_space();
-        pt.map_region(s, VirtPage(1 << 30), 1 << 20).unwrap();
+        pt.map_region(s, VirtPage(1 << 30), 1 << 20, 0).unwrap();
         assert_eq!(
-            pt.map_region(s, VirtPage((1 << 30) + 5), 3),
+            pt.map_region(s, VirtPage((1 << 30) + 5), 3, 0),
             Err(MapError::Overlap { start: (1 << 30) + 5, pages: 3 })
         );
         let l = pt.lookup(s, VirtPage((1 << 30) + 700)).unwrap();

@@ -285,6 +285,15 @@ impl Swap {
         None
     }
 
+    // TEMPORARY stand-in until per-order clusters land.
+    pub(crate) fn alloc_folio(&mut self, cpu: usize, order: u8, pfn: Pfn) -> Option<SwapSlot> {
+        if order == 0 {
+            self.alloc(cpu, pfn)
+        } else {
+            None
+        }
+    }
+
     #[inline]
     pub(crate) fn count(&self, slot: SwapSlot) -> u8 {
         self.devices[slot.device.0 as usize].count[slot.offset as usize]

@@ -11,11 +11,17 @@ impl Mm {
     /// references; the folio becomes dirty since no other copy exists.
     pub(crate) fn folio_free_swap(&mut self, pfn: Pfn) -> bool {
         let Some(slot) = self.frames.swap_slot(pfn) else { return false };
-        if self.frames.test(pfn, flag::WRITEBACK | flag::LOCKED) || self.swap.count(slot) != 0 {
+        let nr = self.frames.nr_pages(pfn);
+        if self.frames.test(pfn, flag::LOCKED) || self.folio_writeback(pfn) {
             return false;
         }
-        self.swap.cache_delete(slot, None);
-        self.frames.set_swap_slot(pfn, None);
+        if (0..nr).any(|i| self.swap.count(SwapSlot { device: slot.device, offset: slot.offset + i }) != 0) {
+            return false;
+        }
+        for i in 0..nr {
+            self.swap.cache_delete(SwapSlot { device: slot.device, offset: slot.offset + i }, None);
+            self.frames.set_swap_slot(Pfn(pfn.0 + i), None);
+        }
         self.frames.set(pfn, flag::DIRTY);
         true
     }

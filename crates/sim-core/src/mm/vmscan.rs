@@ -18,7 +18,8 @@ use super::swap::Shadow;
 use super::Mm;
 use crate::block::Bio;
 use crate::device::IoDir;
-use crate::ids::Pfn;
+use crate::ids::{Pfn, SwapSlot};
+use crate::thp::PMD_ORDER;
 
 /// `SWAP_CLUSTER_MAX`: folios isolated per batch, and the unit of a charge's reclaim.
 pub(crate) const SWAP_CLUSTER_MAX: u64 = 32;
@@ -90,18 +91,23 @@ pub(crate) trait ReclaimHooks {
 /// Results of one `shrink_folio_list` call.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ShrinkResult {
+    /// Pages freed.
     pub(crate) reclaimed: u64,
+    /// Pages written (`nr_pageout`).
     pub(crate) pageouts: u64,
 }
 
 impl Mm {
-    /// The rmap walk of `folio_referenced`: tests and clears the young bit of the PTE
-    /// mapping `pfn`.
+    /// The rmap walk of `folio_referenced`: tests and clears the young bits of the PTEs
+    /// mapping the folio at `pfn`; referenced if any was young (one mapping counts once).
     pub(crate) fn folio_referenced(&mut self, pfn: Pfn) -> bool {
-        let Some(page) = self.frames.owner(pfn) else { return false };
-        let pte = self.pt.pte_mut(page);
-        let young = pte.accessed();
-        pte.clear_accessed();
+        let mut young = false;
+        for i in 0..self.frames.nr_pages(pfn) {
+            let Some(page) = self.frames.owner(Pfn(pfn.0 + i)) else { continue };
+            let pte = self.pt.pte_mut(page);
+            young |= pte.accessed();
+            pte.clear_accessed();
+        }
         young
     }
 
@@ -134,23 +140,54 @@ impl Mm {
     }
 
     /// `shrink_folio_list` for isolated anonymous folios. `fates[i]` receives what
-    /// happened to `folios[i]`; `lru` answers the reference checks and encodes shadows.
+    /// happened to `folios[i]`; `lru` answers the reference checks and encodes shadows. A
+    /// large folio that cannot get swap slots for its whole size is split, and its other
+    /// pages are appended to `folios` and processed in the same pass, as
+    /// `split_folio_to_list` does.
     pub(crate) fn shrink_folio_list(
         &mut self,
-        folios: &[Pfn],
+        folios: &mut Vec<Pfn>,
         sc: &ScanControl,
         lru: &mut impl ReclaimHooks,
         fates: &mut Vec<Fate>,
     ) -> ShrinkResult {
         fates.clear();
         let mut res = ShrinkResult::default();
-        self.count_scan(sc, folios.len() as u64);
-        for &pfn in folios {
-            let fate = self.shrink_folio(pfn, sc, lru, &mut res);
+        let pages: u64 = folios.iter().map(|&p| u64::from(self.frames.nr_pages(p))).sum();
+        self.count_scan(sc, pages);
+        let mut i = 0;
+        while i < folios.len() {
+            let fate = self.shrink_folio(folios[i], sc, lru, &mut res, folios);
             fates.push(fate);
+            i += 1;
         }
         self.count_steal(sc, res.reclaimed);
         res
+    }
+
+    /// `folio_alloc_swap` for the folio at `pfn`: `2^order` aligned slots of a cluster of
+    /// that order; a large folio that cannot have them is split (`swpout_fallback`) and
+    /// its tail pages queued on `list`, and the head then tries alone.
+    fn folio_alloc_swap(&mut self, pfn: Pfn, cpu: usize, list: &mut Vec<Pfn>) -> Option<SwapSlot> {
+        let order = self.frames.order(pfn);
+        if order > 0 {
+            if let Some(first) = self.swap.alloc_folio(cpu, order, pfn) {
+                for i in 0..1u32 << order {
+                    let s = SwapSlot { device: first.device, offset: first.offset + i };
+                    self.frames.set_swap_slot(Pfn(pfn.0 + i), Some(s));
+                }
+                return Some(first);
+            }
+            self.mthp.at(order).swpout_fallback += 1;
+            if order == PMD_ORDER {
+                self.vmstat.thp_swpout_fallback += 1;
+            }
+            let nr = self.split_folio(pfn);
+            list.extend((1..nr).map(|i| Pfn(pfn.0 + i)));
+        }
+        let s = self.swap.alloc(cpu, pfn)?;
+        self.frames.set_swap_slot(pfn, Some(s));
+        Some(s)
     }
 
     fn shrink_folio(
@@ -159,6 +196,7 @@ impl Mm {
         sc: &ScanControl,
         lru: &mut impl ReclaimHooks,
         res: &mut ShrinkResult,
+        list: &mut Vec<Pfn>,
     ) -> Fate {
         self.spend(self.cfg.cpu.reclaim_scan_ns);
         let f = self.frames.flags(pfn);
@@ -166,7 +204,7 @@ impl Mm {
             // A read is in flight: the trylock fails and the folio is kept.
             return Fate::Keep;
         }
-        if f & flag::WRITEBACK != 0 {
+        if self.folio_writeback(pfn) {
             self.frames.set(pfn, flag::RECLAIM);
             if self.cfg.memcg.version == 2 || sc.reclaimer != Reclaimer::Memcg {
                 return self.activate_locked(pfn);
@@ -178,54 +216,76 @@ impl Mm {
             FolioReferences::Keep => return Fate::Keep,
             FolioReferences::Reclaim => {}
         }
-        // Reclaim. Give the folio a swap slot if it has none (folio_alloc_swap).
+        // Reclaim. Give the folio swap slots if it has none (folio_alloc_swap).
         let slot = match self.frames.swap_slot(pfn) {
             Some(s) => s,
-            None => match self.swap.alloc(sc.cpu, pfn) {
+            None => match self.folio_alloc_swap(pfn, sc.cpu, list) {
                 Some(s) => {
-                    self.frames.set_swap_slot(pfn, Some(s));
                     self.frames.set(pfn, flag::DIRTY);
                     s
                 }
                 None => return self.activate_locked(pfn),
             },
         };
-        // try_to_unmap: the PTE becomes a swap entry; its dirty bit moves to the folio.
-        if let Some(page) = self.frames.owner(pfn) {
-            if self.pt.pte(page).dirty() {
-                self.frames.set(pfn, flag::DIRTY);
+        let order = self.frames.order(pfn);
+        let nr = 1u32 << order;
+        let slot_at = |i: u32| SwapSlot { device: slot.device, offset: slot.offset + i };
+        // try_to_unmap: the PTEs become swap entries; their dirty bits move to the folio.
+        for i in 0..nr {
+            let frame = Pfn(pfn.0 + i);
+            if let Some(page) = self.frames.owner(frame) {
+                if self.pt.pte(page).dirty() {
+                    self.frames.set(pfn, flag::DIRTY);
+                }
+                *self.pt.pte_mut(page) = Pte::swap(slot_at(i));
+                self.swap.inc_count(slot_at(i));
+                self.frames.set_owner(frame, None);
             }
-            *self.pt.pte_mut(page) = Pte::swap(slot);
-            self.swap.inc_count(slot);
-            self.frames.set_owner(pfn, None);
         }
         if self.frames.test_and_clear(pfn, flag::DIRTY) {
-            // pageout(): write to the slot.
-            self.vmstat.pswpout += 1;
-            self.vmstat.pgpgout += 4;
-            res.pageouts += 1;
+            // pageout(): one write of the folio's size.
+            self.vmstat.pswpout += u64::from(nr);
+            self.vmstat.pgpgout += 4 * u64::from(nr);
+            if order > 0 {
+                self.mthp.at(order).swpout += 1;
+                if order == PMD_ORDER {
+                    self.vmstat.thp_swpout += 1;
+                }
+            }
+            res.pageouts += u64::from(nr);
             self.spend(self.cfg.cpu.swapout_submit_ns);
-            let now = self.now;
-            let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
-            if self.block.is_synchronous(slot.device) {
-                // The write completed in this context: the folio is clean now and is
-                // freed in the same pass.
-                self.now = self.block.submit_sync(bio, now);
-            } else {
+            let sync = self.block.is_synchronous(slot.device);
+            if !sync {
                 // The folio is freed by a later scan, after the write completes.
-                self.frames.set(pfn, flag::WRITEBACK | flag::RECLAIM);
-                self.nr_writeback += 1;
-                self.block.submit(sc.owner, bio, now, &mut self.dispatched);
+                self.frames.set(pfn, flag::RECLAIM);
+                self.nr_writeback += u64::from(nr);
+            }
+            for i in 0..nr {
+                let frame = Pfn(pfn.0 + i);
+                let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset + i, pfn: frame };
+                let now = self.now;
+                if sync {
+                    // The write completes in this context: the folio is clean now and is
+                    // freed in the same pass.
+                    self.now = self.block.submit_sync(bio, now);
+                } else {
+                    self.frames.set(frame, flag::WRITEBACK);
+                    self.block.submit(sc.owner, bio, now, &mut self.dispatched);
+                }
+            }
+            if !sync {
                 return Fate::Keep;
             }
         }
-        // Clean: __remove_mapping leaves a shadow entry in the swap cache.
+        // Clean: __remove_mapping leaves a shadow entry in every slot of the folio.
         let shadow = lru.eviction_shadow(self, pfn);
-        self.swap.cache_delete(slot, Some(shadow));
-        self.frames.set_swap_slot(pfn, None);
+        for i in 0..nr {
+            self.swap.cache_delete(slot_at(i), Some(shadow));
+            self.frames.set_swap_slot(Pfn(pfn.0 + i), None);
+        }
         self.free_frame(pfn);
         self.spend(self.cfg.cpu.reclaim_free_ns);
-        res.reclaimed += 1;
+        res.reclaimed += u64::from(nr);
         Fate::Freed
     }
 }

@@ -44,13 +44,13 @@ impl Mm {
     }
 
     /// `workingset_eviction` for the classic lists: the shadow a freed folio leaves, which
-    /// ages the nonresident clock by one.
+    /// ages the nonresident clock by the folio's pages.
     pub(crate) fn workingset_eviction(&mut self, pfn: Pfn) -> Shadow {
         let shadow = ClassicShadow {
             eviction: (self.nonresident_age & ((1 << EVICTION_BITS) - 1)) as u32,
             workingset: self.frames.test(pfn, flag::WORKINGSET),
         };
-        self.workingset_age(1);
+        self.workingset_age(u64::from(self.frames.nr_pages(pfn)));
         shadow.encode()
     }
 
@@ -59,7 +59,8 @@ impl Mm {
     /// the folio belongs to the workingset and must be activated.
     pub(crate) fn workingset_refault(&mut self, pfn: Pfn, shadow: Shadow, active_anon: u64) -> bool {
         let shadow = ClassicShadow::decode(shadow);
-        self.vmstat.workingset_refault_anon += 1;
+        let nr = u64::from(self.frames.nr_pages(pfn));
+        self.vmstat.workingset_refault_anon += nr;
         let mask = (1u64 << EVICTION_BITS) - 1;
         let distance = (self.nonresident_age.wrapping_sub(u64::from(shadow.eviction))) & mask;
         // workingset_test_recent: anon refaults compete with the file lists (empty here)
@@ -68,11 +69,11 @@ impl Mm {
         if distance > workingset_size {
             return false;
         }
-        self.workingset_age(1);
-        self.vmstat.workingset_activate_anon += 1;
+        self.workingset_age(nr);
+        self.vmstat.workingset_activate_anon += nr;
         if shadow.workingset {
             self.frames.set(pfn, flag::WORKINGSET);
-            self.vmstat.workingset_restore_anon += 1;
+            self.vmstat.workingset_restore_anon += nr;
         }
         true
     }

@@ -100,6 +100,10 @@ impl Simulation {
         let cached: Vec<(u32, Pfn)> = self.mm.swap.cached_slots(device);
         let mut busy = false;
         for (offset, pfn) in cached {
+            // The sweep works page by page: a large folio is split first.
+            if self.mm.frames.order(pfn) > 0 {
+                self.split_folio(self.mm.frames.head(pfn));
+            }
             let slot = SwapSlot { device, offset };
             if self.mm.swap.count(slot) > 0 {
                 continue;

@@ -1,0 +1,70 @@
+//! The swap-cache bypass of `do_swap_page` for synchronous devices (6.12–6.18): a fault on
+//! zram whose entry has one reference reads straight into a new folio, possibly a large
+//! one, without readahead or the swap cache, and frees the slots once the folio is mapped.
+
+use super::charge::Alloc;
+use super::{Simulation, Step, Wait};
+use crate::block::Bio;
+use crate::device::IoDir;
+use crate::engine::fault::SwapIn;
+use crate::ids::{Pfn, SwapSlot, TaskId};
+use crate::lru::Placement;
+use crate::mm::pagetable::{PageId, Pte};
+use crate::mm::swap::CacheEntry;
+use crate::policy::Feedback;
+use crate::time::SimTime;
+
+impl Simulation {
+    /// Swaps in the folio around `f`'s page from a synchronous device, in this context.
+    pub(super) fn swapin_bypass(&mut self, f: SwapIn, start: SimTime) -> Step {
+        let SwapIn { t, space, page, region_idx, vpage, slot, write, .. } = f;
+        let large = self.alloc_swap_folio(space, region_idx, vpage, slot);
+        let (head, first_page, first_slot, order) = match large {
+            Some(l) => (l.head, l.first_page, l.first_slot.expect("a swap folio has slots"), l.order),
+            None => match self.alloc_frame(t, true) {
+                Alloc::Got(p) => (p, page, slot, 0),
+                Alloc::Wait => return Step::Blocked(Wait::Writeback),
+                Alloc::Oom => return Step::Oom,
+            },
+        };
+        let nr = 1u32 << order;
+        self.mm.vmstat.pgfault += 1;
+        self.mm.vmstat.pgmajfault += 1;
+        self.mm.spend(self.mm.cfg.cpu.fault_ns);
+        let placement = match self.mm.swap.cache_entry(first_slot) {
+            CacheEntry::Shadow(shadow) => {
+                let placement = self.lru.refault(&mut self.mm, head, shadow);
+                let activated = placement == Placement::Active;
+                let feedback = Feedback::Refault { task: TaskId(space as u32), slot: first_slot, activated, order };
+                self.policies.readahead.observe(&feedback);
+                self.policies.swapin.observe(&feedback);
+                placement
+            }
+            _ => Placement::Inactive,
+        };
+        self.lru.add(&mut self.mm, head, placement);
+        self.mm.vmstat.pswpin += u64::from(nr);
+        self.mm.vmstat.pgpgin += 4 * u64::from(nr);
+        self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
+        for i in 0..nr {
+            let s = SwapSlot { device: slot.device, offset: first_slot.offset + i };
+            let bio = Bio { device: s.device, dir: IoDir::Read, offset: s.offset, pfn: Pfn(head.0 + i) };
+            let now = self.mm.now;
+            self.mm.now = self.mm.block.submit_sync(bio, now);
+        }
+        for i in 0..nr {
+            let (p, pfn) = (PageId(first_page.0 + i), Pfn(head.0 + i));
+            let s = SwapSlot { device: slot.device, offset: first_slot.offset + i };
+            *self.mm.pt.pte_mut(p) = Pte::present(pfn, true, write);
+            self.mm.frames.set_owner(pfn, Some(p));
+            // swap_free_nr with the claim of swapcache_prepare released: the slot is free.
+            self.mm.swap.dec_count(s);
+        }
+        if order > 0 {
+            self.mm.mthp.at(order).swpin += 1;
+        }
+        self.mm.spend(self.mm.cfg.cpu.swapin_map_ns);
+        self.lat_major.record(self.mm.now.since(start).0);
+        Step::Done
+    }
+}
