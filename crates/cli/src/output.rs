@@ -167,6 +167,7 @@ pub(crate) fn write_table(
         writeln!(t)?;
     }
     write_vmstat(t, &report.vmstat)?;
+    write_mthp(t, report)?;
     for device in &report.block {
         writeln!(t)?;
         write_block(t, device)?;
@@ -308,6 +309,20 @@ fn write_vmstat(t: &mut String, vmstat: &Vmstat) -> Result<()> {
     for (name, value) in vmstat_pairs(vmstat) {
         if MAIN_COUNTERS.contains(&name.as_str()) || value != 0 {
             writeln!(t, "  {name:<28} {value:>12}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Per mTHP size, its non-zero counters as `hugepages-<size>kB/stats` names them.
+fn write_mthp(t: &mut String, report: &SimReport) -> Result<()> {
+    for (size, stats) in &report.mthp {
+        writeln!(t)?;
+        writeln!(t, "mthp {size}")?;
+        for (name, value) in stats.named() {
+            if value != 0 {
+                writeln!(t, "  {name:<28} {value:>12}")?;
+            }
         }
     }
     Ok(())

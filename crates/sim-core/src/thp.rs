@@ -86,11 +86,15 @@ pub struct ThpConfig {
     /// ("16kB" .. "2048kB"). Sizes not listed keep the kernel's default: "inherit" for
     /// 2048kB, "never" for the others.
     pub hugepages: BTreeMap<String, ThpSizeEnabled>,
+    /// The madvise hint of regions no task declares, which a trace maps implicitly on
+    /// first touch. Not a kernel knob: the workload sets it (`[workload] madvise`).
+    #[serde(skip)]
+    pub implicit_madvise: ThpHint,
 }
 
 impl Default for ThpConfig {
     fn default() -> ThpConfig {
-        ThpConfig { enabled: ThpEnabled::Madvise, hugepages: BTreeMap::new() }
+        ThpConfig { enabled: ThpEnabled::Madvise, hugepages: BTreeMap::new(), implicit_madvise: ThpHint::Default }
     }
 }
 
@@ -232,7 +236,11 @@ mod tests {
     use super::*;
 
     fn cfg(enabled: ThpEnabled, sizes: &[(&str, ThpSizeEnabled)]) -> ThpConfig {
-        ThpConfig { enabled, hugepages: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect() }
+        ThpConfig {
+            enabled,
+            hugepages: sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            implicit_madvise: ThpHint::Default,
+        }
     }
 
     #[test]

@@ -386,7 +386,11 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         block: file.block.clone(),
         cpu: file.cpu.clone(),
         limits: file.limits.clone(),
-        thp: ThpConfig { enabled: file.thp.enabled, hugepages: file.thp.hugepages.clone() },
+        thp: ThpConfig {
+            enabled: file.thp.enabled,
+            hugepages: file.thp.hugepages.clone(),
+            implicit_madvise: file.workload.madvise.unwrap_or_default(),
+        },
         zswap: file.zswap.clone(),
     };
     let core = core.validate()?;

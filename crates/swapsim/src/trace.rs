@@ -16,6 +16,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use swapsim_core::thp::ThpHint;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, TraceSummary};
 use swapsim_trace_formats::{Format, FormatError, OpenOptions, Record, RecordSource, SkipCounts};
@@ -146,6 +147,8 @@ pub(crate) struct TraceInput {
     pub(crate) lenient: bool,
     /// lackey: count instruction fetches as reads.
     pub(crate) instructions: bool,
+    /// The madvise hint of the regions the trace declares.
+    pub(crate) madvise: ThpHint,
     pub(crate) pace: Pace,
     /// Replay the whole stream this many times in a row, 1..=[`REPEAT_MAX`].
     pub(crate) repeat: u32,
@@ -227,7 +230,7 @@ impl TraceInput {
         }
         if let Some(pages) = summary.declared_pages {
             for task in &mut tasks {
-                task.regions = vec![RegionSpec::new(VirtPage(0), pages)];
+                task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
             }
         }
         Ok((tasks, TraceReport::of(&summary, repeat)))
@@ -443,6 +446,7 @@ mod tests {
                 format: None,
                 lenient: false,
                 instructions: false,
+                madvise: ThpHint::Default,
                 pace: Pace::Cpu,
                 repeat,
             };

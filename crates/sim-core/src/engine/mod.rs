@@ -26,6 +26,8 @@ mod charge;
 mod fault;
 mod invariants;
 mod mthp;
+#[cfg(test)]
+mod mthp_tests;
 mod ops;
 mod reclaim;
 mod report;

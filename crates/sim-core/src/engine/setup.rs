@@ -52,7 +52,7 @@ impl Simulation {
         }
         let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
-        pt.default_orders = cfg.thp.allowed(crate::thp::ThpHint::Default);
+        pt.default_orders = cfg.thp.allowed(cfg.thp.implicit_madvise);
         let mut tasks = Vec::with_capacity(n_tasks);
         // Tasks with the same address-space key share one space (threads of a process).
         let mut shared: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();

@@ -133,6 +133,14 @@ pub struct GeneratorConfig {
     /// page 0 and the hot pages form one block at the start. Default true.
     #[serde(default = "default_true")]
     pub scatter: bool,
+    /// The tasks' region's madvise hint for transparent huge pages: "default",
+    /// "hugepage" (`MADV_HUGEPAGE`) or "nohugepage". Default "default".
+    #[serde(default, skip_serializing_if = "is_default_hint")]
+    pub madvise: crate::thp::ThpHint,
+}
+
+fn is_default_hint(h: &crate::thp::ThpHint) -> bool {
+    *h == crate::thp::ThpHint::Default
 }
 
 fn default_passes() -> u32 {
@@ -176,6 +184,7 @@ impl GeneratorConfig {
             stride_pages: default_stride_pages(),
             tasks: default_tasks(),
             scatter: true,
+            madvise: crate::thp::ThpHint::Default,
         }
     }
 
@@ -265,7 +274,7 @@ impl GeneratorConfig {
         TaskSpec {
             address_space: None,
             name: format!("gen:{}#{index}", self.pattern),
-            regions: vec![RegionSpec::new(VirtPage(0), stream.pages)],
+            regions: vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), stream.pages) }],
             accesses: Box::new(stream),
         }
     }

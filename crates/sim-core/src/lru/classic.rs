@@ -502,8 +502,9 @@ impl Lru for ClassicLru {
             assert_eq!(n, l.len, "lru {which}: length counter");
             seen += n;
         }
-        let flagged = mm.frames.in_use().filter(|&p| mm.frames.test(p, flag::LRU)).count() as u64;
-        assert_eq!(seen, flagged, "frames flagged LRU vs frames on lists");
+        let flagged: u64 =
+            mm.frames.folios().filter(|&p| mm.frames.test(p, flag::LRU)).map(|p| u64::from(mm.frames.nr_pages(p))).sum();
+        assert_eq!(seen, flagged, "pages of folios flagged LRU vs pages on lists");
     }
 }
 

@@ -2,5 +2,6 @@
 //! workloads, agreement with a naive LRU model, determinism.
 
 mod determinism;
+mod mthp;
 mod properties;
 mod support;

@@ -6,6 +6,7 @@ use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
 };
 use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::thp::ThpHint;
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
 use swapsim_policies::ReadaheadConfig;
@@ -103,6 +104,9 @@ pub struct ResolvedWorkload {
     /// The generator with every default filled in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<GeneratorConfig>,
+    /// A trace's regions' madvise hint, when not "default".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub madvise: Option<ThpHint>,
 }
 
 impl ResolvedWorkload {
@@ -114,6 +118,7 @@ impl ResolvedWorkload {
             pace: (input.pace != Pace::default()).then_some(input.pace),
             repeat: (input.repeat != 1).then_some(input.repeat),
             instructions: input.instructions,
+            madvise: (input.madvise != ThpHint::Default).then_some(input.madvise),
             generator: None,
         }
     }

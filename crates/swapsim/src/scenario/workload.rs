@@ -44,6 +44,11 @@ pub(crate) struct WorkloadSection {
     /// A synthetic workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) generator: Option<GeneratorConfig>,
+    /// A trace's regions' madvise hint for transparent huge pages: "default", "hugepage"
+    /// (`MADV_HUGEPAGE`) or "nohugepage", for the regions it declares and those it maps on
+    /// first touch. Default "default". A generator sets its own (`generator.madvise`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) madvise: Option<swapsim_core::thp::ThpHint>,
 }
 
 impl WorkloadSection {
@@ -60,6 +65,7 @@ impl WorkloadSection {
             ("pace", self.pace.is_some()),
             ("repeat", self.repeat.is_some()),
             ("instructions", self.instructions.is_some()),
+            ("madvise", self.madvise.is_some()),
         ]
         .into_iter()
         .filter(|(_, given)| *given)
@@ -155,6 +161,7 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
         format,
         lenient: flags.lenient || section.lenient.unwrap_or(false),
         instructions: flags.instructions || section.instructions.unwrap_or(false),
+        madvise: section.madvise.unwrap_or_default(),
         pace,
         repeat,
     };
