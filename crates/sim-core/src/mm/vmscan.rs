@@ -112,12 +112,13 @@ impl Mm {
     }
 
     /// `activate_locked` in `shrink_folio_list`: the mechanics (drop the swap copy when
-    /// swap is getting full, count `pgactivate`); the LRU promotes the folio on putback.
+    /// swap is getting full, count `pgactivate` in pages); the LRU promotes the folio on
+    /// putback.
     fn activate_locked(&mut self, pfn: Pfn) -> Fate {
         if self.swap.vm_swap_full() {
             self.folio_free_swap(pfn);
         }
-        self.vmstat.pgactivate += 1;
+        self.vmstat.pgactivate += u64::from(self.frames.nr_pages(pfn));
         Fate::Activate
     }
 
