@@ -94,7 +94,11 @@ pub struct ThpConfig {
 
 impl Default for ThpConfig {
     fn default() -> ThpConfig {
-        ThpConfig { enabled: ThpEnabled::Madvise, hugepages: BTreeMap::new(), implicit_madvise: ThpHint::Default }
+        ThpConfig {
+            enabled: ThpEnabled::Madvise,
+            hugepages: BTreeMap::new(),
+            implicit_madvise: ThpHint::Default,
+        }
     }
 }
 

@@ -35,7 +35,8 @@ impl Simulation {
             CacheEntry::Shadow(shadow) => {
                 let placement = self.lru.refault(&mut self.mm, head, shadow);
                 let activated = placement == Placement::Active;
-                let feedback = Feedback::Refault { task: TaskId(space as u32), slot: first_slot, activated, order };
+                let feedback =
+                    Feedback::Refault { task: TaskId(space as u32), slot: first_slot, activated, order };
                 self.policies.readahead.observe(&feedback);
                 self.policies.swapin.observe(&feedback);
                 placement

@@ -95,7 +95,8 @@ impl Simulation {
                 assert!(owners.iter().all(Option::is_none), "folio {} is partly mapped", head.0);
             }
             // A folio in swap holds 2^order consecutive, aligned slots of one device.
-            let slots: Vec<Option<SwapSlot>> = (0..nr).map(|i| mm.frames.swap_slot(Pfn(head.0 + i))).collect();
+            let slots: Vec<Option<SwapSlot>> =
+                (0..nr).map(|i| mm.frames.swap_slot(Pfn(head.0 + i))).collect();
             if let Some(first) = slots[0] {
                 assert_eq!(first.offset % nr, 0, "folio {} in unaligned slots from {first}", head.0);
                 for (i, s) in slots.iter().enumerate() {
@@ -105,7 +106,11 @@ impl Simulation {
             } else {
                 assert!(slots.iter().all(Option::is_none), "folio {} is partly in swap", head.0);
             }
-            assert!(owners[0].is_some() || slots[0].is_some(), "folio {} is neither mapped nor cached", head.0);
+            assert!(
+                owners[0].is_some() || slots[0].is_some(),
+                "folio {} is neither mapped nor cached",
+                head.0
+            );
             if f & flag::WAITED != 0 {
                 assert!(f & flag::LOCKED != 0, "frame {} waited on but not locked", head.0);
                 let waiters = self
@@ -116,7 +121,11 @@ impl Simulation {
                 assert_eq!(waiters, 1, "frame {} waited on by {waiters} tasks", head.0);
             }
             if f & flag::LOCKED != 0 {
-                assert!(live.contains(&(IoDir::Read, head)), "frame {} locked without a read request", head.0);
+                assert!(
+                    live.contains(&(IoDir::Read, head)),
+                    "frame {} locked without a read request",
+                    head.0
+                );
             }
         }
         assert_eq!(wb, mm.nr_writeback, "nr_writeback counter");

@@ -62,7 +62,12 @@ impl Simulation {
     /// order whose aligned range lies in the region with every PTE still none, then the
     /// allocation from that order down (`anon_fault_alloc`, `anon_fault_fallback`,
     /// `anon_fault_fallback_charge`). `None` means order 0.
-    pub(super) fn alloc_anon_folio(&mut self, space: usize, region_idx: usize, vpage: VirtPage) -> Option<LargeFolio> {
+    pub(super) fn alloc_anon_folio(
+        &mut self,
+        space: usize,
+        region_idx: usize,
+        vpage: VirtPage,
+    ) -> Option<LargeFolio> {
         let allowed = self.mm.pt.spaces[space].regions[region_idx].orders;
         if allowed == 0 {
             return None;
@@ -72,7 +77,9 @@ impl Simulation {
         for order in orders_desc(allowed) {
             let Some((_, first)) = self.mm.pt.folio_range(space, region_idx, vpage, order) else { continue };
             ranges[order as usize] = Some(first);
-            if mask == 0 && (0..1u32 << order).all(|i| self.mm.pt.pte(PageId(first.0 + i)).state() == PteState::None) {
+            if mask == 0
+                && (0..1u32 << order).all(|i| self.mm.pt.pte(PageId(first.0 + i)).state() == PteState::None)
+            {
                 mask = allowed & ((2 << order) - 1);
             }
         }
@@ -120,7 +127,9 @@ impl Simulation {
             if vpage.0 % nr != u64::from(slot.offset) % nr {
                 continue;
             }
-            let Some((first_v, first)) = self.mm.pt.folio_range(space, region_idx, vpage, order) else { continue };
+            let Some((first_v, first)) = self.mm.pt.folio_range(space, region_idx, vpage, order) else {
+                continue;
+            };
             let first_off = slot.offset - (vpage.0 - first_v.0) as u32;
             ranges[order as usize] = Some((first, first_off));
             if candidates == 0 && self.can_swapin_thp(first, slot, first_off, order) {
@@ -132,10 +141,15 @@ impl Simulation {
         }
         let mask = self.policies.swapin.orders(&SwapinView::new(candidates)) & candidates;
         for order in orders_desc(mask) {
-            let got = if self.policies.swapin.may_charge(order) { self.alloc_large(order) } else { Err(LargeFail::Charge) };
+            let got = if self.policies.swapin.may_charge(order) {
+                self.alloc_large(order)
+            } else {
+                Err(LargeFail::Charge)
+            };
             match got {
                 Ok(head) => {
-                    let (first_page, first_off) = ranges[order as usize].expect("a candidate order has its range");
+                    let (first_page, first_off) =
+                        ranges[order as usize].expect("a candidate order has its range");
                     let first_slot = SwapSlot { device: slot.device, offset: first_off };
                     return Some(LargeFolio { head, order, first_page, first_slot: Some(first_slot) });
                 }

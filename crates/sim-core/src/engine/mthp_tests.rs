@@ -4,8 +4,8 @@ use super::*;
 use crate::config::{ByteSize, CoreConfig, SwapBacking};
 use crate::device::{DeviceTraits, IoRequest};
 use crate::ids::VirtPage;
-use crate::policy::Policies;
 use crate::policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
+use crate::policy::Policies;
 use crate::thp::{MthpStats, OrderMask, ThpSizeEnabled};
 use crate::workload::{Access, RegionSpec};
 use crate::SwapDeviceSpec;
@@ -21,7 +21,12 @@ impl BlockDevice for Fixed {
         "fixed"
     }
     fn traits(&self) -> DeviceTraits {
-        DeviceTraits { rotational: false, synchronous: self.synchronous, queue_depth: 32, max_sectors_kb: 512 }
+        DeviceTraits {
+            rotational: false,
+            synchronous: self.synchronous,
+            queue_depth: 32,
+            max_sectors_kb: 512,
+        }
     }
     fn service(&mut self, now: SimTime, _req: &IoRequest) -> SimTime {
         SimTime(now.0 + if self.synchronous { 2_000 } else { 20_000 })
@@ -138,7 +143,10 @@ fn a_charge_without_room_falls_back_order_by_order() {
     let small = stats(&r, "16kB");
     assert_eq!((big.anon_fault_alloc, big.anon_fault_fallback, big.anon_fault_fallback_charge), (2, 1, 1));
     assert!(small.anon_fault_alloc >= 2 && small.anon_fault_fallback >= 1, "{small:?}");
-    assert_eq!(small.anon_fault_fallback, small.anon_fault_fallback_charge, "never short of frames, only of room");
+    assert_eq!(
+        small.anon_fault_fallback, small.anon_fault_fallback_charge,
+        "never short of frames, only of room"
+    );
     let order0 = 48 - 16 * big.anon_fault_alloc - 4 * small.anon_fault_alloc;
     assert_eq!(r.vmstat.pgfault, big.anon_fault_alloc + small.anon_fault_alloc + order0);
     assert_eq!(r.outcome, crate::report::Outcome::Completed);
@@ -154,4 +162,84 @@ fn a_swap_file_splits_every_large_folio_at_swap_out() {
     assert_eq!(s.swpout, 0);
     assert_eq!(s.split, s.swpout_fallback);
     assert_eq!(s.swpin, 0, "no large swap-in from an asynchronous device");
+}
+
+/// Fills 128 pages in 64 KiB folios under a 64-page limit on zram, then reads them
+/// again in order: the first half was swapped out whole.
+fn zram_refill(m: Machine) -> SimReport {
+    let mut acc = writes(0..128);
+    acc.extend((0..128).map(|p| (p, false)));
+    m.zram().run(128, &acc)
+}
+
+#[test]
+fn zram_swaps_large_folios_out_whole_and_back_in_whole() {
+    let r = zram_refill(Machine::new(64, &["64kB"]));
+    let s = stats(&r, "64kB");
+    assert!(s.swpout > 0 && s.swpout_fallback == 0, "{s:?}");
+    assert!(s.swpin > 0, "{s:?}");
+    let v = &r.vmstat;
+    assert_eq!(v.swap_ra, 0, "no readahead on a synchronous device");
+    assert_eq!(v.pswpin, v.pgmajfault + 15 * s.swpin, "one major fault per large swap-in");
+    assert_eq!(r.at_end.nr_swapcached, 0, "the bypass never fills the swap cache");
+}
+
+#[test]
+fn no_large_swapin_once_zswap_was_ever_enabled() {
+    let mut m = Machine::new(64, &["64kB"]);
+    m.ever_enabled = true;
+    let r = zram_refill(m);
+    let s = stats(&r, "64kB");
+    assert!(s.swpout > 0, "{s:?}");
+    assert_eq!((s.swpin, s.swpin_fallback), (0, 0), "falls back before any counter");
+    assert_eq!(r.vmstat.pswpin, r.vmstat.pgmajfault);
+}
+
+#[test]
+fn the_order0_policy_never_swaps_in_large() {
+    let mut m = Machine::new(64, &["64kB"]);
+    m.swapin = Box::new(Order0Swapin);
+    let r = zram_refill(m);
+    assert_eq!(stats(&r, "64kB").swpin, 0);
+    assert_eq!(r.vmstat.pswpin, r.vmstat.pgmajfault);
+}
+
+#[test]
+fn order0_folios_in_unaligned_slots_come_back_one_by_one() {
+    // Reading every page first maps the zero page, so the writes copy it into order-0
+    // folios. They go out to consecutive slots from slot 1 (slot 0 is the header), so
+    // virtual page n sits in slot n + 1: offsets and virtual pages never agree modulo 16,
+    // and thp_swap_suitable_orders rules every large swap-in out.
+    let mut acc: Vec<(u64, bool)> = (0..128).map(|p| (p, false)).collect();
+    acc.extend(writes(0..128));
+    acc.extend((0..128).map(|p| (p, false)));
+    let r = Machine::new(64, &["64kB"]).zram().run(128, &acc);
+    let s = stats(&r, "64kB");
+    assert!(r.vmstat.pswpin > 0);
+    assert_eq!(s, MthpStats::default(), "no large folio at all");
+    assert_eq!(r.vmstat.pswpin, r.vmstat.pgmajfault);
+}
+
+#[test]
+fn a_charge_the_policy_refuses_counts_as_a_charge_fallback() {
+    #[derive(Debug)]
+    struct Refuse;
+    impl SwapinSize for Refuse {
+        fn name(&self) -> &'static str {
+            "refuse"
+        }
+        fn orders(&mut self, view: &SwapinView) -> OrderMask {
+            view.candidates
+        }
+        fn may_charge(&mut self, _order: u8) -> bool {
+            false
+        }
+    }
+    let mut m = Machine::new(64, &["16kB", "64kB"]);
+    m.swapin = Box::new(Refuse);
+    let r = zram_refill(m);
+    let (big, small) = (stats(&r, "64kB"), stats(&r, "16kB"));
+    assert_eq!(big.swpin + small.swpin, 0);
+    assert!(big.swpin_fallback > 0 && big.swpin_fallback == big.swpin_fallback_charge, "{big:?}");
+    assert_eq!(small.swpin_fallback, small.swpin_fallback_charge, "{small:?}");
 }

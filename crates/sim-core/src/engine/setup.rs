@@ -31,6 +31,7 @@ impl Simulation {
         for (spec, model) in cfg.devices.iter().zip(setup.devices) {
             let traits = model.traits();
             swap.swapon(SwaponSpec {
+                blkdev: spec.backing.map_or(traits.synchronous, |b| b == crate::config::SwapBacking::Block),
                 slots: spec.size.pages() as u32,
                 priority: spec.priority,
                 rotational: traits.rotational,

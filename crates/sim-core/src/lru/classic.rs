@@ -502,8 +502,12 @@ impl Lru for ClassicLru {
             assert_eq!(n, l.len, "lru {which}: length counter");
             seen += n;
         }
-        let flagged: u64 =
-            mm.frames.folios().filter(|&p| mm.frames.test(p, flag::LRU)).map(|p| u64::from(mm.frames.nr_pages(p))).sum();
+        let flagged: u64 = mm
+            .frames
+            .folios()
+            .filter(|&p| mm.frames.test(p, flag::LRU))
+            .map(|p| u64::from(mm.frames.nr_pages(p)))
+            .sum();
         assert_eq!(seen, flagged, "pages of folios flagged LRU vs pages on lists");
     }
 }

@@ -183,8 +183,13 @@ impl PageTables {
         let id = RegionId(self.region_owner.len() as u32);
         let first_chunk = start.0 / CHUNK_PAGES;
         let last_chunk = (start.0 + pages - 1) / CHUNK_PAGES;
-        let region =
-            Region { id, start, pages, orders, chunks: vec![NO_CHUNK; (last_chunk - first_chunk + 1) as usize] };
+        let region = Region {
+            id,
+            start,
+            pages,
+            orders,
+            chunks: vec![NO_CHUNK; (last_chunk - first_chunk + 1) as usize],
+        };
         let regions = &mut self.spaces[space].regions;
         let pos = regions.partition_point(|r| r.start.0 < start.0);
         let overlaps_prev = pos > 0 && regions[pos - 1].end().0 > start.0;

@@ -7,17 +7,25 @@
 //! non-zero or a frame caches it (the kernel's `SWAP_HAS_CACHE`). Slot 0 holds the swap
 //! header and is never allocated.
 //!
-//! Allocation follows the kernel's order for order-0 folios (6.14 and later, device
-//! without page discard): continue in the current cluster (one per CPU on non-rotational
-//! devices, one per device on rotational ones), else refill a non-full cluster, else open
-//! a free one. Devices are chosen by priority, round-robin
-//! among equal priorities.
+//! Allocation follows `cluster_alloc_swap_entry` (6.14 and later, device without page
+//! discard). A folio of order `k` takes `2^k` contiguous slots whose first offset is a
+//! multiple of `2^k`, all in one cluster dedicated to order `k`: a cluster's order is set
+//! by the first allocation from it and holds until the cluster is empty again. For each
+//! order the allocator continues in the current cluster of that order (one per CPU on
+//! non-rotational devices, one per device on rotational ones), else refills a partly used
+//! cluster of that order, else opens a free one. Order 0 finally steals from partly used
+//! clusters of higher orders. Only block devices take large folios (`SWP_BLKDEV`).
+//! Devices are chosen by priority, round-robin among equal priorities.
+//!
+//! Freeing single slots of a large-order cluster leaves holes that only order-0 stealing
+//! can fill; that fragmentation is the kernel's too.
 //!
 //! Simplified: no discard, no count continuation (a slot is referenced by at most one PTE
-//! since anonymous memory is never shared here), no fragment-list bookkeeping, no large
-//! folio orders.
+//! since anonymous memory is never shared here), and the kernel's fragment lists are not
+//! told apart from the non-full lists.
 
 use crate::ids::{DeviceId, Pfn, SwapSlot};
+use std::collections::VecDeque;
 
 const BAD_SLOT: u8 = 0xff;
 const TAG_FRAME: u32 = 1 << 30;
@@ -25,6 +33,8 @@ const TAG_SHADOW: u32 = 2 << 30;
 const TAG_MASK: u32 = 3 << 30;
 /// Bits of payload a shadow entry keeps in its swap-cache word.
 pub(crate) const SHADOW_BITS: u32 = 30;
+/// Folio orders with their own clusters and hints (`SWAP_NR_ORDERS`): 0 up to the PMD order.
+const NR_ORDERS: usize = crate::thp::PMD_ORDER as usize + 1;
 
 /// A shadow entry left in the swap cache when reclaim drops a folio: `SHADOW_BITS` bits
 /// whose encoding belongs to the LRU policy that evicted the folio (the classic lists'
@@ -51,8 +61,18 @@ enum ClusterState {
 
 #[derive(Clone, Copy, Debug)]
 struct Cluster {
+    /// Allocated slots, plus the header and any slots past the device's end.
     used: u32,
     state: ClusterState,
+    /// The folio order the cluster serves; meaningless while it is free.
+    order: u8,
+}
+
+/// A cluster list to refill from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum List {
+    Free,
+    Nonfull(u8),
 }
 
 /// One swap area.
@@ -62,22 +82,29 @@ pub(crate) struct SwapDevice {
     pub(crate) rotational: bool,
     /// Accepting new allocations (cleared by swapoff).
     pub(crate) writeok: bool,
+    /// A block device rather than a swap file (`SWP_BLKDEV`): only these take large
+    /// folios whole. Set by swapon.
+    pub(crate) blkdev: bool,
     count: Vec<u8>,
     cache: Vec<u32>,
     /// Allocated slots, header excluded.
     inuse: u32,
     cluster_slots: u32,
     clusters: Vec<Cluster>,
-    free_clusters: std::collections::VecDeque<u32>,
-    nonfull_clusters: std::collections::VecDeque<u32>,
-    /// Next offset to try, per CPU (non-rotational) or a single entry (rotational).
-    hints: Vec<Option<u32>>,
+    free_clusters: VecDeque<u32>,
+    /// Partly used clusters of each order, the kernel's `frag_clusters` folded in.
+    nonfull_clusters: [VecDeque<u32>; NR_ORDERS],
+    /// Next offset to try for each order, per CPU on non-rotational devices
+    /// (`percpu_cluster->next[order]`) or a single entry on rotational ones
+    /// (`global_cluster->next[order]`).
+    hints: Vec<[Option<u32>; NR_ORDERS]>,
 }
 
 impl SwapDevice {
     fn new(slots: u32, priority: i32, rotational: bool, cluster_slots: u32, cpus: usize) -> SwapDevice {
         let n_clusters = slots.div_ceil(cluster_slots);
-        let mut clusters = vec![Cluster { used: 0, state: ClusterState::Free }; n_clusters as usize];
+        let mut clusters =
+            vec![Cluster { used: 0, state: ClusterState::Free, order: 0 }; n_clusters as usize];
         let mut count = vec![0u8; slots as usize];
         count[0] = BAD_SLOT;
         clusters[0].used = 1;
@@ -89,6 +116,7 @@ impl SwapDevice {
             priority,
             rotational,
             writeok: true,
+            blkdev: true,
             count,
             cache: vec![0; slots as usize],
             inuse: 0,
@@ -96,7 +124,7 @@ impl SwapDevice {
             clusters,
             free_clusters,
             nonfull_clusters: Default::default(),
-            hints: vec![None; if rotational { 1 } else { cpus }],
+            hints: vec![[None; NR_ORDERS]; if rotational { 1 } else { cpus }],
         }
     }
 
@@ -113,89 +141,126 @@ impl SwapDevice {
         self.inuse
     }
 
-    pub(crate) fn is_full(&self) -> bool {
-        self.inuse == self.pages()
-    }
-
     #[inline]
     fn is_free(&self, off: u32) -> bool {
         self.count[off as usize] == 0 && self.cache[off as usize] & TAG_FRAME == 0
     }
 
-    fn cluster_full(&self, c: u32) -> bool {
-        self.clusters[c as usize].used == self.cluster_slots
-    }
-
-    /// Scans cluster `c` from `from` for a free slot; takes it if found.
-    fn take_in_cluster(&mut self, c: u32, from: u32) -> Option<u32> {
+    /// `alloc_swap_scan_cluster`: the first `nr` free slots of cluster `c` at or after
+    /// `from` that start at a multiple of `nr`.
+    fn take_in_cluster(&self, c: u32, from: u32, nr: u32) -> Option<u32> {
         let end = ((c + 1) * self.cluster_slots).min(self.max());
-        (from.max(c * self.cluster_slots)..end).find(|&off| self.is_free(off))
+        let start = from.max(c * self.cluster_slots).next_multiple_of(nr);
+        (start..end.saturating_sub(nr - 1))
+            .step_by(nr as usize)
+            .find(|&off| (off..off + nr).all(|s| self.is_free(s)))
     }
 
-    /// Marks the end of allocation from cluster `c` via a hint.
+    /// Marks the end of allocation from cluster `c` via a hint (`relocate_cluster`).
     fn retire(&mut self, c: u32) {
         let cl = &mut self.clusters[c as usize];
         if cl.state == ClusterState::Current {
             cl.state = if cl.used == self.cluster_slots {
                 ClusterState::Full
             } else if cl.used == 0 {
+                cl.order = 0;
                 self.free_clusters.push_back(c);
                 ClusterState::Free
             } else {
-                self.nonfull_clusters.push_back(c);
+                self.nonfull_clusters[cl.order as usize].push_back(c);
                 ClusterState::Nonfull
             };
         }
     }
 
-    fn alloc(&mut self, cpu: usize, pfn: Pfn) -> Option<u32> {
-        if !self.writeok || self.is_full() {
+    fn queue(&mut self, list: List) -> &mut VecDeque<u32> {
+        match list {
+            List::Free => &mut self.free_clusters,
+            List::Nonfull(o) => &mut self.nonfull_clusters[o as usize],
+        }
+    }
+
+    /// Isolates the clusters queued on `list` (`isolate_lock_cluster`) and scans each
+    /// from its start for `nr` slots; clusters without room go back to the tail, so each
+    /// is tried once. A free cluster takes `order`.
+    fn refill(&mut self, list: List, order: u8, nr: u32) -> Option<u32> {
+        for _ in 0..self.queue(list).len() {
+            let c = self.queue(list).pop_front()?;
+            let cl = &mut self.clusters[c as usize];
+            match list {
+                // The clusters holding the header or the device's end start on the free
+                // list here so that order-0 allocation opens them in index order; the
+                // kernel's `setup_clusters` makes them order-0 non-full clusters, which
+                // they become when a larger order finds them first.
+                List::Free
+                    if cl.state == ClusterState::Free
+                        && order > 0
+                        && cl.used > 0
+                        && cl.used < self.cluster_slots =>
+                {
+                    cl.state = ClusterState::Nonfull;
+                    self.nonfull_clusters[0].push_back(c);
+                    continue;
+                }
+                List::Free if cl.state == ClusterState::Free => cl.order = order,
+                List::Nonfull(o) if cl.state == ClusterState::Nonfull && cl.order == o => {}
+                _ => continue,
+            }
+            cl.state = ClusterState::Current;
+            if let Some(off) = self.take_in_cluster(c, 0, nr) {
+                return Some(off);
+            }
+            self.retire(c);
+        }
+        None
+    }
+
+    /// `cluster_alloc_swap_entry`: `2^order` free slots, aligned, in one cluster of that
+    /// order; records `head`'s frames as their swap-cache folio.
+    fn alloc(&mut self, cpu: usize, order: u8, head: Pfn) -> Option<u32> {
+        let nr = 1u32 << order;
+        if !self.writeok
+            || self.inuse + nr > self.pages()
+            || nr > self.cluster_slots
+            || (order > 0 && !self.blkdev)
+        {
             return None;
         }
         let h = if self.rotational { 0 } else { cpu % self.hints.len() };
         let mut found = None;
-        if let Some(hint) = self.hints[h] {
+        if let Some(hint) = self.hints[h][order as usize] {
             let c = hint / self.cluster_slots;
-            if self.clusters[c as usize].state == ClusterState::Current {
-                found = self.take_in_cluster(c, hint);
+            let cl = self.clusters[c as usize];
+            // Order 0 may continue in a cluster of any order (`cluster_is_usable`).
+            if cl.state == ClusterState::Current && (order == 0 || cl.order == order) {
+                found = self.take_in_cluster(c, hint, nr);
                 if found.is_none() {
                     self.retire(c);
                 }
             }
         }
-        while found.is_none() {
-            // Since 6.14 ("prefer nonfull over free clusters") a device without page
-            // discard refills partly used clusters before opening a free one.
-            let c = if let Some(c) = self.nonfull_clusters.pop_front() {
-                if self.clusters[c as usize].state != ClusterState::Nonfull || self.cluster_full(c) {
-                    continue;
-                }
-                c
-            } else if let Some(c) = self.free_clusters.pop_front() {
-                if self.clusters[c as usize].state != ClusterState::Free {
-                    continue;
-                }
-                c
-            } else {
-                break;
-            };
-            self.clusters[c as usize].state = ClusterState::Current;
-            found = self.take_in_cluster(c, 0);
-            if found.is_none() {
-                self.retire(c);
-            }
+        // Since 6.14 ("prefer nonfull over free clusters") a device without page discard
+        // refills partly used clusters before opening a free one.
+        found = found
+            .or_else(|| self.refill(List::Nonfull(order), order, nr))
+            .or_else(|| self.refill(List::Free, order, nr));
+        if order == 0 {
+            found = found.or_else(|| (1..NR_ORDERS as u8).find_map(|o| self.refill(List::Nonfull(o), 0, 1)));
         }
         let off = found?;
         let c = off / self.cluster_slots;
-        self.cache[off as usize] = TAG_FRAME | pfn.0;
-        self.inuse += 1;
-        self.clusters[c as usize].used += 1;
-        let next = off + 1;
-        if next % self.cluster_slots == 0 || next >= self.max() {
-            self.hints[h] = None;
+        debug_assert!(order == 0 || self.clusters[c as usize].order == order, "order-{order} slots at {off}");
+        for i in 0..nr {
+            self.cache[(off + i) as usize] = TAG_FRAME | (head.0 + i);
+        }
+        self.inuse += nr;
+        self.clusters[c as usize].used += nr;
+        let next = off + nr;
+        if next.is_multiple_of(self.cluster_slots) || next >= self.max() {
+            self.hints[h][order as usize] = None;
             self.retire(c);
         } else {
-            self.hints[h] = Some(next);
+            self.hints[h][order as usize] = Some(next);
         }
         Some(off)
     }
@@ -209,10 +274,11 @@ impl SwapDevice {
         match cl.state {
             ClusterState::Full => {
                 cl.state = ClusterState::Nonfull;
-                self.nonfull_clusters.push_back(c);
+                self.nonfull_clusters[cl.order as usize].push_back(c);
             }
             ClusterState::Nonfull if cl.used == 0 => {
                 cl.state = ClusterState::Free;
+                cl.order = 0;
                 self.free_clusters.push_back(c);
             }
             _ => {}
@@ -236,7 +302,9 @@ impl Swap {
             .map(i32::from)
             .unwrap_or(-2 - self.devices.iter().filter(|d| d.priority < 0).count() as i32);
         let id = self.devices.len() as u8;
-        self.devices.push(SwapDevice::new(spec.slots, prio, spec.rotational, spec.cluster_slots, spec.cpus));
+        let mut dev = SwapDevice::new(spec.slots, prio, spec.rotational, spec.cluster_slots, spec.cpus);
+        dev.blkdev = spec.blkdev;
+        self.devices.push(dev);
         self.avail.push(id);
         self.sort_avail();
         DeviceId(id)
@@ -262,9 +330,18 @@ impl Swap {
         self.free_slots() * 2 < self.total_slots()
     }
 
-    /// Allocates a slot for `pfn` and records `pfn` as its swap-cache folio
-    /// (`folio_alloc_swap`). `None` when every device is full.
+    /// Allocates a slot for the order-0 folio `pfn` and records `pfn` as its swap-cache
+    /// folio (`folio_alloc_swap`). `None` when every device is full.
     pub(crate) fn alloc(&mut self, cpu: usize, pfn: Pfn) -> Option<SwapSlot> {
+        self.alloc_folio(cpu, 0, pfn)
+    }
+
+    /// `folio_alloc_swap` for a folio of `order` headed by `head`: returns the first of
+    /// `2^order` contiguous slots on one device, its offset a multiple of `2^order`, and
+    /// records frame `head + i` as the swap-cache folio of slot `i`. Devices are tried by
+    /// priority; `None` when none has a cluster with room for the order, and the caller
+    /// then splits the folio.
+    pub(crate) fn alloc_folio(&mut self, cpu: usize, order: u8, head: Pfn) -> Option<SwapSlot> {
         let mut i = 0;
         while i < self.avail.len() {
             let prio = self.devices[self.avail[i] as usize].priority;
@@ -274,7 +351,7 @@ impl Swap {
                 .count();
             for k in i..group_end {
                 let d = self.avail[k];
-                if let Some(off) = self.devices[d as usize].alloc(cpu, pfn) {
+                if let Some(off) = self.devices[d as usize].alloc(cpu, order, head) {
                     // Requeue behind its equal-priority siblings (plist_requeue).
                     self.avail[k..group_end].rotate_left(1);
                     return Some(SwapSlot { device: DeviceId(d), offset: off });
@@ -283,15 +360,6 @@ impl Swap {
             i = group_end;
         }
         None
-    }
-
-    // TEMPORARY stand-in until per-order clusters land.
-    pub(crate) fn alloc_folio(&mut self, cpu: usize, order: u8, pfn: Pfn) -> Option<SwapSlot> {
-        if order == 0 {
-            self.alloc(cpu, pfn)
-        } else {
-            None
-        }
     }
 
     #[inline]
@@ -384,10 +452,11 @@ impl Swap {
         for (d, dev) in self.devices.iter().enumerate() {
             assert_eq!(dev.count[0], BAD_SLOT, "device {d}: header slot lost its mark");
             let mut inuse = 0;
-            let mut per_cluster = vec![0u32; dev.clusters.len()];
-            per_cluster[0] = 1;
+            let mut unusable = vec![0u32; dev.clusters.len()];
+            unusable[0] = 1;
             let last = dev.clusters.len() - 1;
-            per_cluster[last] += dev.clusters.len() as u32 * dev.cluster_slots - dev.max();
+            unusable[last] += dev.clusters.len() as u32 * dev.cluster_slots - dev.max();
+            let mut per_cluster = unusable.clone();
             for off in 1..dev.max() {
                 let w = dev.cache[off as usize];
                 assert_ne!(w & TAG_MASK, TAG_MASK, "device {d} slot {off}: corrupt cache word");
@@ -399,11 +468,30 @@ impl Swap {
                 }
             }
             assert_eq!(inuse, dev.inuse, "device {d}: inuse counter");
+            // Which lists name each cluster: bit `o` for order `o`'s non-full list, and the
+            // top bit for the free list. Stale entries are allowed; missing ones are not.
+            const ON_FREE: u16 = 1 << 15;
+            let mut listed = vec![0u16; dev.clusters.len()];
+            dev.free_clusters.iter().for_each(|&c| listed[c as usize] |= ON_FREE);
+            for (o, list) in dev.nonfull_clusters.iter().enumerate() {
+                list.iter().for_each(|&c| listed[c as usize] |= 1 << o);
+            }
+            let mut hinted = vec![false; dev.clusters.len()];
+            dev.hints
+                .iter()
+                .flatten()
+                .flatten()
+                .for_each(|&off| hinted[(off / dev.cluster_slots) as usize] = true);
             for (c, cl) in dev.clusters.iter().enumerate() {
                 assert_eq!(cl.used, per_cluster[c], "device {d} cluster {c}: used counter");
-                if cl.state == ClusterState::Full {
-                    assert_eq!(cl.used, dev.cluster_slots, "device {d} cluster {c}: full but has free slots");
-                }
+                assert!(1 << cl.order <= dev.cluster_slots, "device {d} cluster {c}: order {}", cl.order);
+                let ok = match cl.state {
+                    ClusterState::Free => cl.used == unusable[c] && listed[c] & ON_FREE != 0,
+                    ClusterState::Nonfull => cl.used < dev.cluster_slots && listed[c] & 1 << cl.order != 0,
+                    ClusterState::Full => cl.used == dev.cluster_slots,
+                    ClusterState::Current => hinted[c],
+                };
+                assert!(ok, "device {d} cluster {c}: {cl:?} disagrees with its slots, lists or hints");
             }
         }
     }
@@ -412,6 +500,9 @@ impl Swap {
 /// Parameters of a `swapon`.
 #[derive(Clone, Debug)]
 pub(crate) struct SwaponSpec {
+    /// A block device (partition, zram) rather than a swap file: only those hold large
+    /// folios whole.
+    pub(crate) blkdev: bool,
     pub(crate) slots: u32,
     pub(crate) priority: Option<i16>,
     pub(crate) rotational: bool,
@@ -426,9 +517,40 @@ mod tests {
     fn swap_with(devs: &[(u32, Option<i16>, bool)]) -> Swap {
         let mut s = Swap::default();
         for &(slots, priority, rotational) in devs {
-            s.swapon(SwaponSpec { slots, priority, rotational, cluster_slots: 8, cpus: 2 });
+            s.swapon(SwaponSpec { blkdev: true, slots, priority, rotational, cluster_slots: 8, cpus: 2 });
         }
         s
+    }
+
+    /// One device of `slots` slots in clusters of 8, for `cpus` CPUs.
+    fn one_device(slots: u32, rotational: bool, cpus: usize) -> Swap {
+        let mut s = Swap::default();
+        s.swapon(SwaponSpec { blkdev: true, slots, priority: None, rotational, cluster_slots: 8, cpus });
+        s
+    }
+
+    /// Offsets of `n` folios of `order` allocated on `cpu`, checking every slot's cache word.
+    fn take_order(s: &mut Swap, cpu: usize, order: u8, n: usize) -> Vec<Option<u32>> {
+        (0..n)
+            .map(|i| {
+                let head = Pfn(1000 * (i as u32 + 1));
+                let slot = s.alloc_folio(cpu, order, head)?;
+                for k in 0..1 << order {
+                    let at = SwapSlot { offset: slot.offset + k, ..slot };
+                    assert_eq!((s.cached_frame(at), s.count(at)), (Some(Pfn(head.0 + k)), 0));
+                }
+                s.check_invariants();
+                Some(slot.offset)
+            })
+            .collect()
+    }
+
+    /// Drops the swap-cache folio of each slot, releasing it.
+    fn release(s: &mut Swap, offsets: impl IntoIterator<Item = u32>) {
+        for offset in offsets {
+            s.cache_delete(SwapSlot { device: DeviceId(0), offset }, None);
+        }
+        s.check_invariants();
     }
 
     fn take(s: &mut Swap, cpu: usize, n: usize) -> Vec<(u8, u32)> {
@@ -478,5 +600,111 @@ mod tests {
         assert_eq!(s.cache_entry(slots[3]), CacheEntry::Empty);
         assert_eq!(s.alloc(0, Pfn(50)), Some(slots[3]));
         s.check_invariants();
+    }
+
+    #[test]
+    fn every_order_gets_aligned_contiguous_slots_in_its_own_cluster() {
+        let mut s = one_device(64, false, 1);
+        // The header's cluster is left to order 0; each order opens a cluster of its own.
+        assert_eq!(take_order(&mut s, 0, 3, 1), [Some(8)]);
+        assert_eq!(take_order(&mut s, 0, 2, 2), [Some(16), Some(20)]);
+        assert_eq!(take_order(&mut s, 0, 1, 2), [Some(24), Some(26)]);
+        assert_eq!(take_order(&mut s, 0, 0, 2), [Some(1), Some(2)]);
+        assert_eq!(take_order(&mut s, 0, 1, 1), [Some(28)]);
+        assert_eq!(s.used_slots(), 8 + 8 + 6 + 2);
+        // Order 2 never continues in the order-1 cluster, though 30..32 is free there.
+        assert_eq!(take_order(&mut s, 0, 2, 1), [Some(32)]);
+    }
+
+    #[test]
+    fn order0_through_alloc_folio_is_alloc() {
+        let mut a = swap_with(&[(32, Some(1), false), (32, Some(1), true)]);
+        let mut b = swap_with(&[(32, Some(1), false), (32, Some(1), true)]);
+        for i in 0..40 {
+            assert_eq!(a.alloc(i % 2, Pfn(i as u32)), b.alloc_folio(i % 2, 0, Pfn(i as u32)));
+        }
+    }
+
+    #[test]
+    fn holes_in_large_order_clusters_serve_only_order0() {
+        let mut s = one_device(32, false, 1);
+        let order1: Vec<Option<u32>> = (8..32).step_by(2).map(Some).collect();
+        assert_eq!(take_order(&mut s, 0, 1, 12), order1);
+        assert_eq!(take_order(&mut s, 0, 1, 1), [None]);
+        assert_eq!(take_order(&mut s, 0, 2, 1), [None]);
+        assert_eq!(s.free_slots(), 7);
+        // Freeing one slot of a pair leaves a hole no order-1 folio fits in.
+        release(&mut s, [9, 17]);
+        assert_eq!(take_order(&mut s, 0, 1, 1), [None]);
+        // Order 0 fills the header's cluster, then steals the holes.
+        let order0: Vec<Option<u32>> = (1..8).chain([9, 17]).map(Some).collect();
+        assert_eq!(take_order(&mut s, 0, 0, 9), order0);
+        assert_eq!(take_order(&mut s, 0, 0, 1), [None]);
+    }
+
+    #[test]
+    fn an_emptied_cluster_loses_its_order() {
+        let mut s = one_device(32, false, 1);
+        assert_eq!(take_order(&mut s, 0, 1, 4), [Some(8), Some(10), Some(12), Some(14)]);
+        assert_eq!(take_order(&mut s, 0, 2, 4), [Some(16), Some(20), Some(24), Some(28)]);
+        release(&mut s, 8..16);
+        assert_eq!(s.used_slots(), 16);
+        assert_eq!(take_order(&mut s, 0, 2, 2), [Some(8), Some(12)]);
+        // A freed block of the cluster's own order is reused through the non-full list.
+        release(&mut s, 20..24);
+        assert_eq!(take_order(&mut s, 0, 2, 1), [Some(20)]);
+    }
+
+    #[test]
+    fn large_order_hints_are_per_cpu_on_ssds_and_shared_on_disks() {
+        let mut ssd = one_device(64, false, 2);
+        assert_eq!(take_order(&mut ssd, 0, 1, 1), [Some(8)]);
+        assert_eq!(take_order(&mut ssd, 1, 1, 1), [Some(16)]);
+        assert_eq!(take_order(&mut ssd, 0, 1, 1), [Some(10)]);
+        // Each order has its own hint: order 2 on CPU 0 opens another cluster.
+        assert_eq!(take_order(&mut ssd, 0, 2, 1), [Some(24)]);
+        let mut hdd = one_device(64, true, 2);
+        assert_eq!(take_order(&mut hdd, 0, 1, 1), [Some(8)]);
+        assert_eq!(take_order(&mut hdd, 1, 1, 1), [Some(10)]);
+        assert_eq!(take_order(&mut hdd, 0, 2, 1), [Some(16)]);
+        assert_eq!(take_order(&mut hdd, 1, 2, 1), [Some(20)]);
+    }
+
+    #[test]
+    fn large_folios_go_to_the_next_device_with_room() {
+        let mut s = swap_with(&[(16, Some(5), false), (64, Some(5), false), (64, Some(1), false)]);
+        // Device 0 holds one order-3 folio, then only the header's cluster is left.
+        let at = |s: &mut Swap, order| s.alloc_folio(0, order, Pfn(0)).map(|x| (x.device.0, x.offset));
+        assert_eq!(at(&mut s, 3), Some((0, 8)));
+        assert_eq!(at(&mut s, 3), Some((1, 8)));
+        assert_eq!(at(&mut s, 3), Some((1, 16)));
+        assert_eq!(at(&mut s, 0), Some((0, 1)));
+        // A swap file takes no large folio at all.
+        s.devices[1].blkdev = false;
+        assert_eq!(at(&mut s, 1), Some((2, 8)));
+        assert_eq!(at(&mut s, 0), Some((1, 1)));
+        s.check_invariants();
+    }
+
+    #[test]
+    fn random_orders_and_releases_keep_the_bookkeeping() {
+        let mut s = swap_with(&[(200, Some(1), false), (120, Some(1), true)]);
+        let mut held: Vec<SwapSlot> = Vec::new();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for i in 0..20_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let r = (x >> 33) as usize;
+            if r % 5 < 2 || held.is_empty() {
+                let order = [0, 0, 1, 2, 3][r / 5 % 5];
+                if let Some(slot) = s.alloc_folio(r / 25 % 3, order, Pfn(i)) {
+                    held.extend((0..1 << order).map(|k| SwapSlot { offset: slot.offset + k, ..slot }));
+                }
+            } else {
+                let slot = held.swap_remove(r / 5 % held.len());
+                s.cache_delete(slot, None);
+            }
+            s.check_invariants();
+        }
+        assert_eq!(s.used_slots(), held.len() as u64);
     }
 }

@@ -45,7 +45,15 @@ fn knobs() -> impl Strategy<Value = Knobs> {
     ];
     let enabled = prop_oneof![Just(ThpEnabled::Always), Just(ThpEnabled::Madvise), Just(ThpEnabled::Never)];
     let hint = prop_oneof![Just(ThpHint::Default), Just(ThpHint::Hugepage), Just(ThpHint::Nohugepage)];
-    (prop::collection::vec((2u8..=6, setting), 0..4), enabled, hint, any::<bool>(), any::<bool>(), any::<bool>(), prop::bool::weighted(0.2))
+    (
+        prop::collection::vec((2u8..=6, setting), 0..4),
+        enabled,
+        hint,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        prop::bool::weighted(0.2),
+    )
         .prop_map(|(sizes, enabled, hint, synchronous, block, large_swapin, ever_enabled)| Knobs {
             sizes,
             enabled,
@@ -57,7 +65,14 @@ fn knobs() -> impl Strategy<Value = Knobs> {
         })
 }
 
-fn run(k: &Knobs, limit_pages: u64, swap_pages: u64, pages: u64, acc: &[(u64, bool)], seed: u64) -> SimReport {
+fn run(
+    k: &Knobs,
+    limit_pages: u64,
+    swap_pages: u64,
+    pages: u64,
+    acc: &[(u64, bool)],
+    seed: u64,
+) -> SimReport {
     let mut cfg = CoreConfig::default();
     cfg.machine.memory = ByteSize::mib(64);
     cfg.memcg.limit = Some(ByteSize(limit_pages * 4096));
@@ -77,7 +92,9 @@ fn run(k: &Knobs, limit_pages: u64, swap_pages: u64, pages: u64, acc: &[(u64, bo
         config: cfg.validate().expect("test config is valid"),
         seed,
         devices: vec![Box::new(dev)],
-        policies: Policies::default().with_readahead(Box::new(AlignedWindow)).with_swapin(Box::new(Large(k.large_swapin))),
+        policies: Policies::default()
+            .with_readahead(Box::new(AlignedWindow))
+            .with_swapin(Box::new(Large(k.large_swapin))),
         tasks: vec![TaskSpec {
             address_space: None,
             name: "t".into(),
@@ -92,7 +109,9 @@ fn run(k: &Knobs, limit_pages: u64, swap_pages: u64, pages: u64, acc: &[(u64, bo
 fn accesses(pages: u64) -> impl Strategy<Value = Vec<(u64, bool)>> {
     let runs = prop::collection::vec((0..pages, 1u64..24, prop::bool::weighted(0.3)), 1..60);
     runs.prop_map(move |runs| {
-        runs.into_iter().flat_map(|(start, len, w)| (start..(start + len).min(pages)).map(move |p| (p, w))).collect()
+        runs.into_iter()
+            .flat_map(|(start, len, w)| (start..(start + len).min(pages)).map(move |p| (p, w)))
+            .collect()
     })
 }
 
