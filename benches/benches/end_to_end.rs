@@ -9,6 +9,10 @@
 //!   swap-ins with readahead and block-layer merging all run. The device is the measured
 //!   `virtio` preset and readahead is the kernel's cluster policy.
 //!
+//! * `fault_heavy_mthp`: the random fault-heavy run with 16 KiB and 64 KiB mTHP always on
+//!   and the swap area on zram: large folios are allocated, swapped out whole and
+//!   swapped in whole (the kernel's swap-in size policy).
+//!
 //! Inputs come from fixed seeds. Each benchmark's result is checked once outside the timed
 //! loop (access count, outcome, and for `fault_heavy` that pages really were swapped in),
 //! so a broken path cannot post a fast time. The access count is taken on the workload
@@ -115,6 +119,22 @@ fn bench_end_to_end(c: &mut Criterion) {
         assert!(report.vmstat.pswpin > 0, "fault_heavy/{pattern}: nothing was swapped in");
         assert!(report.vmstat.pswpout > 0, "fault_heavy/{pattern}: nothing was swapped out");
     }
+    // The same random run with large folios on zram.
+    let s = fault_heavy(Pattern::Rand, 40);
+    let mthp = |s: &Scenario| {
+        let scenario = swapsim_benches::scenario(&s.generator(), s.memcg_limit, s.page_cluster)
+            .set("thp.hugepages", "{ \"16kB\" = \"always\", \"64kB\" = \"always\" }")
+            .and_then(|sc| sc.set("swap.devices.0.model.preset", "zram"))
+            .expect("the mTHP benchmark scenario is valid");
+        let (setup, _) = scenario.prepare().and_then(|p| p.setup()).expect("the zram preset builds");
+        run(setup).expect("run succeeds")
+    };
+    group.throughput(Throughput::Elements(s.accesses()));
+    let id = "region=96MiB,memcg=32MiB,pattern=rand,mthp=16kB+64kB,zram";
+    group.bench_with_input(BenchmarkId::new("fault_heavy_mthp", id), &s, |b, s| b.iter(|| black_box(mthp(s))));
+    let report = mthp(&s);
+    assert_eq!(report.outcome, Outcome::Completed);
+    assert!(report.mthp.get("16kB").is_some_and(|m| m.swpin > 0), "fault_heavy_mthp: no large swap-in");
     group.finish();
 }
 
