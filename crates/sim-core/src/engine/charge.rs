@@ -9,9 +9,7 @@ use super::reclaim::MAX_RECLAIM_RETRIES;
 use super::task::{TaskKind, TaskState};
 use super::{Simulation, Wait};
 use crate::ids::Pfn;
-use crate::lru::Placement;
 use crate::mm::frames::flag;
-use crate::mm::pagetable::{PageId, Pte, PteState};
 use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
 use crate::report::Outcome;
 
@@ -113,43 +111,6 @@ impl Simulation {
             self.tasks[u].state = TaskState::Killed;
         }
         self.end = self.end.max(at);
-        for page in self.space_pages(space) {
-            match self.mm.pt.pte(page).state() {
-                PteState::Present(pfn) => {
-                    self.mm.frames.set_owner(pfn, None);
-                    self.drop_unmapped(pfn);
-                }
-                PteState::Swap(slot) => {
-                    self.mm.swap.dec_count(slot);
-                    if let Some(pfn) = self.mm.swap.cached_frame(slot) {
-                        self.drop_unmapped(pfn);
-                    }
-                }
-                PteState::None | PteState::Zero => {}
-            }
-            *self.mm.pt.pte_mut(page) = Pte::default();
-        }
-    }
-
-    /// Frees an unmapped folio unless I/O holds it; reclaim drops the rest later.
-    pub(super) fn drop_unmapped(&mut self, pfn: Pfn) {
-        if self.mm.frames.test(pfn, flag::WRITEBACK | flag::LOCKED) {
-            return;
-        }
-        self.lru.remove(&mut self.mm, pfn);
-        if let Some(slot) = self.mm.frames.swap_slot(pfn) {
-            if self.mm.swap.count(slot) > 0 {
-                // Another reference keeps the slot; leave the folio cached.
-                self.lru.add(&mut self.mm, pfn, Placement::Inactive);
-                return;
-            }
-            self.mm.swap.cache_delete(slot, None);
-            self.mm.frames.set_swap_slot(pfn, None);
-        }
-        self.mm.free_frame(pfn);
-    }
-
-    pub(super) fn space_pages(&self, space: usize) -> Vec<PageId> {
-        self.mm.pt.space_pages(space)
+        self.exit_mmap(space);
     }
 }

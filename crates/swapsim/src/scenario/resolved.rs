@@ -5,7 +5,7 @@ use serde::Serialize;
 use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
 };
-use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
 use swapsim_policies::ReadaheadConfig;
@@ -103,6 +103,9 @@ pub struct ResolvedWorkload {
     /// The generator with every default filled in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<GeneratorConfig>,
+    /// The job queue with every default filled in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<JobsConfig>,
 }
 
 impl ResolvedWorkload {
@@ -115,6 +118,7 @@ impl ResolvedWorkload {
             repeat: (input.repeat != 1).then_some(input.repeat),
             instructions: input.instructions,
             generator: None,
+            jobs: None,
         }
     }
 }
