@@ -131,7 +131,8 @@ fn bench_end_to_end(c: &mut Criterion) {
     };
     group.throughput(Throughput::Elements(s.accesses()));
     let id = "region=96MiB,memcg=32MiB,pattern=rand,mthp=16kB+64kB,zram";
-    group.bench_with_input(BenchmarkId::new("fault_heavy_mthp", id), &s, |b, s| b.iter(|| black_box(mthp(s))));
+    group
+        .bench_with_input(BenchmarkId::new("fault_heavy_mthp", id), &s, |b, s| b.iter(|| black_box(mthp(s))));
     let report = mthp(&s);
     assert_eq!(report.outcome, Outcome::Completed);
     assert!(report.mthp.get("16kB").is_some_and(|m| m.swpin > 0), "fault_heavy_mthp: no large swap-in");

@@ -7,8 +7,9 @@
 //! byte-identical once `host` is removed.
 //!
 //! The table is for people: a one-line configuration summary, how the run ended (never
-//! "completed" when the simulated system failed), the timeline's operations, the vmstat
-//! counters, a blkparse-style block per device and the fault latency percentiles.
+//! "completed" when the simulated system failed), a job queue's starts, exits and wall
+//! time, the timeline's operations, the vmstat counters, a blkparse-style block per device
+//! and the fault latency percentiles.
 
 use anyhow::Result;
 use serde::Serialize;
@@ -18,7 +19,7 @@ use std::io::Write;
 use swapsim::{
     ResolvedScenario, ResolvedWorkload, RunDocument, RunStatus, TimelineEntry, TimelineOp, TraceReport,
 };
-use swapsim_core::report::Outcome;
+use swapsim_core::report::{JobsReport, Outcome};
 use swapsim_core::stats::{BlockStats, DirStats, LatencySummary, Vmstat};
 use swapsim_core::OpReport;
 use swapsim_core::SimReport;
@@ -67,6 +68,16 @@ pub(crate) fn summary_line(seed: u64, scenario: &ResolvedScenario) -> String {
 
 /// A short description of the workload.
 pub(crate) fn workload_line(workload: &ResolvedWorkload) -> String {
+    if let Some(jobs) = &workload.jobs {
+        return format!(
+            "workload: {} jobs, -j {}, sizes median {} (links {}, {:.0} %)",
+            jobs.jobs,
+            jobs.concurrency,
+            jobs.size_median,
+            jobs.link_size_median,
+            jobs.link_fraction * 100.0
+        );
+    }
     match (&workload.trace, &workload.generator) {
         (Some(path), _) => {
             let mut line = format!("workload: trace {path}");
@@ -107,6 +118,17 @@ pub(crate) fn skipped_text(skipped: &BTreeMap<String, u64>) -> String {
     }
     let parts: Vec<String> = skipped.iter().map(|(reason, n)| format!("{reason} {n}")).collect();
     format!("skipped {total} ({})", parts.join(", "))
+}
+
+/// The job queue in one line: `200 of 200 started, 200 exited, wall 3.141593 s`, with the
+/// OOM kills when there were any.
+pub(crate) fn jobs_text(jobs: &JobsReport) -> String {
+    let mut text = format!("{} of {} started, {} exited", jobs.started, jobs.jobs, jobs.exited);
+    if jobs.oom_killed > 0 {
+        text.push_str(&format!(", {} OOM-killed", jobs.oom_killed));
+    }
+    text.push_str(&format!(", wall {:.6} s", jobs.wall_s));
+    text
 }
 
 /// Describes how a run ended.
@@ -161,6 +183,9 @@ pub(crate) fn write_table(
     writeln!(t, "accesses         {}", report.accesses)?;
     writeln!(t, "events           {}", report.events)?;
     writeln!(t, "readahead ran    {}", report.readahead)?;
+    if let Some(jobs) = &report.jobs {
+        writeln!(t, "jobs             {}", jobs_text(jobs))?;
+    }
     writeln!(t)?;
     if !doc.scenario.timeline.is_empty() || !report.operations.is_empty() {
         write_timeline(t, &doc.scenario.timeline, &report.operations)?;

@@ -476,8 +476,9 @@ pub(crate) const COLUMNS: [Column; 10] = [
 ];
 
 /// Metrics derived from several report fields; any vmstat counter is a metric too.
-const DERIVED_METRICS: [&str; 5] =
-    ["read_dispatches", "reads_per_dispatch", "major_p50_us", "major_p99_us", "sim_time_s"];
+/// `jobs_wall_s` is a job queue's wall time, undefined for other workloads.
+const DERIVED_METRICS: [&str; 6] =
+    ["read_dispatches", "reads_per_dispatch", "major_p50_us", "major_p99_us", "sim_time_s", "jobs_wall_s"];
 
 /// Checks that `name` is a metric a plot can show.
 pub(crate) fn check_metric(name: &str) -> Result<()> {
@@ -509,6 +510,7 @@ pub(crate) fn metric(report: &Value, name: &str) -> Option<f64> {
         "major_p50_us" => report["fault_latency"]["major"]["p50_us"].as_f64(),
         "major_p99_us" => report["fault_latency"]["major"]["p99_us"].as_f64(),
         "sim_time_s" => report["sim_time_s"].as_f64(),
+        "jobs_wall_s" => report["jobs"]["wall_s"].as_f64(),
         counter => report["vmstat"][counter].as_f64(),
     }
 }
@@ -537,5 +539,7 @@ mod tests {
         assert_eq!(metric(&report, "reads_per_dispatch"), Some(2.0));
         assert_eq!(metric(&report, "read_dispatches"), Some(4.0));
         assert_eq!(metric(&serde_json::json!({"block": []}), "reads_per_dispatch"), None);
+        assert_eq!(metric(&serde_json::json!({"jobs": {"wall_s": 2.5}}), "jobs_wall_s"), Some(2.5));
+        assert_eq!(metric(&serde_json::json!({"sim_time_s": 1.0}), "jobs_wall_s"), None);
     }
 }

@@ -67,7 +67,8 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// What the plot shows on its y axis: any vmstat counter, or read_dispatches,
-    /// reads_per_dispatch, major_p50_us, major_p99_us, sim_time_s.
+    /// reads_per_dispatch, major_p50_us, major_p99_us, sim_time_s, jobs_wall_s (a job
+    /// queue's wall time).
     #[arg(long, default_value = "pgmajfault")]
     metric: String,
     /// Run only the variants whose index is K-1 modulo N, and print them as a JSON shard

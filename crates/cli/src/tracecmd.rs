@@ -403,12 +403,11 @@ fn phase_tasks(phases: &[Phase], fill: bool, seed: u64) -> Result<(Vec<TaskSpec>
         region.pages(),
         names.join(" ")
     );
-    let task = TaskSpec {
-        name: "phases".to_string(),
-        address_space: None,
-        regions: vec![swapsim_core::RegionSpec::new(swapsim_core::VirtPage(0), region.pages())],
-        accesses: Box::new(Chain { streams: streams.into_iter().map(|t| t.accesses).collect(), idx: 0 }),
-    };
+    let task = TaskSpec::new(
+        "phases",
+        vec![swapsim_core::RegionSpec::new(swapsim_core::VirtPage(0), region.pages())],
+        Box::new(Chain { streams: streams.into_iter().map(|t| t.accesses).collect(), idx: 0 }),
+    );
     Ok((vec![task], header))
 }
 

@@ -29,7 +29,7 @@
 //!     seed: 1,
 //!     devices: vec![Box::new(Fixed)],
 //!     policies: Policies::default(),
-//!     tasks: vec![TaskSpec { name: "demo".into(), address_space: None, regions: vec![RegionSpec::new(VirtPage(0), pages)], accesses: Box::new(accesses) }],
+//!     tasks: vec![TaskSpec::new("demo", vec![RegionSpec::new(VirtPage(0), pages)], Box::new(accesses))],
 //!     timeline: Vec::new(),
 //! }).unwrap();
 //! assert!(report.vmstat.pswpout > 0 && report.vmstat.pswpin > 0);
@@ -67,8 +67,8 @@ pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
 pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
 pub use policy::{Feedback, Policies};
-pub use report::{Outcome, SimReport};
+pub use report::{JobsReport, Outcome, SimReport};
 pub use rng::SimRng;
 pub use time::{SimDuration, SimTime};
 pub use timeline::{OpReport, Operation, TimelineOp, Trigger};
-pub use workload::{Access, AccessSource, RegionSpec, TaskSpec};
+pub use workload::{Access, AccessSource, RegionSpec, TaskSpec, TaskStart};

@@ -41,10 +41,33 @@ pub struct TaskReport {
     pub name: String,
     /// Accesses replayed.
     pub accesses: u64,
-    /// Simulated time at which the task finished or was stopped, in seconds.
+    /// Simulated time at which the task started, in seconds; `None` for a task still
+    /// waiting to start when the run ended.
+    pub start_s: Option<f64>,
+    /// Simulated time at which the task finished or was stopped, in seconds (0 for a task
+    /// that never started).
     pub end_s: f64,
+    /// Whether its end was a process exit that ran to completion (a job that finished its
+    /// work, as opposed to one killed or still running when the run ended).
+    pub exited: bool,
     /// Time spent blocked on I/O, in seconds.
     pub io_wait_s: f64,
+}
+
+/// A job queue's summary: the tasks whose end is their process's exit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobsReport {
+    /// Jobs in the workload.
+    pub jobs: u64,
+    /// Jobs that started.
+    pub started: u64,
+    /// Jobs that ran to their end and exited.
+    pub exited: u64,
+    /// Jobs the OOM killer took (before or after they started).
+    pub oom_killed: u64,
+    /// From the first job's start to the last job's end (exit or kill), in simulated
+    /// seconds: the build's wall time. 0 when no job has ended.
+    pub wall_s: f64,
 }
 
 /// Everything a run measured.
@@ -73,6 +96,9 @@ pub struct SimReport {
     pub fault_latency: FaultLatency,
     /// Per task.
     pub tasks: Vec<TaskReport>,
+    /// The job queue's summary, present when some task's end is its process's exit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<JobsReport>,
     /// Timeline operations: what each did and how long it took.
     pub operations: Vec<crate::timeline::OpReport>,
 }

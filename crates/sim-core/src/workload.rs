@@ -53,6 +53,12 @@ impl RegionSpec {
 
 /// A task to run: a name for reports, its mapped regions and its access stream. Accesses
 /// outside every declared region map an implicit 1 GiB-aligned region on first touch.
+///
+/// Build one with [`TaskSpec::new`], which gives every other field its default (its own
+/// address space, starting with the run, keeping its memory when it ends), then set the
+/// fields that differ. The struct is `#[non_exhaustive]` so that adding a field never
+/// breaks a caller.
+#[non_exhaustive]
 pub struct TaskSpec {
     /// Name used in reports and errors (e.g. the trace file).
     pub name: String,
@@ -64,6 +70,54 @@ pub struct TaskSpec {
     pub regions: Vec<RegionSpec>,
     /// The access stream.
     pub accesses: Box<dyn AccessSource>,
+    /// When the task starts. Default [`TaskStart::AtStart`].
+    pub start: TaskStart,
+    /// The end of the stream is the process's exit (`do_exit` → `exit_mmap`): once no
+    /// other task of the address space is left, every page of it is unmapped, its frames
+    /// freed (unless I/O holds them), its swap slots released and its swap-cache-only
+    /// folios dropped. Default false: the task's memory stays as it was, which is what a
+    /// trace that ends mid-process wants.
+    pub exit_on_end: bool,
+}
+
+/// When a task starts. A task that has not started yet is not runnable, holds no memory,
+/// and keeps the workload from counting as ended.
+///
+/// A task *ends* when it has replayed its whole stream or was OOM-killed; a task killed
+/// before it started ends then too (it will never run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskStart {
+    /// At the start of the run.
+    #[default]
+    AtStart,
+    /// When task `index` of [`crate::Setup::tasks`] ends; it must be an earlier task, so
+    /// that every task eventually starts. N chains of such tasks run N "slots" of work
+    /// back to back.
+    AfterTask(usize),
+    /// When `n` tasks have ended, whichever they are; `n` must be at least 1 and at most
+    /// the task's own index. With the first N tasks starting at once and task `i` waiting
+    /// for `i - N + 1` ends, the tasks form a queue served by N workers in index order:
+    /// each end hands the next task its slot, as `make -j N` does.
+    AfterEnds(u32),
+}
+
+impl TaskSpec {
+    /// A task named `name` replaying `accesses` over `regions`, in an address space of its
+    /// own, starting with the run and keeping its memory when it ends.
+    pub fn new(
+        name: impl Into<String>,
+        regions: Vec<RegionSpec>,
+        accesses: Box<dyn AccessSource>,
+    ) -> TaskSpec {
+        TaskSpec {
+            name: name.into(),
+            address_space: None,
+            regions,
+            accesses,
+            start: TaskStart::AtStart,
+            exit_on_end: false,
+        }
+    }
 }
 
 impl std::fmt::Debug for TaskSpec {
@@ -71,6 +125,8 @@ impl std::fmt::Debug for TaskSpec {
         f.debug_struct("TaskSpec")
             .field("name", &self.name)
             .field("regions", &self.regions)
+            .field("start", &self.start)
+            .field("exit_on_end", &self.exit_on_end)
             .finish_non_exhaustive()
     }
 }

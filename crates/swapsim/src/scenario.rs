@@ -11,8 +11,8 @@
 //!   and deserialises the tree again, so an edit that names no real key is rejected with
 //!   the edit quoted.
 //! * Validate: [`Scenario::prepare`] runs [`CoreConfig::validate`], resolves every device
-//!   model to a full [`DeviceProfile`], checks the generator's ranges, the timeline and
-//!   "exactly one workload", and returns a [`Prepared`] scenario.
+//!   model to a full [`DeviceProfile`], checks the generator's or the job queue's ranges,
+//!   the timeline and "exactly one workload", and returns a [`Prepared`] scenario.
 //! * Build: [`Prepared::setup`] makes fresh device models (each on its own random stream,
 //!   derived from the seed and the device name), the readahead policy and the tasks. It can
 //!   be called again for another run of the same scenario.
@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig, SwapoffHits,
 };
-use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::{ThpConfig, ZswapState};
 use swapsim_core::{
     ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapBacking, SwapDeviceSpec, ValidatedConfig,
@@ -346,6 +346,7 @@ impl Scenario {
 enum Workload {
     Trace(TraceInput),
     Generator(GeneratorConfig),
+    Jobs(JobsConfig),
 }
 
 /// A validated scenario, ready to build runs from.
@@ -473,7 +474,7 @@ impl Prepared {
     pub fn generator(&self) -> Option<&GeneratorConfig> {
         match &self.workload {
             Workload::Generator(generator) => Some(generator),
-            Workload::Trace(_) => None,
+            Workload::Trace(_) | Workload::Jobs(_) => None,
         }
     }
 
@@ -493,6 +494,7 @@ impl Prepared {
                 (tasks, Some(report))
             }
             Workload::Generator(generator) => (generator.tasks(seed), None),
+            Workload::Jobs(jobs) => (jobs.tasks(seed), None),
         };
         let timeline = timeline::operations(&self.timeline, self.resolved.swap.readahead, self.readahead_ctx);
         let policies =

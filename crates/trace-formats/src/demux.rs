@@ -222,11 +222,8 @@ fn tasks_with_limit(
         .tasks
         .iter()
         .enumerate()
-        .map(|(index, &(pid, tid, _))| TaskSpec {
-            name: format!("{name}:{pid}/{tid}"),
-            address_space: Some(u64::from(pid)),
-            regions: Vec::new(),
-            accesses: Box::new(ThreadSource {
+        .map(|(index, &(pid, tid, _))| {
+            let source = ThreadSource {
                 shared: Arc::clone(&shared),
                 open: Arc::clone(&open),
                 index,
@@ -235,7 +232,10 @@ fn tasks_with_limit(
                 previous_ns: origin_ns.unwrap_or(0),
                 n_received: 0,
                 private: None,
-            }),
+            };
+            let mut task = TaskSpec::new(format!("{name}:{pid}/{tid}"), Vec::new(), Box::new(source));
+            task.address_space = Some(u64::from(pid));
+            task
         })
         .collect();
     Ok((tasks, summary))

@@ -68,12 +68,19 @@ fn out_of_range_values_name_the_field() {
     assert!(err.contains("tiny.toml") && err.contains("memcg.swappiness: 300 is outside 0..=200"), "{err}");
     let err = run_fails(&data("tiny.toml"), &["--set", "workload.generator.write_fraction=2.0"]);
     assert!(err.contains("workload.generator.write_fraction"), "{err}");
+    let err = run_fails(&in_repo("scenarios/jobs.toml"), &["--set", "workload.jobs.concurrency=0"]);
+    assert!(err.contains("jobs.toml") && err.contains("workload.jobs.concurrency: 0 is below 1"), "{err}");
 }
 
 #[test]
 fn workload_must_be_exactly_one() {
     let err = run_fails(&data("tiny.toml"), &["--set", "workload.trace=x.trace"]);
-    assert!(err.contains("not both"), "{err}");
+    assert!(
+        err.contains("workload: give one of trace, [workload.generator] or [workload.jobs], not trace and [workload.generator]"),
+        "{err}"
+    );
+    let err = run_fails(&data("tiny.toml"), &["--set", "workload.jobs.concurrency=2"]);
+    assert!(err.contains("not [workload.generator] and [workload.jobs]"), "{err}");
     let err = run_fails(&data("no-workload.toml"), &[]);
     assert!(err.contains("workload: missing"), "{err}");
 }

@@ -1,7 +1,7 @@
 //! Every bundled scenario runs (shrunk with `--set` where the full size would be slow)
 //! and shows the behaviour it exists to show.
 
-use crate::support::{in_repo, parse, repo, run_json};
+use crate::support::{in_repo, ok, parse, repo, run_json, without_host};
 use serde_json::Value;
 
 fn run(name: &str, sets: &[&str]) -> Value {
@@ -30,6 +30,7 @@ fn every_scenario_has_a_test() {
         [
             "demo.toml",
             "hdd-cluster.toml",
+            "jobs.toml",
             "seq-thrash.toml",
             "swapoff.toml",
             "two-devices.toml",
@@ -40,15 +41,23 @@ fn every_scenario_has_a_test() {
 
 /// The scenarios shaped like the validation machine run on what was validated there: the
 /// `this-vm` device preset and the CPU costs fitted to its timings (`CpuCosts::this_vm`,
-/// which the scenario files spell out and this test keeps them equal to).
+/// which the scenario files spell out and this test keeps them equal to). The job queue
+/// uses them too, on four CPUs for `-j 4`.
 #[test]
 fn scenarios_of_the_validation_machine_use_its_validated_disk_and_cpu_costs() {
     let this_vm = serde_json::to_value(swapsim_core::config::CpuCosts::this_vm()).expect("serialisable");
-    for name in ["demo.toml", "seq-thrash.toml", "swapoff.toml", "zipf-memcg.toml"] {
+    let scenarios = [
+        ("demo.toml", 1),
+        ("seq-thrash.toml", 1),
+        ("swapoff.toml", 1),
+        ("zipf-memcg.toml", 1),
+        ("jobs.toml", 4),
+    ];
+    for (name, cpus) in scenarios {
         // One event is enough to see the resolved scenario.
         let doc = parse(&run_json(&in_repo(&format!("scenarios/{name}")), &["--set", "limits.max_events=1"]));
         let scenario = &doc["scenario"];
-        assert_eq!(scenario["machine"]["cpus"], 1, "{name}: the validation cases ran on one CPU");
+        assert_eq!(scenario["machine"]["cpus"], cpus, "{name}: the validation cases ran on one CPU");
         for device in scenario["swap"]["devices"].as_array().expect("devices") {
             assert_eq!(device["model"]["name"], "this-vm", "{name}");
         }
@@ -177,4 +186,51 @@ fn swapoff_empties_the_device_without_counting_faults() {
     // The 6.18 default credits no readahead hits during swapoff.
     assert_eq!(swapoff["swap_ra_hit"], 0);
     assert!(swapoff["swap_ra"].as_u64().expect("swap_ra") > 0);
+}
+
+/// The job queue, shrunk to 12 jobs of a few MiB under an 8 MiB limit: four run at a time
+/// (never more), each starts and exits, the queue swaps, every exit released its memory,
+/// and the report's jobs summary spans the queue; the table shows it in one line, and the
+/// same seed gives the same document.
+#[test]
+fn jobs_run_four_at_a_time_and_release_their_memory_at_exit() {
+    let shrink = [
+        "workload.jobs.jobs=12",
+        "workload.jobs.size_median=4MiB",
+        "workload.jobs.link_size_median=16MiB",
+        "memcg.limit=8MiB",
+    ];
+    let doc = run("jobs.toml", &shrink);
+    assert_eq!(doc["scenario"]["workload"]["jobs"]["concurrency"], 4);
+    let jobs = &doc["jobs"];
+    assert_eq!(
+        (jobs["jobs"].as_u64(), jobs["started"].as_u64(), jobs["exited"].as_u64()),
+        (Some(12), Some(12), Some(12))
+    );
+    assert!(counter(&doc, "pswpout") > 0 && counter(&doc, "pgmajfault") > 0, "the queue swaps");
+    let tasks = doc["tasks"].as_array().expect("tasks");
+    let span = |t: &Value| (t["start_s"].as_f64().expect("started"), t["end_s"].as_f64().expect("ended"));
+    for task in tasks {
+        assert_eq!(task["exited"], true, "{task}");
+        let (start, _) = span(task);
+        let running = tasks.iter().map(span).filter(|&(s, e)| s <= start && e > start).count();
+        assert!(running <= 4, "{running} jobs running at {start} s");
+    }
+    let first_start = tasks.iter().map(|t| span(t).0).fold(f64::INFINITY, f64::min);
+    let last_end = tasks.iter().map(|t| span(t).1).fold(0.0, f64::max);
+    assert!((jobs["wall_s"].as_f64().expect("wall") - (last_end - first_start)).abs() < 1e-9);
+    // Every page was unmapped at exit; only folios that I/O held at an exit may remain,
+    // in the swap cache.
+    let at_end = &doc["at_end"];
+    assert_eq!((at_end["rss_pages"].as_u64(), at_end["swap_pages"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(at_end["memcg_usage_pages"], at_end["nr_swapcached"]);
+    let path = in_repo("scenarios/jobs.toml");
+    let mut extra = Vec::new();
+    for set in shrink {
+        extra.extend(["--set", set]);
+    }
+    let text = ok(&[&["run", path.as_str()], extra.as_slice()].concat());
+    assert!(text.contains("workload: 12 jobs, -j 4, sizes median 4MiB (links 16MiB, 2 %)"), "{text}");
+    assert!(text.contains("jobs             12 of 12 started, 12 exited, wall "), "{text}");
+    assert_eq!(without_host(&run_json(&path, &extra)), without_host(&run_json(&path, &extra)));
 }

@@ -9,9 +9,7 @@ use super::reclaim::MAX_RECLAIM_RETRIES;
 use super::task::{TaskKind, TaskState};
 use super::{Simulation, Wait};
 use crate::ids::Pfn;
-use crate::lru::Placement;
 use crate::mm::frames::flag;
-use crate::mm::pagetable::{PageId, Pte, PteState};
 use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
 use crate::report::Outcome;
 
@@ -113,52 +111,6 @@ impl Simulation {
             self.tasks[u].state = TaskState::Killed;
         }
         self.end = self.end.max(at);
-        for page in self.space_pages(space) {
-            match self.mm.pt.pte(page).state() {
-                PteState::Present(pfn) => {
-                    self.mm.frames.set_owner(pfn, None);
-                    self.drop_unmapped(pfn);
-                }
-                PteState::Swap(slot) => {
-                    self.mm.swap.dec_count(slot);
-                    if let Some(pfn) = self.mm.swap.cached_frame(slot) {
-                        self.drop_unmapped(pfn);
-                    }
-                }
-                PteState::None | PteState::Zero => {}
-            }
-            *self.mm.pt.pte_mut(page) = Pte::default();
-        }
-    }
-
-    /// Frees an unmapped folio unless I/O holds it; reclaim drops the rest later. A page
-    /// of a large folio is dropped with its folio, once none of its pages is mapped.
-    pub(super) fn drop_unmapped(&mut self, pfn: Pfn) {
-        let head = self.mm.frames.head(pfn);
-        let nr = self.mm.frames.nr_pages(head);
-        if (0..nr).any(|i| self.mm.frames.owner(Pfn(head.0 + i)).is_some()) {
-            return;
-        }
-        if self.mm.frames.test(head, flag::LOCKED) || self.mm.folio_writeback(head) {
-            return;
-        }
-        self.lru.remove(&mut self.mm, head);
-        if let Some(slot) = self.mm.frames.swap_slot(head) {
-            let slot_at = |i: u32| crate::ids::SwapSlot { device: slot.device, offset: slot.offset + i };
-            if (0..nr).any(|i| self.mm.swap.count(slot_at(i)) > 0) {
-                // Another reference keeps a slot; leave the folio cached.
-                self.lru.add(&mut self.mm, head, Placement::Inactive);
-                return;
-            }
-            for i in 0..nr {
-                self.mm.swap.cache_delete(slot_at(i), None);
-                self.mm.frames.set_swap_slot(Pfn(head.0 + i), None);
-            }
-        }
-        self.mm.free_frame(head);
-    }
-
-    pub(super) fn space_pages(&self, space: usize) -> Vec<PageId> {
-        self.mm.pt.space_pages(space)
+        self.exit_mmap(space);
     }
 }

@@ -2,7 +2,7 @@
 //! others. Tests call it after every event; the `strict-invariants` feature makes `run` do
 //! the same.
 
-use super::task::TaskState;
+use super::task::{TaskKind, TaskState};
 use super::{Simulation, Wait};
 use crate::device::IoDir;
 use crate::ids::{DeviceId, Pfn, SwapSlot};
@@ -133,5 +133,52 @@ impl Simulation {
             self.tasks.iter().all(|t| t.state != TaskState::Runnable || t.wait.is_none()),
             "runnable task with a wait"
         );
+        self.check_task_lifecycle();
+    }
+
+    /// Starts and ends: a waiting task has done nothing and is on no CPU, the end counter
+    /// and each CPU's live-task count match the tasks, and an address space whose every
+    /// task exited holds no PTE.
+    fn check_task_lifecycle(&self) {
+        let user = |t: &&super::task::Task| matches!(t.kind, TaskKind::User);
+        let mut live = vec![0u32; self.cpus.len()];
+        for (i, t) in self.tasks.iter().enumerate().filter(|(_, t)| user(t)) {
+            if t.state == TaskState::Waiting {
+                assert!(
+                    t.started_at.is_none() && t.accesses == 0 && t.wait.is_none(),
+                    "waiting task {} has run",
+                    t.name
+                );
+                assert!(
+                    self.cpus.iter().all(|c| c.current != Some(i) && !c.runq.contains(&i)),
+                    "waiting task {} is on a CPU",
+                    t.name
+                );
+            }
+            let ended = matches!(t.state, TaskState::Done | TaskState::Killed);
+            assert_eq!(t.ended_at.is_some(), ended, "task {} end recorded vs state {:?}", t.name, t.state);
+            if t.started_at.is_some() && !ended {
+                live[t.cpu] += 1;
+            }
+        }
+        let n_ended = self.tasks.iter().filter(user).filter(|t| t.ended_at.is_some()).count();
+        assert_eq!(n_ended, self.n_ended, "ended user tasks vs the end counter");
+        for (c, cpu) in self.cpus.iter().enumerate() {
+            assert_eq!(cpu.live_users, live[c], "cpu {c}: live user tasks");
+        }
+        for space in 0..self.mm.pt.spaces.len() {
+            let mut tasks = self.tasks.iter().filter(user).filter(|t| t.space == space).peekable();
+            let exited = tasks.peek().is_some() && tasks.all(|t| t.exit_on_end && t.state == TaskState::Done);
+            if exited {
+                for page in self.mm.pt.space_pages(space) {
+                    assert_eq!(
+                        self.mm.pt.pte(page).state(),
+                        PteState::None,
+                        "address space {space} exited but page {} is still mapped",
+                        page.0
+                    );
+                }
+            }
+        }
     }
 }

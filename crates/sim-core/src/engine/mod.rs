@@ -16,13 +16,15 @@
 //! Files, each named after what it models: `setup.rs` (building a simulation), `task.rs`
 //! (tasks and CPUs), `sched.rs` (running tasks on CPUs, sleeping and waking), `fault.rs`
 //! (the fault path: `do_anonymous_page`, `do_swap_page`, `swapin_readahead`), `charge.rs`
-//! (memcg charging, the page allocator's watermarks, the OOM killer), `reclaim.rs` (reclaim
-//! drivers and kswapd), `invariants.rs`, `report.rs`, and `ops/` (timeline operations,
-//! one file per family). Each file states what it simplifies; ARCHITECTURE.md collects
-//! the list.
+//! (memcg charging, the page allocator's watermarks, the OOM killer), `exit.rs`
+//! (`exit_mmap`: tearing down an address space when its process exits or is killed),
+//! `reclaim.rs` (reclaim drivers and kswapd), `invariants.rs`, `report.rs`, and `ops/`
+//! (timeline operations, one file per family). Each file states what it simplifies;
+//! ARCHITECTURE.md collects the list.
 
 mod bypass;
 mod charge;
+mod exit;
 mod fault;
 mod invariants;
 mod mthp;
@@ -145,6 +147,14 @@ pub struct Simulation {
     op_reports: Vec<crate::timeline::OpReport>,
     paused: bool,
     workload_done: bool,
+    /// User tasks in the setup, and how many of them have ended (finished their stream or
+    /// were OOM-killed); the workload is over when the two are equal.
+    n_user_tasks: usize,
+    n_ended: usize,
+    /// Tasks waiting for another to end, as (the task waited for, the waiting task), sorted.
+    after_task: Vec<(usize, usize)>,
+    /// Tasks waiting for a number of ends, as (ends, the waiting task), sorted.
+    after_ends: Vec<(u32, usize)>,
 }
 
 impl std::fmt::Debug for Simulation {

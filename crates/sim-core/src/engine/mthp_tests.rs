@@ -93,12 +93,11 @@ impl Machine {
             seed: 1,
             devices: vec![Box::new(Fixed { synchronous: self.zram })],
             policies: Policies::default().with_swapin(self.swapin),
-            tasks: vec![TaskSpec {
-                address_space: None,
-                name: "t".into(),
-                regions: vec![RegionSpec::new(VirtPage(0), pages)],
-                accesses: Box::new(accesses.into_iter()),
-            }],
+            tasks: vec![TaskSpec::new(
+                "t",
+                vec![RegionSpec::new(VirtPage(0), pages)],
+                Box::new(accesses.into_iter()),
+            )],
             timeline: Vec::new(),
         };
         let mut sim = Simulation::new(setup).unwrap();

@@ -1,8 +1,9 @@
 //! Assembling the report at the end of a run: counters, gauges, latencies, tasks.
 
+use super::task::{TaskKind, TaskState};
 use super::Simulation;
 use crate::mm::pagetable::PteState;
-use crate::report::{FaultLatency, Outcome, SimReport, TaskReport};
+use crate::report::{FaultLatency, JobsReport, Outcome, SimReport, TaskReport};
 use crate::stats::Gauges;
 
 impl Simulation {
@@ -54,10 +55,35 @@ impl Simulation {
                 .map(|t| TaskReport {
                     name: t.name.clone(),
                     accesses: t.accesses,
+                    start_s: t.started_at.map(|at| at.as_secs_f64()),
                     end_s: t.clock.as_secs_f64(),
+                    exited: t.exit_on_end && t.state == TaskState::Done,
                     io_wait_s: t.io_wait.as_secs_f64(),
                 })
                 .collect(),
+            jobs: self.jobs_report(),
         }
+    }
+
+    /// The job queue's summary, when some user task's end is its process's exit.
+    fn jobs_report(&self) -> Option<JobsReport> {
+        let jobs: Vec<_> =
+            self.tasks.iter().filter(|t| matches!(t.kind, TaskKind::User) && t.exit_on_end).collect();
+        if jobs.is_empty() {
+            return None;
+        }
+        let first_start = jobs.iter().filter_map(|t| t.started_at).min();
+        let last_end = jobs.iter().filter_map(|t| t.ended_at).max();
+        let wall_s = match (first_start, last_end) {
+            (Some(start), Some(end)) => end.since(start).as_secs_f64(),
+            _ => 0.0,
+        };
+        Some(JobsReport {
+            jobs: jobs.len() as u64,
+            started: jobs.iter().filter(|t| t.started_at.is_some()).count() as u64,
+            exited: jobs.iter().filter(|t| t.state == TaskState::Done).count() as u64,
+            oom_killed: jobs.iter().filter(|t| t.state == TaskState::Killed).count() as u64,
+            wall_s,
+        })
     }
 }

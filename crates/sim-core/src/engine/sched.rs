@@ -10,6 +10,7 @@ use super::{Simulation, Step, Wait};
 use crate::error::SimError;
 use crate::event::Event;
 use crate::time::{SimDuration, SimTime};
+use crate::workload::TaskStart;
 
 impl Simulation {
     pub(super) fn run_cpu(
@@ -85,6 +86,10 @@ impl Simulation {
                                 self.end = self.end.max(task.clock);
                                 self.cpus[c].current = None;
                                 let at = task.clock;
+                                if self.tasks[t].exit_on_end {
+                                    self.exit_mm(t);
+                                }
+                                self.task_ended(t, at, c);
                                 self.check_workload_done(at);
                                 break;
                             }
@@ -118,6 +123,13 @@ impl Simulation {
                         self.cpus[c].current = None;
                         self.after_io();
                         let at = self.tasks[t].clock;
+                        // The kill took every task of the process, waiting ones included.
+                        let space = self.tasks[t].space;
+                        for u in 0..self.tasks.len() {
+                            if self.tasks[u].space == space && self.tasks[u].state == TaskState::Killed {
+                                self.task_ended(u, at, c);
+                            }
+                        }
                         self.check_workload_done(at);
                         break;
                     }
@@ -166,6 +178,63 @@ impl Simulation {
         if self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
             self.cpus[c].scheduled = true;
             let at = now.max(self.mm.queue.now());
+            self.schedule(at, Event::CpuRun(c as u32));
+        }
+    }
+
+    /// Counts the end of user task `t` at `at` (its stream finished or it was killed) and
+    /// starts the tasks that were waiting for it: those waiting for `t` itself, then those
+    /// waiting for this many ends, each group in index order. Counting twice is a no-op,
+    /// so a kill can report every task of the process, whatever ended before. `running`
+    /// is the CPU whose run loop saw the end; it picks up a task started on it without an
+    /// event.
+    pub(super) fn task_ended(&mut self, t: usize, at: SimTime, running: usize) {
+        let task = &mut self.tasks[t];
+        if task.ended_at.is_some() || !matches!(task.kind, TaskKind::User) {
+            return;
+        }
+        task.ended_at = Some(at);
+        if task.started_at.is_some() {
+            self.cpus[task.cpu].live_users -= 1;
+        }
+        self.n_ended += 1;
+        let first = self.after_task.partition_point(|&(j, _)| j < t);
+        let last = self.after_task.partition_point(|&(j, _)| j <= t);
+        for k in first..last {
+            let (_, u) = self.after_task[k];
+            self.start_task(u, at, running);
+        }
+        let n = self.n_ended;
+        let first = self.after_ends.partition_point(|&(m, _)| (m as usize) < n);
+        let last = self.after_ends.partition_point(|&(m, _)| m as usize <= n);
+        for k in first..last {
+            let (_, u) = self.after_ends[k];
+            self.start_task(u, at, running);
+        }
+    }
+
+    /// Starts waiting task `t` at `at` on the user CPU with the fewest live user tasks
+    /// (the lowest-numbered among equals), as `wake_up_new_task` places a new task on an
+    /// idle CPU when there is one. A task the OOM killer took before it started stays
+    /// killed.
+    fn start_task(&mut self, t: usize, at: SimTime, running: usize) {
+        if self.tasks[t].state != TaskState::Waiting {
+            return;
+        }
+        debug_assert!(self.tasks[t].start != TaskStart::AtStart, "only waiting tasks start late");
+        let n_user_cpus = self.mm.cfg.machine.cpus as usize;
+        let c = (0..n_user_cpus).min_by_key(|&c| self.cpus[c].live_users).expect("at least one CPU");
+        self.cpus[c].live_users += 1;
+        let at = at.max(self.mm.queue.now());
+        let task = &mut self.tasks[t];
+        task.cpu = c;
+        task.state = TaskState::Runnable;
+        task.clock = at;
+        task.blocked_since = at;
+        task.started_at = Some(at);
+        self.cpus[c].runq.push_back(t);
+        if c != running && self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
+            self.cpus[c].scheduled = true;
             self.schedule(at, Event::CpuRun(c as u32));
         }
     }

@@ -12,6 +12,7 @@ use crate::mm::{Mm, MmParts};
 use crate::stats::LatencyHistogram;
 use crate::time::{SimDuration, SimTime};
 use crate::timeline::TimelineOp;
+use crate::workload::TaskStart;
 
 impl Simulation {
     /// Builds the machine, maps the tasks' regions and queues the first CPU runs.
@@ -51,10 +52,33 @@ impl Simulation {
                 }
             }
         }
+        // Every start condition names something earlier, so that by induction every task
+        // starts once the tasks before it have run.
+        for (i, spec) in setup.tasks.iter().enumerate() {
+            match spec.start {
+                TaskStart::AtStart => {}
+                TaskStart::AfterTask(j) if j < i => {}
+                TaskStart::AfterTask(j) => {
+                    return Err(SimError::Setup(format!(
+                        "task {i} ({}): starts after task {j}, which is not an earlier task",
+                        spec.name
+                    )))
+                }
+                TaskStart::AfterEnds(n) if n >= 1 && n as usize <= i => {}
+                TaskStart::AfterEnds(n) => {
+                    return Err(SimError::Setup(format!(
+                        "task {i} ({}): starts after {n} task ends, outside 1..={i} (the tasks before it)",
+                        spec.name
+                    )))
+                }
+            }
+        }
         let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
         pt.default_orders = cfg.thp.allowed(cfg.thp.implicit_madvise);
         let mut tasks = Vec::with_capacity(n_tasks);
+        let mut after_task = Vec::new();
+        let mut after_ends = Vec::new();
         // Tasks with the same address-space key share one space (threads of a process).
         let mut shared: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
         for (i, spec) in setup.tasks.into_iter().enumerate() {
@@ -75,6 +99,12 @@ impl Simulation {
                     ))
                 })?;
             }
+            match spec.start {
+                TaskStart::AtStart => {}
+                TaskStart::AfterTask(j) => after_task.push((j, i)),
+                TaskStart::AfterEnds(n) => after_ends.push((n, i)),
+            }
+            let at_start = spec.start == TaskStart::AtStart;
             tasks.push(Task {
                 name: spec.name,
                 kind: TaskKind::User,
@@ -83,13 +113,17 @@ impl Simulation {
                 owner: i,
                 source: spec.accesses,
                 retry: None,
-                state: TaskState::Runnable,
+                state: if at_start { TaskState::Runnable } else { TaskState::Waiting },
                 wait: None,
                 clock: SimTime::ZERO,
                 accesses: 0,
                 checkpoint_at: u64::MAX,
                 blocked_since: SimTime::ZERO,
                 io_wait: SimDuration::ZERO,
+                start: spec.start,
+                exit_on_end: spec.exit_on_end,
+                started_at: at_start.then_some(SimTime::ZERO),
+                ended_at: None,
             });
         }
         let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages });
@@ -115,10 +149,24 @@ impl Simulation {
             op_reports: Vec::new(),
             paused: false,
             workload_done: n_tasks == 0,
+            n_user_tasks: n_tasks,
+            n_ended: 0,
+            // Stable sorts: tasks waiting on the same condition start in index order.
+            after_task: {
+                after_task.sort_by_key(|&(j, _)| j);
+                after_task
+            },
+            after_ends: {
+                after_ends.sort_by_key(|&(n, _)| n);
+                after_ends
+            },
         };
         for t in 0..sim.tasks.len() {
-            let cpu = sim.tasks[t].cpu;
-            sim.cpus[cpu].runq.push_back(t);
+            if sim.tasks[t].state == TaskState::Runnable {
+                let cpu = sim.tasks[t].cpu;
+                sim.cpus[cpu].runq.push_back(t);
+                sim.cpus[cpu].live_users += 1;
+            }
         }
         for c in 0..sim.cpus.len() {
             if !sim.cpus[c].runq.is_empty() {

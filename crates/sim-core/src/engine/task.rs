@@ -5,10 +5,12 @@
 use super::Wait;
 use crate::ids::DeviceId;
 use crate::time::{SimDuration, SimTime};
-use crate::workload::{Access, AccessSource};
+use crate::workload::{Access, AccessSource, TaskStart};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TaskState {
+    /// Not started yet: waiting for its [`TaskStart`] condition. On no run queue.
+    Waiting,
     Runnable,
     Blocked,
     Done,
@@ -33,6 +35,14 @@ pub(crate) struct Task {
     pub(crate) checkpoint_at: u64,
     pub(crate) blocked_since: SimTime,
     pub(crate) io_wait: SimDuration,
+    /// When it starts (user tasks; kernel tasks start when spawned).
+    pub(crate) start: TaskStart,
+    /// Its end is its process's exit: the address space is torn down.
+    pub(crate) exit_on_end: bool,
+    /// When it started; `None` while waiting.
+    pub(crate) started_at: Option<SimTime>,
+    /// When its end was counted (stream finished or OOM-killed); `None` before.
+    pub(crate) ended_at: Option<SimTime>,
 }
 
 /// What a task runs: a user access stream, or kernel work started by the timeline.
@@ -53,6 +63,9 @@ pub(crate) struct Cpu {
     /// A `CpuRun` event for this CPU is pending.
     pub(crate) scheduled: bool,
     pub(crate) last: Option<usize>,
+    /// User tasks placed on this CPU that have started and not ended: what a new task's
+    /// placement compares.
+    pub(crate) live_users: u32,
 }
 
 /// Where a swapoff walk is.

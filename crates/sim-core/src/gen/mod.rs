@@ -1,4 +1,5 @@
-//! Seeded synthetic workloads: the `[workload.generator]` section of a scenario.
+//! Seeded synthetic workloads: the `[workload.generator]` section of a scenario, and the
+//! kernel-build-like job queue of `[workload.jobs]` (`jobs.rs`).
 //!
 //! A scenario can describe its workload instead of shipping a trace: "map 512 MiB, write
 //! every page once, then make three random passes". The shape follows the validation
@@ -22,6 +23,7 @@
 //! which can in rare cases move one zipf sample to a neighbouring rank on another platform.
 
 mod draw;
+mod jobs;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -271,12 +273,8 @@ impl GeneratorConfig {
     fn task_sharing(&self, seed: u64, index: u32, zipf: Option<ZipfSampler>) -> TaskSpec {
         let rng = SimRng::derive(seed, &format!("workload.task{index}"));
         let stream = GenStream::new(self, rng, zipf);
-        TaskSpec {
-            address_space: None,
-            name: format!("gen:{}#{index}", self.pattern),
-            regions: vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), stream.pages) }],
-            accesses: Box::new(stream),
-        }
+        let regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), stream.pages) }];
+        TaskSpec::new(format!("gen:{}#{index}", self.pattern), regions, Box::new(stream))
     }
 
     /// The region in pages, counted as one page when the config is invalid.
@@ -308,5 +306,6 @@ impl GeneratorConfig {
     }
 }
 
+pub use jobs::{JobPlan, JobsConfig};
 use stream::GenStream;
 use zipf::ZipfSampler;

@@ -95,12 +95,11 @@ fn run(
         policies: Policies::default()
             .with_readahead(Box::new(AlignedWindow))
             .with_swapin(Box::new(Large(k.large_swapin))),
-        tasks: vec![TaskSpec {
-            address_space: None,
-            name: "t".into(),
-            regions: vec![RegionSpec { thp: k.hint, ..RegionSpec::new(VirtPage(0), pages) }],
-            accesses: Box::new(first_touch_writes(acc).into_iter()),
-        }],
+        tasks: vec![TaskSpec::new(
+            "t",
+            vec![RegionSpec { thp: k.hint, ..RegionSpec::new(VirtPage(0), pages) }],
+            Box::new(first_touch_writes(acc).into_iter()),
+        )],
         timeline: Vec::new(),
     };
     run_checked(setup)

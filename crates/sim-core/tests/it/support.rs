@@ -126,11 +126,12 @@ pub(crate) fn setup(
         tasks: tasks
             .into_iter()
             .enumerate()
-            .map(|(i, (pages, acc))| TaskSpec {
-                address_space: None,
-                name: format!("t{i}"),
-                regions: vec![RegionSpec::new(VirtPage(0), pages)],
-                accesses: Box::new(acc.into_iter()),
+            .map(|(i, (pages, acc))| {
+                TaskSpec::new(
+                    format!("t{i}"),
+                    vec![RegionSpec::new(VirtPage(0), pages)],
+                    Box::new(acc.into_iter()),
+                )
             })
             .collect(),
         timeline: Vec::new(),

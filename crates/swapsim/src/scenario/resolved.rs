@@ -5,7 +5,7 @@ use serde::Serialize;
 use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
 };
-use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpHint;
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
@@ -107,6 +107,9 @@ pub struct ResolvedWorkload {
     /// A trace's regions' madvise hint, when not "default".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub madvise: Option<ThpHint>,
+    /// The job queue with every default filled in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<JobsConfig>,
 }
 
 impl ResolvedWorkload {
@@ -120,6 +123,7 @@ impl ResolvedWorkload {
             instructions: input.instructions,
             madvise: (input.madvise != ThpHint::Default).then_some(input.madvise),
             generator: None,
+            jobs: None,
         }
     }
 }

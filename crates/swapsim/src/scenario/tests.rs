@@ -308,3 +308,43 @@ fn trace_paths_are_relative_to_the_file_in_it_and_to_the_current_directory_on_th
     let err = prepare_error(with_trace_in("dir", "no-such.trace").set("workload.repeat", "2"));
     assert!(err.contains("cannot open trace dir/no-such.trace (workload.trace in the scenario"), "{err}");
 }
+
+/// `[workload.jobs]`: every default echoed, one workload only, trace options refused, and
+/// a run reports the queue.
+#[test]
+fn a_job_queue_is_a_workload_of_its_own() {
+    let jobs = BASE.replace(
+        "[workload.generator]\n    pattern = \"seq\"\n    region = \"128MiB\"\n",
+        "[workload.jobs]\n    jobs = 6\n    concurrency = 2\n    size_median = \"2MiB\"\n    link_size_median = \"8MiB\"\n",
+    );
+    let prepared = Scenario::from_toml_named(&jobs, "s.toml", "").and_then(|s| s.prepare()).expect("valid");
+    let echoed = prepared.resolved().workload.jobs.as_ref().expect("the queue is echoed");
+    assert_eq!((echoed.jobs, echoed.concurrency, echoed.size_sigma), (6, 2, 0.7));
+    assert!(prepared.generator().is_none());
+    let report = prepared.run().expect("it runs");
+    let summary = report.jobs.expect("a job queue reports its summary");
+    assert_eq!((summary.jobs, summary.started, summary.exited), (6, 6, 6));
+    assert!(summary.wall_s > 0.0 && report.tasks.iter().all(|t| t.exited));
+    check(
+        &format!("{BASE}\n[workload.jobs]\n"),
+        &[],
+        expect![
+            "error: scenario s.toml: workload: give one of trace, [workload.generator] or [workload.jobs], not [workload.generator] and [workload.jobs]"
+        ],
+    );
+    check(
+        &jobs,
+        &["workload.repeat=2"],
+        expect!["error: scenario s.toml: workload.repeat: only applies to a trace workload"],
+    );
+    check(
+        &jobs,
+        &["workload.jobs.concurrency=0"],
+        expect!["error: scenario s.toml: workload.jobs.concurrency: 0 is below 1"],
+    );
+    check(
+        &jobs,
+        &["workload.jobs.conurrency=4"],
+        expect!["error: scenario s.toml: --set workload.jobs.conurrency=4: unknown field `conurrency`, expected one of `jobs`, `concurrency`, `size_median`, `size_sigma`, `link_fraction`, `link_size_median`, `accesses_per_page`, `lifetime_sigma`, `reuse_exponent`, `write_fraction`"],
+    );
+}

@@ -15,8 +15,8 @@ impl Prepared {
     /// Builds and runs the scenario once, telling `progress` the accesses replayed of the
     /// accesses the workload holds; also says what was found in the trace.
     ///
-    /// The total is known for a generator and, once its first pass has counted the records,
-    /// for a trace. A run that ends early (an OOM kill of every task, a limit) reports
+    /// The total is known for a generator and a job queue and, once its first pass has
+    /// counted the records, for a trace. A run that ends early (an OOM kill of every task, a limit) reports
     /// fewer accesses than the total.
     pub fn run_with_progress(&self, progress: &dyn Progress) -> Result<(SimReport, Option<TraceReport>)> {
         let (setup, trace) = self.setup()?;
@@ -24,6 +24,7 @@ impl Prepared {
             (Workload::Generator(generator), _) => {
                 Some(generator.total_accesses().saturating_mul(u64::from(generator.tasks)))
             }
+            (Workload::Jobs(jobs), _) => Some(jobs.total_accesses(self.seed)),
             (Workload::Trace(_), Some(trace)) => Some(trace.records.saturating_mul(u64::from(trace.repeat))),
             (Workload::Trace(_), None) => None,
         };
@@ -90,6 +91,25 @@ mod tests {
         );
         assert_eq!(done.len(), 6, "{done:?}");
         assert_eq!(done[1], swapsim_core::PROGRESS_ACCESSES);
+    }
+
+    #[test]
+    fn a_job_queue_counts_its_accesses_up_to_the_total() {
+        // Twenty jobs of a few hundred pages each, eight accesses per page on median.
+        let done = check(
+            r#"
+            [memcg]
+            limit = "2MiB"
+            [[swap.devices]]
+            name = "vda"
+            size = "64MiB"
+            [workload.jobs]
+            jobs = 20
+            size_median = "2MiB"
+            link_size_median = "4MiB"
+            "#,
+        );
+        assert!(done.len() >= 2, "{done:?}");
     }
 
     #[test]

@@ -9,13 +9,13 @@
 use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use swapsim_core::gen::GeneratorConfig;
+use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_trace_formats::Format;
 
 use super::{ResolvedWorkload, Scenario, Workload};
 use crate::trace::{self, Pace, PathOrigin, TraceInput, TraceSource};
 
-/// `[workload]`: a trace file or a generator, exactly one of them.
+/// `[workload]`: a trace file, a generator or a job queue, exactly one of them.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WorkloadSection {
@@ -49,6 +49,9 @@ pub(crate) struct WorkloadSection {
     /// first touch. Default "default". A generator sets its own (`generator.madvise`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) madvise: Option<swapsim_core::thp::ThpHint>,
+    /// A queue of short-lived processes run `-j N` at a time, shaped like a kernel build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) jobs: Option<JobsConfig>,
 }
 
 impl WorkloadSection {
@@ -108,15 +111,36 @@ impl TraceFlags {
 /// Resolves `[workload]` and the replacing trace options into the workload to run.
 pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(Workload, ResolvedWorkload)> {
     let flags = scenario.trace_flags;
+    let given: Vec<&str> = [
+        ("trace", section.trace.is_some()),
+        ("[workload.generator]", section.generator.is_some()),
+        ("[workload.jobs]", section.jobs.is_some()),
+    ]
+    .into_iter()
+    .filter(|(_, given)| *given)
+    .map(|(name, _)| name)
+    .collect();
+    if scenario.trace.is_none() && given.len() > 1 {
+        bail!(
+            "workload: give one of trace, [workload.generator] or [workload.jobs], not {}",
+            given.join(" and ")
+        );
+    }
     let (trace, written, origin) = match (&scenario.trace, &section) {
         (Some(trace), _) => (trace.clone(), trace.name(), PathOrigin::TraceFlag),
-        (None, WorkloadSection { trace: Some(_), generator: Some(_), .. }) => {
-            bail!("workload: give either trace or [workload.generator], not both")
+        (None, WorkloadSection { trace: None, generator: None, jobs: None, .. }) => {
+            bail!(
+                "workload: missing; give [workload] trace = \"FILE\", a [workload.generator] or \
+                 [workload.jobs] section, or --trace"
+            )
         }
-        (None, WorkloadSection { trace: None, generator: None, .. }) => {
-            bail!("workload: missing; give [workload] trace = \"FILE\", a [workload.generator] section or --trace")
+        (None, WorkloadSection { jobs: Some(jobs), .. }) => {
+            check_no_trace_options(&section, flags)?;
+            jobs.validate()?;
+            let resolved = ResolvedWorkload { jobs: Some(jobs.clone()), ..Default::default() };
+            return Ok((Workload::Jobs(jobs.clone()), resolved));
         }
-        (None, WorkloadSection { trace: Some(path), generator: None, .. }) => {
+        (None, WorkloadSection { trace: Some(path), .. }) => {
             let (origin, resolved) = if scenario.edited_paths.contains(&"workload.trace") {
                 (PathOrigin::Edit("workload.trace"), path.clone())
             } else {
@@ -125,13 +149,8 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
             };
             (TraceSource::File(resolved), path.display().to_string(), origin)
         }
-        (None, WorkloadSection { trace: None, generator: Some(generator), .. }) => {
-            if let Some(key) = section.trace_keys().first() {
-                bail!("workload.{key}: only applies to a trace workload");
-            }
-            if let Some(flag) = flags.given() {
-                bail!("{flag}: only applies to a trace workload (give --trace FILE)");
-            }
+        (None, WorkloadSection { generator: Some(generator), .. }) => {
+            check_no_trace_options(&section, flags)?;
             generator.validate()?;
             let resolved = ResolvedWorkload { generator: Some(generator.clone()), ..Default::default() };
             return Ok((Workload::Generator(generator.clone()), resolved));
@@ -167,4 +186,15 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
     };
     let resolved = ResolvedWorkload::of_trace(written, &input);
     Ok((Workload::Trace(input), resolved))
+}
+
+/// A generated workload (generator or job queue) takes none of the trace options.
+fn check_no_trace_options(section: &WorkloadSection, flags: TraceFlags) -> Result<()> {
+    if let Some(key) = section.trace_keys().first() {
+        bail!("workload.{key}: only applies to a trace workload");
+    }
+    if let Some(flag) = flags.given() {
+        bail!("{flag}: only applies to a trace workload (give --trace FILE)");
+    }
+    Ok(())
 }

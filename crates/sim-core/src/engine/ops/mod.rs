@@ -56,16 +56,13 @@ impl Simulation {
     }
 
     /// Called when a user task ends; arms an operation waiting for the workload's end.
+    /// The workload has ended when every user task has (`Simulation::task_ended` counts
+    /// them, so a queue of thousands of jobs is not rescanned at every end).
     pub(super) fn check_workload_done(&mut self, at: SimTime) {
         if self.workload_done {
             return;
         }
-        let done = self
-            .tasks
-            .iter()
-            .filter(|t| matches!(t.kind, TaskKind::User))
-            .all(|t| matches!(t.state, TaskState::Done | TaskState::Killed));
-        if done {
+        if self.n_ended == self.n_user_tasks {
             self.workload_done = true;
             let waiting = matches!(
                 self.timeline.get(self.timeline_next),
@@ -198,6 +195,10 @@ impl Simulation {
             checkpoint_at: u64::MAX,
             blocked_since: now,
             io_wait: SimDuration::ZERO,
+            start: crate::workload::TaskStart::AtStart,
+            exit_on_end: false,
+            started_at: Some(now),
+            ended_at: None,
         });
         self.cpus[cpu].runq.push_back(t);
         self.cpus[cpu].scheduled = true;
