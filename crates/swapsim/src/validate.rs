@@ -3,65 +3,87 @@
 //! A case (format `swapsim-validation/1`, see validation/README.md) names the machine, the
 //! memory cgroup, the swap device and knobs, the exact access trace, and the kernel's
 //! counters, block figures and timings (median, min, max of repeated runs). Each case is
-//! turned into a scenario (a typed value, validated as a scenario file is), replayed, and
-//! its simulated figures are laid out with the same shape and names as the case's
-//! `measured` object, so that the two can be compared figure by figure.
+//! turned into a scenario (a typed value, validated as a scenario file is; `validate/setup.rs`
+//! says how each field maps), replayed, and its simulated figures are laid out with the same
+//! shape and names as the case's `measured` object, so that the two can be compared figure by
+//! figure. `validate/score.rs` holds the targets and the error summary.
 //!
-//! Not modelled, so such cases are skipped with a reason: zswap, zram, large folios.
+//! Replayed: cases on a swap file or on zram, with or without mTHP sizes. Not modelled, so
+//! such cases are skipped with a reason: zswap.
+//!
+//! What is compared, beyond the counters and block figures of the swap-file cases:
+//!
+//! - mTHP: each `measured.mthp.<size>.<counter>` is the figure `mthp.<size>.<counter>`,
+//!   compared with the report's `mthp` counters of that size (zero when the report does not
+//!   list the size: it lists only sizes with a non-zero counter).
+//! - zram builds no block requests: it handles each bio as it is submitted. The kernel's
+//!   request-level figures on it are zero or come from other I/O, so for zram only the
+//!   bio-level figures are compared ([`ZRAM_BLOCK_FIGURES`]).
+//! - OOM kills: a case may say in how many of its runs the kernel's memory cgroup OOM killer
+//!   ended the workload (`measured.oom_kills`). Each case's result holds that record next to
+//!   the simulated run's outcome, and flags a mismatch: a simulated kill where the kernel
+//!   never killed, or a run that was not killed where the kernel always killed.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
-use swapsim_core::config::{CpuCosts, MachineConfig, MemcgConfig};
 use swapsim_core::stats::{BlockTotals, DirStats, Vmstat};
-use swapsim_core::{ByteSize, SimReport};
-use swapsim_devices::DeviceConfig;
-use swapsim_policies::ReadaheadConfig;
+use swapsim_core::{Outcome, SimReport};
 
 use crate::progress::Progress;
-use crate::scenario::{DeviceSection, Scenario, ScenarioFile, WorkloadSection};
-use crate::timeline::{TimelineEntry, TimelineOp, When};
+use crate::scenario::Scenario;
 
-/// The figures the verdict scores, as paths into a case's `measured` shape, each with the
-/// largest error across cases the model is held to. Every other figure that both a case
-/// and the simulation have is still summarised, marked unscored.
-///
-/// - Event counts the swap path is built around: 35%.
-/// - The classic LRU's aging counters: 35% (the kernel's own runs spread wider than that
-///   on some cases, which is why an error is zero inside its run-to-run range).
-/// - Device service times as the block tracepoints measure them, issue to completion:
-///   50%.
-/// - Wall-clock times: 20%.
-pub const SCORED: &[(&str, f64)] = &[
-    ("vmstat.pswpin", 0.35),
-    ("vmstat.pswpout", 0.35),
-    ("vmstat.pgmajfault", 0.35),
-    ("vmstat.workingset_refault_anon", 0.35),
-    ("vmstat.swap_ra", 0.35),
-    ("vmstat.swap_ra_hit", 0.35),
-    ("block.read_requests", 0.35),
-    ("swapoff.vmstat.pswpin", 0.35),
-    ("swapoff.block.read_requests", 0.35),
-    ("vmstat.pgactivate", 0.35),
-    ("vmstat.pgdeactivate", 0.35),
-    ("vmstat.workingset_activate_anon", 0.35),
-    ("vmstat.workingset_restore_anon", 0.35),
-    ("block.read_service_us_mean", 0.5),
-    ("block.read_service_us_p50", 0.5),
-    ("block.read_service_us_p99", 0.5),
-    ("block.write_service_us_mean", 0.5),
-    ("swapoff.block.read_service_us_mean", 0.5),
-    ("timing.swapoff_s", 0.2),
-    ("timing.total_s", 0.2),
-];
+mod score;
+mod setup;
+#[cfg(test)]
+mod tests;
+
+pub use score::{CaseGroup, CounterSummary, Target, SCORED};
+
+/// The block figures compared on zram: the bio-level ones. zram is a bio-based device
+/// that compresses or decompresses each bio in the submitting task, so the kernel's block
+/// tracepoints see every bio queued (`bios_queued_all`) and never a merge, but no request:
+/// `requests_issued_all`, `read_requests`, `write_requests` and the sector counts are zero
+/// in the cases, and there are no service times. The simulation's block layer counts each
+/// synchronous bio as a completed one-page request, so those figures would only repeat the
+/// bio count. The few `plugs_all`/`unplugs_all` the kernel recorded (0 to 412 per run)
+/// cannot come from zram, which builds no requests to plug, so they are not compared
+/// either.
+pub const ZRAM_BLOCK_FIGURES: &[&str] = &["bios_queued_all", "bio_backmerges_all", "bio_frontmerges_all"];
 
 /// One case file.
 struct Case {
     id: String,
     file: PathBuf,
     doc: Value,
+}
+
+/// The kernel's record of how many of a case's runs its memory cgroup OOM killer ended
+/// (`measured.oom_kills`). The case's figures come from the runs that completed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct KernelOomKills {
+    /// Runs started.
+    pub runs_started: u64,
+    /// Runs the OOM killer ended.
+    pub runs_oom_killed: u64,
+    /// What the case says about them, e.g. when the kills happened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl KernelOomKills {
+    /// The fraction of runs killed, 0..=1.
+    pub fn rate(&self) -> f64 {
+        self.runs_oom_killed as f64 / self.runs_started as f64
+    }
+
+    /// Whether the kernel killed every run.
+    pub fn always(&self) -> bool {
+        self.runs_oom_killed == self.runs_started
+    }
 }
 
 /// A case's outcome.
@@ -72,9 +94,20 @@ pub struct CaseResult {
     pub id: String,
     /// "live" or "swapoff".
     pub kind: String,
+    /// The group of targets the case is held to.
+    pub group: CaseGroup,
     /// Why the case was not replayed, if it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// How the simulated run ended, as its report says (absent when skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// The kernel's OOM kills, when the case records them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_oom_kills: Option<KernelOomKills>,
+    /// The simulated run was OOM-killed where the kernel never killed a run, or was not
+    /// where the kernel killed every run.
+    pub oom_mismatch: bool,
     /// The simulated figures, shaped like `real`.
     pub sim: Value,
     /// The kernel's medians of the figures both sides have.
@@ -87,32 +120,20 @@ pub struct CaseResult {
     pub ratio: Value,
 }
 
-/// Errors across cases for one counter.
-#[derive(Debug, Serialize)]
-#[non_exhaustive]
-pub struct CounterSummary {
-    /// The figure, as a dotted path into the `measured` shape.
-    pub counter: String,
-    /// Cases that have it.
-    pub cases: usize,
-    /// Median over cases of |sim / real - 1|.
-    pub median_abs_error: f64,
-    /// The largest |sim / real - 1|.
-    pub worst_abs_error: f64,
-    /// The case the largest error occurs in.
-    pub worst_case: String,
-    /// Whether the verdict scores this figure (see [`SCORED`]).
-    pub scored: bool,
-    /// For a scored figure, the largest error the model is held to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub target: Option<f64>,
+impl CaseResult {
+    /// Whether the simulated run was OOM-killed.
+    pub fn sim_oom_killed(&self) -> bool {
+        matches!(self.outcome, Some(Outcome::OomKilled { .. }))
+    }
 }
 
-impl CounterSummary {
-    /// Whether a scored figure's worst error is within its target (`None` if unscored).
-    pub fn within_target(&self) -> Option<bool> {
-        self.target.map(|t| self.worst_abs_error <= t)
-    }
+/// Whether a simulated outcome contradicts the kernel's OOM-kill record: a kill where the
+/// kernel never killed, or none where it always did. Without a record, or without a run,
+/// nothing contradicts.
+fn oom_mismatch(kernel: Option<&KernelOomKills>, outcome: Option<&Outcome>) -> bool {
+    let (Some(kernel), Some(outcome)) = (kernel, outcome) else { return false };
+    let killed = matches!(outcome, Outcome::OomKilled { .. });
+    (killed && kernel.runs_oom_killed == 0) || (!killed && kernel.always())
 }
 
 /// Everything a validation found.
@@ -123,6 +144,13 @@ pub struct Validation {
     pub cases: Vec<CaseResult>,
     /// Per counter, the error across cases.
     pub summary: Vec<CounterSummary>,
+}
+
+impl Validation {
+    /// The cases whose simulated OOM kills contradict the kernel's.
+    pub fn oom_mismatches(&self) -> impl Iterator<Item = &CaseResult> {
+        self.cases.iter().filter(|c| c.oom_mismatch)
+    }
 }
 
 fn read_cases(dir: &Path, only: &[String]) -> Result<Vec<Case>> {
@@ -160,128 +188,8 @@ fn read_cases(dir: &Path, only: &[String]) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// Field `path` (dotted) of a case, with the case file named in the error.
-fn field<'a>(case: &'a Case, path: &str) -> Result<&'a Value> {
-    let mut v = &case.doc;
-    for part in path.split('.') {
-        v = v.get(part).ok_or_else(|| anyhow!("{}: {path} missing", case.file.display()))?;
-    }
-    Ok(v)
-}
-
-fn num(case: &Case, path: &str) -> Result<u64> {
-    field(case, path)?
-        .as_u64()
-        .ok_or_else(|| anyhow!("{}: {path} is not a whole number", case.file.display()))
-}
-
-/// Why a case cannot be replayed by this model, if it cannot.
-fn unsupported(case: &Case) -> Option<String> {
-    if case.doc["setup"]["zswap"]["enabled"] == true {
-        return Some("zswap is not modelled yet".into());
-    }
-    if case.doc["setup"]["swap"]["kind"] != "file" {
-        return Some(format!("swap kind {} is not modelled yet", case.doc["setup"]["swap"]["kind"]));
-    }
-    if case.doc["setup"]["mthp_always_kib"].as_array().is_some_and(|a| !a.is_empty()) {
-        return Some("large folios (mTHP) are not modelled yet".into());
-    }
-    None
-}
-
-/// The scenario a case describes.
-fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
-    // Relative to the case directory, which the scenario is loaded from.
-    let trace = field(case, "workload.trace")?.as_str().context("workload.trace is not a string")?;
-    let region_pages = num(case, "workload.region_bytes")? / 4096;
-    let rotational = field(case, "setup.swap.rotational")?.as_bool().context("setup.swap.rotational")?;
-    let version = num(case, "setup.memcg_version")?;
-    let mut file = ScenarioFile {
-        seed: 1,
-        machine: MachineConfig {
-            memory: ByteSize(num(case, "setup.machine_ram_bytes")?),
-            cpus: small(case, "setup.cpus")?,
-            ..MachineConfig::default()
-        },
-        memcg: MemcgConfig {
-            limit: Some(ByteSize(num(case, "setup.memcg_limit_bytes")?)),
-            swappiness: small(case, "setup.swappiness")?,
-            version: u8::try_from(version).map_err(|_| {
-                anyhow!("{}: setup.memcg_version {version} is out of range", case.file.display())
-            })?,
-        },
-        cpu: CpuCosts::this_vm(),
-        workload: WorkloadSection { trace: Some(PathBuf::from(trace)), ..WorkloadSection::default() },
-        ..ScenarioFile::default()
-    };
-    file.swap.page_cluster = small(case, "setup.page_cluster")?;
-    file.swap.vma_ra_enabled =
-        field(case, "setup.vma_ra_enabled")?.as_bool().context("setup.vma_ra_enabled")?;
-    file.swap.readahead = ReadaheadConfig::Kernel;
-    file.swap.devices = vec![DeviceSection {
-        backing: None,
-        name: "vda".into(),
-        size: ByteSize(num(case, "setup.swap.size_bytes")?),
-        priority: None,
-        model: DeviceConfig { rotational: Some(rotational), ..DeviceConfig::preset("this-vm") },
-    }];
-    match field(case, "kind")?.as_str() {
-        Some("live") => {
-            // Mark where the fill ends: the trace header says how many accesses it has;
-            // without one, the fill writes every page of the region once.
-            let fill = fill_accesses(&dir.join(trace)).unwrap_or(region_pages);
-            let when = When { after_accesses: Some(fill), ..When::default() };
-            file.timeline.push(TimelineEntry::new(when, TimelineOp::Mark { label: "fill-end".into() }));
-        }
-        Some("swapoff") => {
-            for op in field(case, "operations")?.as_array().context("operations")? {
-                match op["op"].as_str() {
-                    Some("run_trace") => {}
-                    Some("set_memcg_limit") => {
-                        let bytes = op["bytes"].as_u64().context("set_memcg_limit.bytes")?;
-                        let when = When { at: Some("workload-end".into()), ..When::default() };
-                        let op = TimelineOp::SetMemcgLimit { limit: bytes.to_string() };
-                        file.timeline.push(TimelineEntry::new(when, op));
-                    }
-                    Some("swapoff") => file.timeline.push(TimelineEntry::new(
-                        When::default(),
-                        TimelineOp::Swapoff { device: "vda".into() },
-                    )),
-                    other => bail!("{}: operation {other:?} is not known", case.file.display()),
-                }
-            }
-        }
-        other => bail!("{}: kind {other:?} is not live or swapoff", case.file.display()),
-    }
-    Ok(file)
-}
-
-/// Field `path` of a case as a number that fits a `u32`.
-fn small<T: TryFrom<u64>>(case: &Case, path: &str) -> Result<T> {
-    let n = num(case, path)?;
-    T::try_from(n).map_err(|_| anyhow!("{}: {path} {n} is out of range", case.file.display()))
-}
-
-/// `fill_accesses=N` from a validation trace's `#` header line, if present.
-fn fill_accesses(trace: &Path) -> Option<u64> {
-    use std::io::{BufRead, Read};
-    let file = std::fs::File::open(trace).ok()?;
-    let reader: Box<dyn Read> = if trace.extension().is_some_and(|e| e == "zst") {
-        Box::new(zstd::stream::read::Decoder::new(file).ok()?)
-    } else {
-        Box::new(file)
-    };
-    let mut first = String::new();
-    std::io::BufReader::new(reader.take(64 * 1024)).read_line(&mut first).ok()?;
-    first
-        .strip_prefix('#')?
-        .split_whitespace()
-        .find_map(|tok| tok.strip_prefix("fill_accesses="))
-        .and_then(|n| n.parse().ok())
-}
-
-/// Block figures named as the cases name them.
-fn block_figures(reads: &DirStats, writes: &DirStats, unplugs: u64) -> Map<String, Value> {
+/// Block figures named as the cases name them; on zram only [`ZRAM_BLOCK_FIGURES`].
+fn block_figures(reads: &DirStats, writes: &DirStats, unplugs: u64, zram: bool) -> Map<String, Value> {
     let mut m = Map::new();
     let mean = |total: u64, n: u64| if n == 0 { 0.0 } else { total as f64 / n as f64 };
     m.insert("bios_queued_all".into(), json!(reads.queued + writes.queued));
@@ -303,6 +211,9 @@ fn block_figures(reads: &DirStats, writes: &DirStats, unplugs: u64) -> Map<Strin
     m.insert("write_sectors".into(), json!(writes.completed_kib * 2));
     m.insert("write_request_kib_mean".into(), json!(mean(writes.completed_kib, writes.completed)));
     m.insert("write_service_us_mean".into(), json!(mean(writes.service_ns_total, writes.completed) / 1000.0));
+    if zram {
+        m.retain(|k, _| ZRAM_BLOCK_FIGURES.contains(&k.as_str()));
+    }
     m
 }
 
@@ -311,6 +222,22 @@ fn vmstat_figures(v: &Vmstat) -> Map<String, Value> {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     }
+}
+
+/// The report's mTHP counters by size, plus every size the case measured, at zero when
+/// the report does not list it (it lists only sizes with a non-zero counter).
+fn mthp_figures(measured: &Value, report: &SimReport) -> Map<String, Value> {
+    let mut sizes: Vec<&str> = report.mthp.keys().map(String::as_str).collect();
+    if let Some(m) = measured.get("mthp").and_then(Value::as_object) {
+        sizes.extend(m.keys().map(String::as_str));
+    }
+    sizes
+        .into_iter()
+        .map(|size| {
+            let stats = report.mthp.get(size).copied().unwrap_or_default();
+            (size.to_string(), serde_json::to_value(stats).unwrap_or(Value::Null))
+        })
+        .collect()
 }
 
 fn run_totals(report: &SimReport) -> BlockTotals {
@@ -327,10 +254,11 @@ fn run_totals(report: &SimReport) -> BlockTotals {
 fn sim_shape(case: &Case, report: &SimReport) -> Result<Value> {
     let totals = run_totals(report);
     let total_s = report.tasks.first().map(|t| t.end_s).unwrap_or(report.sim_time_s);
+    let zram = setup::swap_kind(case)? == setup::SwapKind::Zram;
     match case.doc["kind"].as_str() {
         Some("live") => {
-            let mut block = block_figures(&totals.reads, &totals.writes, totals.unplugs);
-            if let Some(d) = report.block.first() {
+            let mut block = block_figures(&totals.reads, &totals.writes, totals.unplugs, zram);
+            if let (Some(d), false) = (report.block.first(), zram) {
                 block.insert("read_service_us_p50".into(), json!(d.read_service.p50_us));
                 block.insert("read_service_us_p99".into(), json!(d.read_service.p99_us));
             }
@@ -338,6 +266,7 @@ fn sim_shape(case: &Case, report: &SimReport) -> Result<Value> {
                 report.operations.iter().find(|o| o.op == "mark").map(|o| o.start_s).unwrap_or(total_s);
             Ok(json!({
                 "vmstat": vmstat_figures(&report.vmstat),
+                "mthp": mthp_figures(&case.doc["measured"], report),
                 "block": block,
                 "timing": { "fill_s": fill_s, "passes_s": total_s - fill_s, "total_s": total_s },
                 "at_end": {
@@ -355,14 +284,15 @@ fn sim_shape(case: &Case, report: &SimReport) -> Result<Value> {
             let fill_vm = report.vmstat.since(&swapoff.vmstat);
             let fill_block = totals.since(&swapoff.block);
             let fill_s = report.operations.first().map(|o| o.start_s).unwrap_or(0.0);
+            let b = &swapoff.block;
             Ok(json!({
                 "fill": {
                     "vmstat": vmstat_figures(&fill_vm),
-                    "block": block_figures(&fill_block.reads, &fill_block.writes, fill_block.unplugs),
+                    "block": block_figures(&fill_block.reads, &fill_block.writes, fill_block.unplugs, zram),
                 },
                 "swapoff": {
                     "vmstat": vmstat_figures(&swapoff.vmstat),
-                    "block": block_figures(&swapoff.block.reads, &swapoff.block.writes, swapoff.block.unplugs),
+                    "block": block_figures(&b.reads, &b.writes, b.unplugs, zram),
                 },
                 "timing": { "fill_s": fill_s, "swapoff_s": swapoff.duration_s.unwrap_or(f64::NAN) },
             }))
@@ -434,117 +364,44 @@ pub fn run_with_progress(dir: &Path, only: &[String], progress: &dyn Progress) -
         let n = n_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         progress.advanced(n, Some(n_total));
     };
-    let results: Vec<Result<CaseResult>> = cases
-        .par_iter()
-        .map(|case| {
-            let kind = case.doc["kind"].as_str().unwrap_or("?").to_string();
-            if let Some(why) = unsupported(case) {
-                return Ok(CaseResult {
-                    id: case.id.clone(),
-                    kind,
-                    skipped: Some(why),
-                    sim: json!({}),
-                    real: json!({}),
-                    real_min: json!({}),
-                    real_max: json!({}),
-                    ratio: json!({}),
-                });
-            }
-            let file = scenario_file(case, dir)?;
-            let report = Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?.run()?;
-            let sim = sim_shape(case, &report).with_context(|| format!("case {}", case.id))?;
-            let (real, real_min, real_max, sim, ratio) = compare(&case.doc["measured"], &sim);
-            Ok(CaseResult { id: case.id.clone(), kind, skipped: None, sim, real, real_min, real_max, ratio })
-        })
-        .inspect(|_| done())
-        .collect();
+    let results: Vec<Result<CaseResult>> =
+        cases.par_iter().map(|case| replay(case, dir)).inspect(|_| done()).collect();
     let cases: Vec<CaseResult> = results.into_iter().collect::<Result<_>>()?;
-    Ok(Validation { summary: summarize(&cases), cases })
+    Ok(Validation { summary: score::summarize(&cases), cases })
 }
 
-/// Every figure that at least one case and its simulation both have: the scored ones in
-/// the order of [`SCORED`], then the others by name.
-fn summarize(cases: &[CaseResult]) -> Vec<CounterSummary> {
-    let mut others = std::collections::BTreeSet::new();
-    for c in cases.iter().filter(|c| c.skipped.is_none()) {
-        let mut paths = Vec::new();
-        leaf_paths("", &c.real, &mut paths);
-        for path in paths {
-            if lookup(&c.sim, &path).and_then(Value::as_f64).is_some()
-                && !SCORED.iter().any(|(p, _)| *p == path)
-            {
-                others.insert(path);
-            }
-        }
-    }
-    let scored = SCORED.iter().map(|&(p, target)| (p.to_string(), Some(target)));
-    let paths = scored.chain(others.into_iter().map(|p| (p, None)));
-    let mut out = Vec::new();
-    for (path, target) in paths {
-        let mut errors: Vec<(f64, &str)> =
-            cases.iter().filter_map(|c| case_error(c, &path).map(|e| (e, c.id.as_str()))).collect();
-        if errors.is_empty() {
-            continue;
-        }
-        errors.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let n = errors.len();
-        let median = if n % 2 == 1 { errors[n / 2].0 } else { (errors[n / 2 - 1].0 + errors[n / 2].0) / 2.0 };
-        let (worst, worst_case) = errors[n - 1];
-        out.push(CounterSummary {
-            counter: path,
-            cases: n,
-            median_abs_error: round4(median),
-            worst_abs_error: round4(worst),
-            worst_case: worst_case.to_string(),
-            scored: target.is_some(),
-            target,
-        });
-    }
-    out
-}
-
-/// The dotted paths of every number in `tree`.
-fn leaf_paths(prefix: &str, tree: &Value, out: &mut Vec<String>) {
-    if let Value::Object(m) = tree {
-        for (k, v) in m {
-            let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-            if v.is_number() {
-                out.push(path);
-            } else {
-                leaf_paths(&path, v, out);
-            }
-        }
-    }
-}
-
-/// The error of one figure of one case, as the summary counts it: zero when the simulated
-/// value lies within the kernel's own run-to-run range (min..max); otherwise
-/// |sim / median - 1|, where a median below 0.1% of the case's swap-ins is raised to that
-/// floor, so that a counter that is almost zero on both sides (a few readahead pages in a
-/// random workload) is not reported as hundreds of percent off.
-fn case_error(c: &CaseResult, path: &str) -> Option<f64> {
-    let real = lookup(&c.real, path)?.as_f64()?;
-    let sim = lookup(&c.sim, path)?.as_f64()?;
-    let lo = lookup(&c.real_min, path).and_then(Value::as_f64).unwrap_or(real);
-    let hi = lookup(&c.real_max, path).and_then(Value::as_f64).unwrap_or(real);
-    if (lo..=hi).contains(&sim) {
-        return Some(0.0);
-    }
-    let phase = path.split('.').next().filter(|p| *p == "fill" || *p == "swapoff");
-    let pswpin_path = match phase {
-        Some(p) => format!("{p}.vmstat.pswpin"),
-        None => "vmstat.pswpin".to_string(),
+/// Replays one case (or skips it, saying why) and compares its figures.
+fn replay(case: &Case, dir: &Path) -> Result<CaseResult> {
+    let kind = case.doc["kind"].as_str().unwrap_or("?").to_string();
+    let group = setup::case_group(case)?;
+    let kernel_oom_kills = setup::kernel_oom_kills(case)?;
+    let mut result = CaseResult {
+        id: case.id.clone(),
+        kind,
+        group,
+        skipped: setup::unsupported(case),
+        outcome: None,
+        kernel_oom_kills,
+        oom_mismatch: false,
+        sim: json!({}),
+        real: json!({}),
+        real_min: json!({}),
+        real_max: json!({}),
+        ratio: json!({}),
     };
-    // The floor applies to event counts only, never to times or sizes.
-    let is_count = path.contains("vmstat.") || path.ends_with("_requests") || path.ends_with("_all");
-    let floor = if is_count {
-        lookup(&c.real, &pswpin_path).and_then(Value::as_f64).unwrap_or(0.0) * 0.001
-    } else {
-        0.0
-    };
-    let base = real.max(floor);
-    if base == 0.0 {
-        return Some(if sim == 0.0 { 0.0 } else { 1.0 });
+    if result.skipped.is_some() {
+        return Ok(result);
     }
-    Some(round4((sim - real).abs() / base))
+    let file = setup::scenario_file(case, dir)?;
+    let report = Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?.run()?;
+    let sim = sim_shape(case, &report).with_context(|| format!("case {}", case.id))?;
+    let (real, real_min, real_max, sim, ratio) = compare(&case.doc["measured"], &sim);
+    result.oom_mismatch = oom_mismatch(result.kernel_oom_kills.as_ref(), Some(&report.outcome));
+    result.outcome = Some(report.outcome);
+    result.sim = sim;
+    result.real = real;
+    result.real_min = real_min;
+    result.real_max = real_max;
+    result.ratio = ratio;
+    Ok(result)
 }

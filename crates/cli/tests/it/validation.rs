@@ -3,37 +3,121 @@
 use crate::support::*;
 use serde_json::Value;
 
+/// The ids of the cases in validation/linux-6.18, in file-name order.
+fn case_ids() -> Vec<String> {
+    let dir = repo().join("validation/linux-6.18/cases");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the cases are committed")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let doc: Value =
+                serde_json::from_str(&std::fs::read_to_string(p).expect("readable")).expect("JSON");
+            doc["id"].as_str().expect("every case has an id").to_string()
+        })
+        .collect()
+}
+
+/// A summary row's key in bounds.json: the figure, with its group when it is scored for
+/// one group of cases only.
+fn label(row: &Value) -> String {
+    let counter = row["counter"].as_str().expect("counter");
+    match row["scope"].as_str() {
+        Some(scope) => format!("{counter} [{scope}]"),
+        None => counter.to_string(),
+    }
+}
+
+/// bounds.json with `worst_abs_error` recomputed from `summary` (worst error plus 3
+/// points, for every scored figure) and everything else kept, in summary order.
+fn regenerated_bounds(bounds: &Value, summary: &[Value]) -> String {
+    let entries = |items: Vec<(String, String)>| -> String {
+        let lines: Vec<String> =
+            items.iter().map(|(k, v)| format!("  {}: {v}", Value::from(k.as_str()))).collect();
+        if lines.is_empty() {
+            "{}".to_string()
+        } else {
+            format!("{{\n{}\n }}", lines.join(",\n"))
+        }
+    };
+    let labels: Vec<String> = summary.iter().filter(|s| s["scored"] == true).map(label).collect();
+    let worst: Vec<(String, String)> = summary
+        .iter()
+        .filter(|s| s["scored"] == true)
+        .map(|s| {
+            let bound = ((s["worst_abs_error"].as_f64().expect("worst") + 0.03) * 1000.0).round() / 1000.0;
+            (label(s), Value::from(bound).to_string())
+        })
+        .collect();
+    let misses = bounds["known_misses"].as_object().expect("known_misses");
+    let mut known: Vec<(String, String)> =
+        labels.iter().filter_map(|l| misses.get(l).map(|why| (l.clone(), why.to_string()))).collect();
+    known.extend(misses.iter().filter(|(k, _)| !labels.contains(k)).map(|(k, v)| (k.clone(), v.to_string())));
+    let later = bounds["not_yet_bounded"].as_object().expect("not_yet_bounded");
+    let later: Vec<(String, String)> = later.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+    format!(
+        "{{\n \"note\": {},\n \"worst_abs_error\": {},\n \"known_misses\": {},\n \"not_yet_bounded\": {}\n}}\n",
+        bounds["note"],
+        entries(worst),
+        entries(known),
+        entries(later)
+    )
+}
+
+/// Regenerate bounds.json after a deliberate change of the model with
+/// `UPDATE_BOUNDS=1 cargo test -p swapsim-cli issue5`, and say so in the commit.
 #[test]
 fn issue5_validation_stays_within_recorded_bounds() {
-    let doc = parse(&ok(&["validate", &in_repo("validation/linux-6.18"), "--format", "json"]));
-    let bounds_text = std::fs::read_to_string(repo().join("validation/linux-6.18/bounds.json"))
-        .expect("bounds.json is committed");
-    let bounds: Value = serde_json::from_str(&bounds_text).expect("bounds.json is JSON");
-    let known_misses = bounds["known_misses"].as_object().expect("known_misses");
-    let bounds = bounds["worst_abs_error"].as_object().expect("worst_abs_error");
+    let path = repo().join("validation/linux-6.18/bounds.json");
+    let bounds_text = std::fs::read_to_string(&path).expect("bounds.json is committed");
+    let bounds_doc: Value = serde_json::from_str(&bounds_text).expect("bounds.json is JSON");
+    // Cases the engine does not model yet are left out of the bounds, by name, each with
+    // why; a name that is no case is a mistake.
+    let not_yet = bounds_doc["not_yet_bounded"].as_object().expect("not_yet_bounded");
+    let ids = case_ids();
+    for id in not_yet.keys() {
+        assert!(ids.contains(id), "bounds.json leaves out {id}, which is no case");
+    }
+    let dir = in_repo("validation/linux-6.18");
+    let mut args = vec!["validate", dir.as_str(), "--format", "json"];
+    for id in ids.iter().filter(|id| !not_yet.contains_key(id.as_str())) {
+        args.extend(["--case", id.as_str()]);
+    }
+    let doc = parse(&ok(&args));
     let summary = doc["summary"].as_array().expect("summary");
-    for (counter, bound) in bounds {
-        let row = summary
-            .iter()
-            .find(|s| s["counter"] == counter.as_str())
-            .unwrap_or_else(|| panic!("summary lacks {counter}"));
+    if std::env::var_os("UPDATE_BOUNDS").is_some() {
+        std::fs::write(&path, regenerated_bounds(&bounds_doc, summary)).expect("bounds.json is writable");
+        return;
+    }
+    let known_misses = bounds_doc["known_misses"].as_object().expect("known_misses");
+    let bounds = bounds_doc["worst_abs_error"].as_object().expect("worst_abs_error");
+    for (key, bound) in bounds {
+        let row = summary.iter().find(|s| label(s) == *key).unwrap_or_else(|| panic!("summary lacks {key}"));
         let worst = row["worst_abs_error"].as_f64().expect("worst_abs_error");
         let bound = bound.as_f64().expect("bound");
         assert!(
             worst <= bound,
-            "{counter}: worst error {worst} exceeds the recorded bound {bound} ({})",
+            "{key}: worst error {worst} exceeds the recorded bound {bound} ({})",
             row["worst_case"]
         );
     }
     // Every scored figure has a bound, and is within its target unless bounds.json says
     // why not.
     for row in summary.iter().filter(|s| s["scored"] == true) {
-        let counter = row["counter"].as_str().expect("counter");
-        assert!(bounds.contains_key(counter), "bounds.json lacks the scored figure {counter}");
+        let key = label(row);
+        assert!(bounds.contains_key(&key), "bounds.json lacks the scored figure {key}");
         let target = row["target"].as_f64().expect("a scored figure has a target");
         let worst = row["worst_abs_error"].as_f64().expect("worst");
-        if !known_misses.contains_key(counter) {
-            assert!(worst <= target, "{counter}: worst error {worst} is outside its target {target}: {row}");
+        if !known_misses.contains_key(&key) {
+            assert!(worst <= target, "{key}: worst error {worst} is outside its target {target}: {row}");
+            if let Some(median_target) = row["median_target"].as_f64() {
+                let median = row["median_abs_error"].as_f64().expect("median");
+                assert!(median <= median_target, "{key}: median error {median} is outside {median_target}");
+            }
         }
     }
     // The event counts a kernel developer reads first, on the median case too.
@@ -41,6 +125,10 @@ fn issue5_validation_stays_within_recorded_bounds() {
     {
         let row = summary.iter().find(|s| s["counter"] == counter).expect("summarised");
         assert!(row["median_abs_error"].as_f64().expect("median") <= 0.15, "{row}");
+    }
+    // No bounded case is OOM-killed where the kernel never was, or the other way round.
+    for case in doc["cases"].as_array().expect("cases") {
+        assert_eq!(case["oom_mismatch"], false, "{}", case["id"]);
     }
 }
 
@@ -120,4 +208,167 @@ fn profile_fit_recovers_the_validation_disk() {
     // A fitted profile is usable as a device model as it is.
     let err = fails(&["profile", "fit", &in_repo("README.md")]);
     assert!(err.contains("not JSON"), "{err}");
+}
+
+#[test]
+fn validate_replays_the_zram_and_mthp_cases() {
+    let doc = parse(&ok(&[
+        "validate",
+        &in_repo("validation/linux-6.18"),
+        "--case",
+        "D2-mthp16-64-zipf0.9-zram",
+        "--case",
+        "D-mthp16-64-seq-swapfile",
+        "--format",
+        "json",
+    ]));
+    let cases = doc["cases"].as_array().expect("cases");
+    let [swapfile, zram] = cases.as_slice() else { panic!("two cases: {cases:?}") };
+    for case in cases {
+        assert!(case["skipped"].is_null(), "{}", case["id"]);
+        assert_eq!(case["group"], "mthp-or-zram");
+        assert_eq!(case["outcome"]["kind"], "completed");
+        // Every measured mTHP counter is compared, simulated or not.
+        for (size, counters) in case["real"]["mthp"].as_object().expect("mthp figures") {
+            for counter in counters.as_object().expect("per size").keys() {
+                assert!(
+                    case["sim"]["mthp"][size][counter].is_number(),
+                    "{} mthp.{size}.{counter}",
+                    case["id"]
+                );
+            }
+        }
+    }
+    assert!(swapfile["real"]["mthp"]["16kB"]["swpout_fallback"].is_number());
+    assert!(swapfile["sim"]["mthp"]["16kB"]["swpin"].is_null(), "a counter the kernel did not measure");
+    assert!(swapfile["sim"]["block"]["requests_issued_all"].is_number());
+    // zram: bio-level block figures only.
+    let block: Vec<&String> = zram["sim"]["block"].as_object().expect("block").keys().collect();
+    assert_eq!(block, ["bio_backmerges_all", "bio_frontmerges_all", "bios_queued_all"]);
+    assert_eq!(zram["kernel_oom_kills"]["runs_started"], 3);
+    assert_eq!(zram["kernel_oom_kills"]["runs_oom_killed"], 0);
+    assert_eq!(zram["oom_mismatch"], false);
+    assert!(swapfile["kernel_oom_kills"].is_null(), "the case records no OOM kills");
+    // Per-size swap counters are scored: 35% worst, 15% median.
+    let summary = doc["summary"].as_array().expect("summary");
+    for figure in
+        ["mthp.16kB.swpin", "mthp.64kB.swpin_fallback", "mthp.16kB.swpout_fallback", "mthp.64kB.swpout"]
+    {
+        let row = summary.iter().find(|s| s["counter"] == figure).unwrap_or_else(|| panic!("{figure}"));
+        assert_eq!(
+            (row["target"].as_f64(), row["median_target"].as_f64()),
+            (Some(0.35), Some(0.15)),
+            "{row}"
+        );
+    }
+    let total = summary
+        .iter()
+        .find(|s| s["counter"] == "timing.total_s" && s["scope"] == "mthp-or-zram")
+        .expect("the run time of these cases is scored for their group");
+    assert_eq!(total["target"].as_f64(), Some(0.25));
+    assert!(!summary.iter().any(|s| s["scope"] == "swapfile-order0"), "no order-0 swap-file case ran");
+}
+
+/// Writes a validation directory of `cases` (file name, JSON) sharing one trace that writes
+/// 1536 pages (6 MiB) once, and returns its path.
+fn scratch_cases(name: &str, cases: &[(&str, Value)]) -> String {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("cases")).expect("the scratch directory can be created");
+    std::fs::create_dir_all(dir.join("traces")).expect("the scratch directory can be created");
+    let trace: String = std::iter::once("# pages=1536 fill_accesses=1536\n".to_string())
+        .chain((0..1536).map(|p| format!("W {p}\n")))
+        .collect();
+    std::fs::write(dir.join("traces/fill.trace"), trace).expect("the trace can be written");
+    for (file, doc) in cases {
+        std::fs::write(dir.join("cases").join(file), doc.to_string()).expect("the case can be written");
+    }
+    dir.display().to_string()
+}
+
+/// A live case writing 6 MiB under a 2 MiB memory cgroup on a swap file of `swap_bytes`,
+/// with the kernel's OOM-kill record `oom`.
+fn small_case(id: &str, swap_bytes: u64, oom: Value) -> Value {
+    serde_json::json!({
+        "format": "swapsim-validation/1",
+        "id": id,
+        "kind": "live",
+        "setup": {
+            "cpus": 1, "machine_ram_bytes": 1_073_741_824_u64, "memcg_limit_bytes": 2_097_152,
+            "memcg_version": 1, "mthp_always_kib": [], "page_cluster": 3, "swappiness": 60,
+            "vma_ra_enabled": true, "zswap": { "enabled": false, "ever_enabled": true },
+            "swap": { "kind": "file", "rotational": true, "size_bytes": swap_bytes },
+        },
+        "workload": { "trace": "traces/fill.trace", "region_bytes": 6_291_456, "thp": "off" },
+        "measured": {
+            "oom_kills": oom,
+            "vmstat": { "pswpout": { "median": 1024, "min": 1000, "max": 1050 } },
+        },
+    })
+}
+
+#[test]
+fn validate_shows_oom_kills_next_to_the_kernel_and_flags_contradictions() {
+    let never = serde_json::json!({ "runs_started": 3, "runs_oom_killed": 0, "note": "no OOM kill" });
+    let always = serde_json::json!({ "runs_started": 3, "runs_oom_killed": 3 });
+    let some = serde_json::json!({ "runs_started": 6, "runs_oom_killed": 2 });
+    let dir = scratch_cases(
+        "validate-oom",
+        &[
+            ("X1.json", small_case("X1-killed-kernel-never", 1 << 20, never)),
+            ("X2.json", small_case("X2-survived-kernel-always", 64 << 20, always)),
+            ("X3.json", small_case("X3-killed-kernel-sometimes", 1 << 20, some)),
+        ],
+    );
+    let doc = parse(&ok(&["validate", &dir, "--format", "json"]));
+    let by_id =
+        |id: &str| doc["cases"].as_array().expect("cases").iter().find(|c| c["id"] == id).expect(id).clone();
+    let killed = by_id("X1-killed-kernel-never");
+    assert_eq!(killed["outcome"]["kind"], "oom_killed");
+    assert_eq!(killed["oom_mismatch"], true);
+    let survived = by_id("X2-survived-kernel-always");
+    assert_eq!(survived["outcome"]["kind"], "completed");
+    assert_eq!(survived["oom_mismatch"], true);
+    let sometimes = by_id("X3-killed-kernel-sometimes");
+    assert_eq!(sometimes["outcome"]["kind"], "oom_killed");
+    assert_eq!(sometimes["oom_mismatch"], false, "the kernel killed 2 of 6 runs: either outcome agrees");
+    let text = ok(&["validate", &dir]);
+    let row = |id: &str| text.lines().find(|l| l.starts_with(id)).unwrap_or_else(|| panic!("{id}: {text}"));
+    assert!(text
+        .lines()
+        .next()
+        .is_some_and(|l| l.contains("kernel OOM kills") && l.contains("simulated run")));
+    assert!(row("X1-killed-kernel-never").contains("0 of 3 runs"), "{text}");
+    assert!(row("X1-killed-kernel-never").contains("OOM-killed at "), "{text}");
+    assert!(row("X1-killed-kernel-never").ends_with("MISMATCH"), "{text}");
+    assert!(row("X2-survived-kernel-always").contains("3 of 3 runs"), "{text}");
+    assert!(row("X2-survived-kernel-always").ends_with("completed MISMATCH"), "{text}");
+    assert!(row("X3-killed-kernel-sometimes").contains("2 of 6 runs"), "{text}");
+    assert!(!row("X3-killed-kernel-sometimes").contains("MISMATCH"), "{text}");
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).expect("a verdict");
+    assert!(
+        verdict.contains("OOM kills contradict the kernel's in: X1-killed-kernel-never (kernel 0 of 3 runs"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("X2-survived-kernel-always (kernel 3 of 3 runs, simulated completed)"),
+        "{verdict}"
+    );
+}
+
+#[test]
+fn validate_skips_zswap_cases_and_names_a_malformed_field() {
+    let mut zswap =
+        small_case("C-zswap", 64 << 20, serde_json::json!({ "runs_started": 1, "runs_oom_killed": 0 }));
+    zswap["setup"]["zswap"] =
+        serde_json::json!({ "enabled": true, "ever_enabled": true, "compressor": "lzo" });
+    let dir = scratch_cases("validate-zswap", &[("C-zswap.json", zswap)]);
+    let text = ok(&["validate", &dir]);
+    assert!(text.contains("skipped: zswap is not modelled yet"), "{text}");
+    let mut bad =
+        small_case("Z-bad", 64 << 20, serde_json::json!({ "runs_started": 1, "runs_oom_killed": 0 }));
+    bad["setup"]["mthp_always_kib"] = serde_json::json!(["16", "48"]);
+    let dir = scratch_cases("validate-bad-mthp", &[("Z-bad.json", bad)]);
+    let err = fails(&["validate", &dir]);
+    assert!(err.contains("cases/Z-bad.json: setup.mthp_always_kib[1]: \"48\" is not an mTHP size"), "{err}");
 }

@@ -1,0 +1,271 @@
+//! A case's `setup` and `workload`, read into the scenario they describe.
+//!
+//! Every field is read with the case file and the field's path in its error, so that a
+//! malformed case names what is wrong with it. How each field maps:
+//!
+//! - `setup.swap.kind` "file": a swap file (`backing = "file"`) on the `this-vm` device,
+//!   with `setup.swap.rotational`; "zram": a whole device (`backing = "block"`) on the
+//!   `this-vm-zram` preset, the validation machine's zram fitted on top of its CPU costs.
+//! - `setup.mthp_always_kib` (sizes in KiB, as strings or numbers): each size set to
+//!   "always" in `[thp] hugepages`, keyed as the kernel names it ("16kB").
+//! - `workload.thp` "off": `[thp] enabled = "never"`; "default": "madvise", the default.
+//! - `setup.zswap.ever_enabled`: `[zswap] ever_enabled` (absent: false, a boot in which
+//!   zswap's parameter was never written).
+//! - The memory cgroup, the machine, `page_cluster` and `vma_ra_enabled` as named; the CPU
+//!   costs are `CpuCosts::this_vm`, and the readahead policy is the kernel's own choice.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use swapsim_core::config::{CpuCosts, MachineConfig, MemcgConfig};
+use swapsim_core::thp::{order_of, ThpEnabled, ThpSizeEnabled, ZswapState};
+use swapsim_core::{ByteSize, SwapBacking};
+use swapsim_devices::DeviceConfig;
+use swapsim_policies::ReadaheadConfig;
+
+use super::{Case, CaseGroup, KernelOomKills};
+use crate::scenario::{DeviceSection, ScenarioFile, ThpSection, WorkloadSection};
+use crate::timeline::{TimelineEntry, TimelineOp, When};
+
+/// Field `path` (dotted) of a case, with the case file named in the error.
+pub(super) fn field<'a>(case: &'a Case, path: &str) -> Result<&'a Value> {
+    let mut v = &case.doc;
+    for part in path.split('.') {
+        v = v.get(part).ok_or_else(|| anyhow!("{}: {path} missing", case.file.display()))?;
+    }
+    Ok(v)
+}
+
+/// Field `path` of a case, or `None` when it is absent.
+fn optional<'a>(case: &'a Case, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(&case.doc, |v, part| v.get(part))
+}
+
+fn num(case: &Case, path: &str) -> Result<u64> {
+    field(case, path)?
+        .as_u64()
+        .ok_or_else(|| anyhow!("{}: {path} is not a whole number", case.file.display()))
+}
+
+fn text<'a>(case: &'a Case, path: &str) -> Result<&'a str> {
+    field(case, path)?.as_str().ok_or_else(|| anyhow!("{}: {path} is not a string", case.file.display()))
+}
+
+fn flag(case: &Case, path: &str) -> Result<bool> {
+    field(case, path)?
+        .as_bool()
+        .ok_or_else(|| anyhow!("{}: {path} is not true or false", case.file.display()))
+}
+
+/// Field `path` of a case as a number that fits `T`.
+fn small<T: TryFrom<u64>>(case: &Case, path: &str) -> Result<T> {
+    let n = num(case, path)?;
+    T::try_from(n).map_err(|_| anyhow!("{}: {path} {n} is out of range", case.file.display()))
+}
+
+/// The kind of swap device a case ran on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SwapKind {
+    /// A swap file on ext4 on the virtio disk.
+    File,
+    /// A zram device.
+    Zram,
+}
+
+pub(super) fn swap_kind(case: &Case) -> Result<SwapKind> {
+    match text(case, "setup.swap.kind")? {
+        "file" => Ok(SwapKind::File),
+        "zram" => Ok(SwapKind::Zram),
+        other => {
+            bail!("{}: setup.swap.kind \"{other}\" is not \"file\" or \"zram\"", case.file.display())
+        }
+    }
+}
+
+/// The mTHP sizes set to "always", keyed as `[thp] hugepages` keys them ("16kB").
+pub(super) fn mthp_sizes(case: &Case) -> Result<Vec<String>> {
+    let path = "setup.mthp_always_kib";
+    let list = field(case, path)?
+        .as_array()
+        .ok_or_else(|| anyhow!("{}: {path} is not a list", case.file.display()))?;
+    let mut sizes = Vec::new();
+    for (i, item) in list.iter().enumerate() {
+        let kib = match item {
+            Value::String(s) => s.trim().parse::<u64>().ok(),
+            other => other.as_u64(),
+        };
+        let key = kib.map(|k| format!("{k}kB")).filter(|key| order_of(key).is_some()).ok_or_else(|| {
+            anyhow!(
+                "{}: {path}[{i}]: {item} is not an mTHP size in KiB (16, 32, 64, ..., 2048)",
+                case.file.display()
+            )
+        })?;
+        sizes.push(key);
+    }
+    Ok(sizes)
+}
+
+/// Which group of targets a case is held to.
+pub(super) fn case_group(case: &Case) -> Result<CaseGroup> {
+    let zram = swap_kind(case)? == SwapKind::Zram;
+    Ok(if zram || !mthp_sizes(case)?.is_empty() { CaseGroup::MthpOrZram } else { CaseGroup::SwapFileOrder0 })
+}
+
+/// Why a case cannot be replayed by this model, if it cannot.
+pub(super) fn unsupported(case: &Case) -> Option<String> {
+    if optional(case, "setup.zswap.enabled") == Some(&Value::Bool(true)) {
+        return Some("zswap is not modelled yet".into());
+    }
+    None
+}
+
+/// The kernel's `measured.oom_kills`, if the case records it.
+pub(super) fn kernel_oom_kills(case: &Case) -> Result<Option<KernelOomKills>> {
+    if optional(case, "measured.oom_kills").is_none() {
+        return Ok(None);
+    }
+    let runs_started = num(case, "measured.oom_kills.runs_started")?;
+    let runs_oom_killed = num(case, "measured.oom_kills.runs_oom_killed")?;
+    if runs_started == 0 {
+        bail!("{}: measured.oom_kills.runs_started is 0, expected at least 1", case.file.display());
+    }
+    if runs_oom_killed > runs_started {
+        bail!(
+            "{}: measured.oom_kills.runs_oom_killed {runs_oom_killed} is more than runs_started {runs_started}",
+            case.file.display()
+        );
+    }
+    let note = match optional(case, "measured.oom_kills.note") {
+        None => None,
+        Some(_) => Some(text(case, "measured.oom_kills.note")?.to_string()),
+    };
+    Ok(Some(KernelOomKills { runs_started, runs_oom_killed, note }))
+}
+
+/// `[thp]` for a case: its mTHP sizes "always", the top-level setting from `workload.thp`.
+fn thp_section(case: &Case) -> Result<ThpSection> {
+    let enabled = match text(case, "workload.thp")? {
+        "off" => ThpEnabled::Never,
+        "default" => ThpEnabled::Madvise,
+        other => bail!("{}: workload.thp \"{other}\" is not \"off\" or \"default\"", case.file.display()),
+    };
+    let hugepages: BTreeMap<String, ThpSizeEnabled> =
+        mthp_sizes(case)?.into_iter().map(|size| (size, ThpSizeEnabled::Always)).collect();
+    Ok(ThpSection { enabled, hugepages, ..ThpSection::default() })
+}
+
+/// `[zswap]` for a case.
+fn zswap_state(case: &Case) -> Result<ZswapState> {
+    let path = "setup.zswap.ever_enabled";
+    let ever_enabled = match optional(case, path) {
+        None => false,
+        Some(_) => flag(case, path)?,
+    };
+    Ok(ZswapState { ever_enabled })
+}
+
+/// The swap device a case describes: its name in the scenario and its section.
+fn device(case: &Case) -> Result<DeviceSection> {
+    let rotational = flag(case, "setup.swap.rotational")?;
+    let size = ByteSize(num(case, "setup.swap.size_bytes")?);
+    let (name, backing, preset) = match swap_kind(case)? {
+        SwapKind::File => ("vda", SwapBacking::File, "this-vm"),
+        SwapKind::Zram => ("zram0", SwapBacking::Block, "this-vm-zram"),
+    };
+    Ok(DeviceSection {
+        backing: Some(backing),
+        name: name.into(),
+        size,
+        priority: None,
+        model: DeviceConfig { rotational: Some(rotational), ..DeviceConfig::preset(preset) },
+    })
+}
+
+/// The scenario a case describes.
+pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
+    // Relative to the case directory, which the scenario is loaded from.
+    let trace = text(case, "workload.trace")?;
+    let region_pages = num(case, "workload.region_bytes")? / 4096;
+    let version = num(case, "setup.memcg_version")?;
+    let mut file = ScenarioFile {
+        seed: 1,
+        machine: MachineConfig {
+            memory: ByteSize(num(case, "setup.machine_ram_bytes")?),
+            cpus: small(case, "setup.cpus")?,
+            ..MachineConfig::default()
+        },
+        memcg: MemcgConfig {
+            limit: Some(ByteSize(num(case, "setup.memcg_limit_bytes")?)),
+            swappiness: small(case, "setup.swappiness")?,
+            version: u8::try_from(version).map_err(|_| {
+                anyhow!("{}: setup.memcg_version {version} is out of range", case.file.display())
+            })?,
+        },
+        thp: thp_section(case)?,
+        zswap: zswap_state(case)?,
+        cpu: CpuCosts::this_vm(),
+        workload: WorkloadSection { trace: Some(PathBuf::from(trace)), ..WorkloadSection::default() },
+        ..ScenarioFile::default()
+    };
+    file.swap.page_cluster = small(case, "setup.page_cluster")?;
+    file.swap.vma_ra_enabled = flag(case, "setup.vma_ra_enabled")?;
+    file.swap.readahead = ReadaheadConfig::Kernel;
+    let device = device(case)?;
+    let device_name = device.name.clone();
+    file.swap.devices = vec![device];
+    match text(case, "kind")? {
+        "live" => {
+            // Mark where the fill ends: the trace header says how many accesses it has;
+            // without one, the fill writes every page of the region once.
+            let fill = fill_accesses(&dir.join(trace)).unwrap_or(region_pages);
+            let when = When { after_accesses: Some(fill), ..When::default() };
+            file.timeline.push(TimelineEntry::new(when, TimelineOp::Mark { label: "fill-end".into() }));
+        }
+        "swapoff" => {
+            let ops = field(case, "operations")?
+                .as_array()
+                .ok_or_else(|| anyhow!("{}: operations is not a list", case.file.display()))?;
+            for (i, op) in ops.iter().enumerate() {
+                match op["op"].as_str() {
+                    Some("run_trace") => {}
+                    Some("set_memcg_limit") => {
+                        let bytes = op["bytes"].as_u64().with_context(|| {
+                            format!("{}: operations[{i}].bytes is not a whole number", case.file.display())
+                        })?;
+                        let when = When { at: Some("workload-end".into()), ..When::default() };
+                        let op = TimelineOp::SetMemcgLimit { limit: bytes.to_string() };
+                        file.timeline.push(TimelineEntry::new(when, op));
+                    }
+                    Some("swapoff") => file.timeline.push(TimelineEntry::new(
+                        When::default(),
+                        TimelineOp::Swapoff { device: device_name.clone() },
+                    )),
+                    other => {
+                        bail!("{}: operations[{i}].op {other:?} is not known", case.file.display())
+                    }
+                }
+            }
+        }
+        other => bail!("{}: kind \"{other}\" is not \"live\" or \"swapoff\"", case.file.display()),
+    }
+    Ok(file)
+}
+
+/// `fill_accesses=N` from a validation trace's `#` header line, if present.
+fn fill_accesses(trace: &Path) -> Option<u64> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(trace).ok()?;
+    let reader: Box<dyn Read> = if trace.extension().is_some_and(|e| e == "zst") {
+        Box::new(zstd::stream::read::Decoder::new(file).ok()?)
+    } else {
+        Box::new(file)
+    };
+    let mut first = String::new();
+    std::io::BufReader::new(reader.take(64 * 1024)).read_line(&mut first).ok()?;
+    first
+        .strip_prefix('#')?
+        .split_whitespace()
+        .find_map(|tok| tok.strip_prefix("fill_accesses="))
+        .and_then(|n| n.parse().ok())
+}
