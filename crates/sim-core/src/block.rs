@@ -378,22 +378,30 @@ impl BlockLayer {
     /// (zram): no plug, no queue, completed before the call returns. Returns the
     /// completion time; the submitting context waits for it.
     pub(crate) fn submit_sync(&mut self, bio: Bio, now: SimTime) -> SimTime {
+        self.submit_sync_pages(bio, 1, now)
+    }
+
+    /// [`BlockLayer::submit_sync`] of one bio covering `pages` consecutive pages from
+    /// `bio.offset` (a large folio's read or write). The device serves it page by page,
+    /// as zram compresses and decompresses each page of a bio on its own.
+    pub(crate) fn submit_sync_pages(&mut self, bio: Bio, pages: u32, now: SimTime) -> SimTime {
         let q = &mut self.queues[bio.device.0 as usize];
-        let req = IoRequest {
-            dir: bio.dir,
-            sector: u64::from(bio.offset) * SECTORS_PER_PAGE,
-            bytes: crate::ids::PAGE_SIZE,
-        };
+        let bytes = u64::from(pages) * crate::ids::PAGE_SIZE;
         let t = now.max(q.last_dispatch);
         q.last_dispatch = t;
-        let done = q.model.service(t, &req).max(t);
-        q.sizes[0] += 1;
+        let mut done = t;
+        for i in 0..u64::from(pages) {
+            let sector = (u64::from(bio.offset) + i) * SECTORS_PER_PAGE;
+            let req = IoRequest { dir: bio.dir, sector, bytes: crate::ids::PAGE_SIZE };
+            done = q.model.service(done, &req).max(done);
+        }
+        q.sizes[(pages.max(1).ilog2() as usize).min(SIZE_BUCKETS - 1)] += 1;
         let c = q.dir(bio.dir);
         c.stats.queued += 1;
-        c.stats.queued_kib += crate::ids::PAGE_SIZE / 1024;
+        c.stats.queued_kib += bytes / 1024;
         c.stats.dispatches += 1;
         c.stats.completed += 1;
-        c.stats.completed_kib += crate::ids::PAGE_SIZE / 1024;
+        c.stats.completed_kib += bytes / 1024;
         c.stats.service_ns_total += done.since(t).0;
         c.service.record(done.since(t).0);
         done

@@ -47,12 +47,10 @@ impl Simulation {
         self.mm.vmstat.pswpin += u64::from(nr);
         self.mm.vmstat.pgpgin += 4 * u64::from(nr);
         self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
-        for i in 0..nr {
-            let s = SwapSlot { device: slot.device, offset: first_slot.offset + i };
-            let bio = Bio { device: s.device, dir: IoDir::Read, offset: s.offset, pfn: Pfn(head.0 + i) };
-            let now = self.mm.now;
-            self.mm.now = self.mm.block.submit_sync(bio, now);
-        }
+        // One bio for the whole folio; zram decompresses it page by page.
+        let bio = Bio { device: slot.device, dir: IoDir::Read, offset: first_slot.offset, pfn: head };
+        let now = self.mm.now;
+        self.mm.now = self.mm.block.submit_sync_pages(bio, nr, now);
         for i in 0..nr {
             let (p, pfn) = (PageId(first_page.0 + i), Pfn(head.0 + i));
             let s = SwapSlot { device: slot.device, offset: first_slot.offset + i };

@@ -256,25 +256,25 @@ impl Mm {
             res.pageouts += u64::from(nr);
             self.spend(self.cfg.cpu.swapout_submit_ns);
             let sync = self.block.is_synchronous(slot.device);
-            if !sync {
-                // The folio is freed by a later scan, after the write completes.
+            if sync {
+                // One bio of the folio's size, completed in this context: the folio is
+                // clean now and is freed in the same pass.
+                let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
+                let now = self.now;
+                self.now = self.block.submit_sync_pages(bio, nr, now);
+            } else {
+                // The folio is freed by a later scan, after the write completes. Its pages
+                // go as one bio each, which the plug merges into one request.
                 self.frames.set(pfn, flag::RECLAIM);
                 self.nr_writeback += u64::from(nr);
-            }
-            for i in 0..nr {
-                let frame = Pfn(pfn.0 + i);
-                let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset + i, pfn: frame };
-                let now = self.now;
-                if sync {
-                    // The write completes in this context: the folio is clean now and is
-                    // freed in the same pass.
-                    self.now = self.block.submit_sync(bio, now);
-                } else {
+                for i in 0..nr {
+                    let frame = Pfn(pfn.0 + i);
+                    let bio =
+                        Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset + i, pfn: frame };
                     self.frames.set(frame, flag::WRITEBACK);
+                    let now = self.now;
                     self.block.submit(sc.owner, bio, now, &mut self.dispatched);
                 }
-            }
-            if !sync {
                 return Fate::Keep;
             }
         }
