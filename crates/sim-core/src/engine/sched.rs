@@ -24,6 +24,9 @@ impl Simulation {
             return Ok(());
         }
         loop {
+            // Reclaim inside an earlier task's access may have processed events past the
+            // time this CPU was woken at: a task picked up now starts no earlier than that.
+            let now = now.max(self.mm.queue.now());
             let t = match self.cpus[c].current {
                 Some(t) if self.tasks[t].state == TaskState::Killed => {
                     self.cpus[c].current = None;
