@@ -150,6 +150,10 @@ impl SwapDevice {
     /// `from` that start at a multiple of `nr`.
     fn take_in_cluster(&self, c: u32, from: u32, nr: u32) -> Option<u32> {
         let end = ((c + 1) * self.cluster_slots).min(self.max());
+        if nr == 1 {
+            // Order 0, the common case: the plain scan, without the block checks.
+            return (from.max(c * self.cluster_slots)..end).find(|&off| self.is_free(off));
+        }
         let start = from.max(c * self.cluster_slots).next_multiple_of(nr);
         (start..end.saturating_sub(nr - 1))
             .step_by(nr as usize)

@@ -201,6 +201,7 @@ fn report(mthp: &[(&str, MthpStats)]) -> SimReport {
         fault_latency: FaultLatency::default(),
         tasks: Vec::new(),
         operations: Vec::new(),
+        jobs: None,
     }
 }
 
