@@ -166,54 +166,42 @@ pub struct ZswapState {
     pub ever_enabled: bool,
 }
 
-/// Per-size counters, named as in `hugepages-<size>kB/stats/`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct MthpStats {
-    pub anon_fault_alloc: u64,
-    pub anon_fault_fallback: u64,
-    pub anon_fault_fallback_charge: u64,
-    pub swpout: u64,
-    pub swpout_fallback: u64,
-    pub swpin: u64,
-    pub swpin_fallback: u64,
-    pub swpin_fallback_charge: u64,
-    pub zswpout: u64,
-    pub split: u64,
-}
-
-impl MthpStats {
-    /// Counts between `earlier` and `self`.
-    pub fn since(&self, e: &MthpStats) -> MthpStats {
-        MthpStats {
-            anon_fault_alloc: self.anon_fault_alloc - e.anon_fault_alloc,
-            anon_fault_fallback: self.anon_fault_fallback - e.anon_fault_fallback,
-            anon_fault_fallback_charge: self.anon_fault_fallback_charge - e.anon_fault_fallback_charge,
-            swpout: self.swpout - e.swpout,
-            swpout_fallback: self.swpout_fallback - e.swpout_fallback,
-            swpin: self.swpin - e.swpin,
-            swpin_fallback: self.swpin_fallback - e.swpin_fallback,
-            swpin_fallback_charge: self.swpin_fallback_charge - e.swpin_fallback_charge,
-            zswpout: self.zswpout - e.zswpout,
-            split: self.split - e.split,
+/// Declares [`MthpStats`] from one list of counter names, with the field-wise difference and
+/// the list by name, so that the three never disagree.
+macro_rules! mthp_counters {
+    ($($name:ident),* $(,)?) => {
+        /// Per-size counters, named as in `hugepages-<size>kB/stats/`.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+        pub struct MthpStats {
+            $(pub $name: u64,)*
         }
-    }
 
-    /// The counters by their kernel names, in the order the kernel lists them.
-    pub fn named(&self) -> [(&'static str, u64); 10] {
-        [
-            ("anon_fault_alloc", self.anon_fault_alloc),
-            ("anon_fault_fallback", self.anon_fault_fallback),
-            ("anon_fault_fallback_charge", self.anon_fault_fallback_charge),
-            ("zswpout", self.zswpout),
-            ("swpin", self.swpin),
-            ("swpin_fallback", self.swpin_fallback),
-            ("swpin_fallback_charge", self.swpin_fallback_charge),
-            ("swpout", self.swpout),
-            ("swpout_fallback", self.swpout_fallback),
-            ("split", self.split),
-        ]
-    }
+        impl MthpStats {
+            /// Counts between `earlier` and `self`.
+            pub fn since(&self, earlier: &MthpStats) -> MthpStats {
+                MthpStats { $($name: self.$name - earlier.$name,)* }
+            }
+
+            /// The counters by their kernel names.
+            pub fn named(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($name), self.$name),)*]
+            }
+        }
+    };
 }
+
+mthp_counters!(
+    anon_fault_alloc,
+    anon_fault_fallback,
+    anon_fault_fallback_charge,
+    swpout,
+    swpout_fallback,
+    swpin,
+    swpin_fallback,
+    swpin_fallback_charge,
+    zswpout,
+    split,
+);
 
 /// Per-order counters for orders 0..=9 (orders below 2 stay zero).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

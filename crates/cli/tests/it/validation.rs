@@ -403,7 +403,11 @@ fn large_swapin_claims_hold_on_the_measured_cases() {
     let with = sim("D2-mthp16-64-zipf0.9-zram", &["vmstat", "pswpin"]);
     let without = sim("D2k-mthp16-64-zipf0.9-zram", &["vmstat", "pswpin"]);
     assert!(with / without > 2.5, "large swap-in multiplies pswpin: {with} vs {without}");
-    assert_eq!(sim("D2k-mthp16-64-zipf0.9-zram", &["vmstat", "pgmajfault"]), without, "order-0 swap-ins only");
+    assert_eq!(
+        sim("D2k-mthp16-64-zipf0.9-zram", &["vmstat", "pgmajfault"]),
+        without,
+        "order-0 swap-ins only"
+    );
     let majors = sim("D2-mthp16-64-zipf0.9-zram", &["vmstat", "pgmajfault"]);
     let large = sim("D2-mthp16-64-zipf0.9-zram", &["mthp", "16kB", "swpin"]) * 3.0
         + sim("D2-mthp16-64-zipf0.9-zram", &["mthp", "64kB", "swpin"]) * 15.0;

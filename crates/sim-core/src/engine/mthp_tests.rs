@@ -1,37 +1,14 @@
 //! Large folio tests on tiny machines, with invariants checked after every event.
 
+use super::tests::FixedLatency;
 use super::*;
 use crate::config::{ByteSize, CoreConfig, SwapBacking};
-use crate::device::{DeviceTraits, IoRequest};
 use crate::ids::VirtPage;
 use crate::policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
 use crate::policy::Policies;
 use crate::thp::{MthpStats, OrderMask, ThpSizeEnabled};
 use crate::workload::{Access, RegionSpec};
 use crate::SwapDeviceSpec;
-
-/// A device with a fixed service time; `synchronous` makes it behave as zram.
-#[derive(Debug)]
-struct Fixed {
-    synchronous: bool,
-}
-
-impl BlockDevice for Fixed {
-    fn kind(&self) -> &str {
-        "fixed"
-    }
-    fn traits(&self) -> DeviceTraits {
-        DeviceTraits {
-            rotational: false,
-            synchronous: self.synchronous,
-            queue_depth: 32,
-            max_sectors_kb: 512,
-        }
-    }
-    fn service(&mut self, now: SimTime, _req: &IoRequest) -> SimTime {
-        SimTime(now.0 + if self.synchronous { 2_000 } else { 20_000 })
-    }
-}
 
 /// The kernel's choice: every candidate order.
 #[derive(Debug)]
@@ -91,7 +68,11 @@ impl Machine {
         let setup = Setup {
             config: cfg.validate().unwrap(),
             seed: 1,
-            devices: vec![Box::new(Fixed { synchronous: self.zram })],
+            devices: vec![Box::new(FixedLatency {
+                ns: if self.zram { 2_000 } else { 20_000 },
+                rotational: false,
+                synchronous: self.zram,
+            })],
             policies: Policies::default().with_swapin(self.swapin),
             tasks: vec![TaskSpec::new(
                 "t",

@@ -12,10 +12,12 @@ use crate::workload::Access;
 use crate::workload::RegionSpec;
 use crate::SwapDeviceSpec;
 
+/// A device with a fixed service time; `synchronous` makes it behave as zram.
 #[derive(Debug)]
-struct FixedLatency {
-    ns: u64,
-    rotational: bool,
+pub(super) struct FixedLatency {
+    pub(super) ns: u64,
+    pub(super) rotational: bool,
+    pub(super) synchronous: bool,
 }
 
 impl BlockDevice for FixedLatency {
@@ -23,7 +25,12 @@ impl BlockDevice for FixedLatency {
         "fixed"
     }
     fn traits(&self) -> DeviceTraits {
-        DeviceTraits { rotational: self.rotational, synchronous: false, queue_depth: 32, max_sectors_kb: 512 }
+        DeviceTraits {
+            rotational: self.rotational,
+            synchronous: self.synchronous,
+            queue_depth: 32,
+            max_sectors_kb: 512,
+        }
     }
     fn service(&mut self, now: SimTime, _req: &IoRequest) -> SimTime {
         SimTime(now.0 + self.ns)
@@ -65,7 +72,7 @@ fn check(
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
         policies: Policies::default().with_readahead(readahead),
         tasks: vec![TaskSpec::new(
             "t",
@@ -154,7 +161,7 @@ fn two_threads(cfg: CoreConfig, pages: u64, a: Vec<(u64, bool)>, b: Vec<(u64, bo
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
         policies: Policies::default(),
         tasks: vec![task("t1", a), task("t2", b)],
         timeline: Vec::new(),
@@ -197,7 +204,7 @@ fn a_mark_after_n_accesses_splits_the_run_into_phases() {
     let setup = Setup {
         config: config(64, 1024).validate().unwrap(),
         seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
         policies: Policies::default(),
         tasks: vec![TaskSpec::new(
             "t",
@@ -232,7 +239,7 @@ fn a_checkpoint_for_a_missing_task_is_a_setup_error() {
     let setup = Setup {
         config: config(64, 1024).validate().unwrap(),
         seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
         policies: Policies::default(),
         tasks: Vec::new(),
         timeline: vec![TimelineOp {
@@ -260,7 +267,7 @@ fn progress_reports_multiples_of_the_interval_and_changes_nothing() {
         Setup {
             config: config(64, 1024).validate().unwrap(),
             seed: 1,
-            devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true })],
+            devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
             policies: Policies::default(),
             tasks: vec![TaskSpec::new("t", vec![RegionSpec::new(VirtPage(0), 232)], Box::new(accesses))],
             timeline: Vec::new(),
@@ -393,7 +400,7 @@ fn jobs_exit_while_io_holds_their_folios() {
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 500_000, rotational: false })],
+        devices: vec![Box::new(FixedLatency { ns: 500_000, rotational: false, synchronous: false })],
         policies: Policies::default(),
         tasks: (0..6).map(|i| job(i, 2, 48)).collect(),
         timeline: vec![
@@ -431,7 +438,7 @@ fn an_oom_killed_job_frees_its_slot() {
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false })],
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false, synchronous: false })],
         policies: Policies::default(),
         tasks,
         timeline: Vec::new(),
@@ -454,7 +461,7 @@ fn a_task_after_another_starts_at_its_end() {
     let setup = Setup {
         config: config(64, 256).validate().unwrap(),
         seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false })],
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false, synchronous: false })],
         policies: Policies::default(),
         tasks: vec![first, second],
         timeline: Vec::new(),
@@ -478,7 +485,7 @@ fn start_conditions_must_name_earlier_tasks() {
         let setup = Setup {
             config: config(64, 1024).validate().unwrap(),
             seed: 1,
-            devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false })],
+            devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false, synchronous: false })],
             policies: Policies::default(),
             tasks: vec![one(), second],
             timeline: Vec::new(),
