@@ -81,6 +81,33 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
                 }
             }
         }
+        Some(Row::Mthp(_)) => {
+            writeln!(
+                out,
+                "{:>9} {:>10} {:>10} {:>12} {:>11} {:>18} {:>9}  outcome",
+                "swapin", "pswpin", "pswpout", "16kB-swpout", "16kB-swpin", "16kB-fallback-chg", "wall (s)"
+            )?;
+            for r in &o.rows {
+                if let Row::Mthp(m) = r {
+                    let outcome = if m.jobs_oom_killed > 0 {
+                        format!("{} ({} jobs OOM-killed)", m.outcome, m.jobs_oom_killed)
+                    } else {
+                        m.outcome.clone()
+                    };
+                    writeln!(
+                        out,
+                        "{:>9} {:>10} {:>10} {:>12} {:>11} {:>18} {:>9.2}  {outcome}",
+                        m.swapin,
+                        m.pswpin,
+                        m.pswpout,
+                        m.swpout_16k,
+                        m.swpin_16k,
+                        m.swpin_fallback_charge_16k,
+                        m.wall_s
+                    )?;
+                }
+            }
+        }
         None => {}
     }
     writeln!(out)?;

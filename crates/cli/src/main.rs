@@ -272,7 +272,7 @@ enum ExperimentCommand {
 
 #[derive(Debug, clap::Args)]
 struct ExperimentArgs {
-    /// Experiment name, e.g. `swapoff-readahead` or `plug-merge`.
+    /// Experiment name, e.g. `swapoff-readahead`, `plug-merge` or `mthp-swapin`.
     name: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ExperimentFormat::Table)]

@@ -9,9 +9,11 @@ fn experiment(name: &str, scale: &str) -> Value {
 }
 
 #[test]
-fn list_names_both_experiments() {
+fn list_names_every_experiment() {
     let text = ok(&["experiment", "list"]);
-    assert!(text.contains("swapoff-readahead") && text.contains("plug-merge"), "{text}");
+    for name in ["swapoff-readahead", "plug-merge", "mthp-swapin"] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
 }
 
 #[test]
@@ -90,6 +92,29 @@ fn plug_merge_cuts_dispatches_per_mib() {
     };
     let ratio = per_mib(false) / per_mib(true);
     assert!(ratio >= 2.0, "plugging cut dispatches per MiB only {ratio:.2}x");
+    check_verdict(&doc);
+}
+
+/// At a tenth of the size the queue still swaps: `order0` never swaps in a large folio,
+/// and the throttle leaves fewer 16 kB swap-ins than the kernel's policy.
+#[test]
+fn mthp_swapin_throttle_cuts_large_swapins() {
+    let doc = experiment("mthp-swapin", "0.1");
+    let rows = doc["rows"].as_array().expect("rows");
+    let names: Vec<&str> = rows.iter().map(|r| r["swapin"].as_str().expect("swapin")).collect();
+    assert_eq!(names, ["order0", "kernel", "throttled"]);
+    let row = |name: &str| rows.iter().find(|r| r["swapin"] == name).expect("row");
+    let count =
+        |name: &str, key: &str| row(name)[key].as_u64().unwrap_or_else(|| panic!("{name} lacks {key}"));
+    for name in names {
+        assert!(count(name, "pswpout") > 0, "{name} did not swap");
+        assert_eq!(row(name)["outcome"], "completed", "{}", row(name));
+        assert!(row(name)["wall_s"].as_f64().expect("wall_s") > 0.0);
+    }
+    assert_eq!(count("order0", "swpin_16k"), 0);
+    assert!(count("kernel", "swpin_16k") > 0);
+    assert!(count("throttled", "swpin_16k") < count("kernel", "swpin_16k"), "{}", doc["rows"]);
+    assert!(count("throttled", "swpin_fallback_charge_16k") > count("kernel", "swpin_fallback_charge_16k"));
     check_verdict(&doc);
 }
 

@@ -10,9 +10,10 @@
 //! swapoff study's own times for one setting vary that much (pre-5.8 scaling runs the same
 //! window at every page-cluster and took 21.5 to 28.3 s); a minimum's position within one
 //! page-cluster, since the published fixed curve is within 2 % between page-cluster 4 and
-//! 5; a published range, within that range.
+//! 5; a published range, within that range. The mTHP swap-in study publishes one run
+//! per setting, so the same ±25 % is applied to its ratios of counters.
 
-use super::{Check, SwapoffRow, Verdict};
+use super::{Check, MthpRow, SwapoffRow, Verdict};
 
 /// How far a ratio may be from the published one, relative to it.
 const RATIO_TOLERANCE: f64 = 0.25;
@@ -35,6 +36,17 @@ const PLUG_OFF_DISPATCHES_PER_MIB: f64 = 544_701.0 / 2243.0;
 const PLUG_ON_DISPATCHES_PER_MIB: f64 = 214_972.0 / 2937.0;
 /// Plug study: the swap-in throughput gain with the plug, as a range.
 const PLUG_THROUGHPUT_GAIN: (f64, f64) = (0.10, 0.40);
+
+/// mTHP swap-in study, classic LRU: 16 kB swap-ins and pages swapped in and out, without
+/// and with the refault throttle, and the build's wall time in seconds.
+const MTHP_KERNEL_SWPIN_16K: f64 = 106_333.0;
+const MTHP_THROTTLED_SWPIN_16K: f64 = 22_899.0;
+const MTHP_KERNEL_PSWPIN: f64 = 474_036.0;
+const MTHP_THROTTLED_PSWPIN: f64 = 294_050.0;
+const MTHP_KERNEL_PSWPOUT: f64 = 1_434_853.0;
+const MTHP_THROTTLED_PSWPOUT: f64 = 1_265_556.0;
+const MTHP_KERNEL_WALL_S: f64 = 387.9;
+const MTHP_THROTTLED_WALL_S: f64 = 387.2;
 
 /// What a check accepts.
 enum Tolerance {
@@ -216,6 +228,84 @@ pub(super) fn plug(per_mib: [f64; 2], throughput: [f64; 2]) -> Verdict {
     }
 }
 
+/// The mthp-swapin verdict from its rows ("order0", "kernel", "throttled").
+///
+/// Judged: how many times fewer 16 kB swap-ins the throttle leaves than the kernel's
+/// policy, and the throttled run's pswpin as a fraction of the kernel's, each within
+/// ±25 % of the published ratio. The direction also requires `order0` to swap in no
+/// large folio and every run to finish without an OOM kill. pswpout and wall time are
+/// reported beside the published ratios, not judged: the publication's wall times are
+/// within 0.2 % of each other, and the absolute speed of the model's zram and CPU is this
+/// machine's rather than the arm64 build's.
+pub(super) fn mthp(rows: &[MthpRow]) -> Verdict {
+    let row = |name: &str| rows.iter().find(|r| r.swapin == name);
+    let get = |name: &str, f: fn(&MthpRow) -> f64| row(name).map(f).unwrap_or(f64::NAN);
+    let swpin_cut = get("kernel", |r| r.swpin_16k as f64)
+        / get("throttled", |r| r.swpin_16k as f64).max(f64::MIN_POSITIVE);
+    let pswpin_ratio = get("throttled", |r| r.pswpin as f64) / get("kernel", |r| r.pswpin as f64);
+    let pswpout_ratio = get("throttled", |r| r.pswpout as f64) / get("kernel", |r| r.pswpout as f64);
+    let wall_ratio = get("throttled", |r| r.wall_s) / get("kernel", |r| r.wall_s);
+    let order0_large = get("order0", |r| r.swpin_16k as f64);
+    let published_cut = MTHP_KERNEL_SWPIN_16K / MTHP_THROTTLED_SWPIN_16K;
+    let published_pswpin = MTHP_THROTTLED_PSWPIN / MTHP_KERNEL_PSWPIN;
+    let published_pswpout = MTHP_THROTTLED_PSWPOUT / MTHP_KERNEL_PSWPOUT;
+    let published_wall = MTHP_THROTTLED_WALL_S / MTHP_KERNEL_WALL_S;
+    let killed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.jobs_oom_killed > 0 || r.outcome != "completed")
+        .map(|r| format!("{}: {} ({} jobs OOM-killed)", r.swapin, r.outcome, r.jobs_oom_killed))
+        .collect();
+    let checks = vec![
+        check(
+            "throttled",
+            "16 kB swap-ins cut against kernel by",
+            swpin_cut,
+            published_cut,
+            Tolerance::Relative(RATIO_TOLERANCE),
+        ),
+        check(
+            "throttled",
+            "pswpin as a fraction of kernel's",
+            pswpin_ratio,
+            published_pswpin,
+            Tolerance::Relative(RATIO_TOLERANCE),
+        ),
+    ];
+    let direction_matches = swpin_cut > 1.0 && pswpin_ratio < 1.0 && order0_large == 0.0 && killed.is_empty();
+    let oom_text = if killed.is_empty() {
+        "no run was OOM-killed".to_string()
+    } else {
+        format!("OOM kills: {}", killed.join("; "))
+    };
+    let text = format!(
+        "throttling cuts 16 kB swap-ins {swpin_cut:.2}x against kernel (published {published_cut:.2}x) and \
+         changes pswpin by {:+.0}% (published {:+.0}%); order0 swaps in {order0_large} 16 kB folios (expected \
+         0); not judged: pswpout {:+.0}% (published {:+.0}%), build wall time {:+.1}% (published {:+.1}%); \
+         {oom_text}",
+        (pswpin_ratio - 1.0) * 100.0,
+        (published_pswpin - 1.0) * 100.0,
+        (pswpout_ratio - 1.0) * 100.0,
+        (published_pswpout - 1.0) * 100.0,
+        (wall_ratio - 1.0) * 100.0,
+        (published_wall - 1.0) * 100.0,
+    );
+    Verdict {
+        metric: "16 kB swap-ins, kernel / throttled".into(),
+        simulated: round3(swpin_cut),
+        published: round3(published_cut),
+        direction_matches,
+        reproduced: checks.iter().all(|c| c.reproduced),
+        checks,
+        text,
+        details: vec![
+            ("pswpin_throttled_over_kernel".into(), round3(pswpin_ratio)),
+            ("pswpout_throttled_over_kernel".into(), round3(pswpout_ratio)),
+            ("wall_throttled_over_kernel".into(), round3(wall_ratio)),
+            ("order0_swpin_16k".into(), order0_large),
+        ],
+    }
+}
+
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
@@ -337,5 +427,43 @@ mod tests {
                 reproduced: false
             "#]],
         );
+    }
+
+    /// A row with these counters and a completed run.
+    fn mthp_row(swapin: &'static str, pswpin: u64, pswpout: u64, swpin_16k: u64) -> MthpRow {
+        MthpRow {
+            swapin,
+            pswpin,
+            pswpout,
+            swpout_16k: 0,
+            swpin_16k,
+            swpin_fallback_charge_16k: 0,
+            wall_s: 1.0,
+            jobs_exited: 60,
+            jobs_oom_killed: 0,
+            outcome: "completed".into(),
+        }
+    }
+
+    #[test]
+    fn the_published_mthp_figures_pass_and_an_oom_kill_breaks_the_direction() {
+        let mut rows = vec![
+            mthp_row("order0", 300_000, 1_300_000, 0),
+            mthp_row("kernel", 474_036, 1_434_853, 106_333),
+            mthp_row("throttled", 294_050, 1_265_556, 22_899),
+        ];
+        check_verdict(
+            &mthp(&rows),
+            expect![[r#"
+                throttled: reproduced: 16 kB swap-ins cut against kernel by 4.64, published 4.64 (tolerance ±25 %)
+                throttled: reproduced: pswpin as a fraction of kernel's 0.62, published 0.62 (tolerance ±25 %)
+                reproduced: true
+            "#]],
+        );
+        assert!(mthp(&rows).direction_matches);
+        rows[2].jobs_oom_killed = 1;
+        let verdict = mthp(&rows);
+        assert!(!verdict.direction_matches);
+        assert!(verdict.text.contains("throttled: completed (1 jobs OOM-killed)"), "{}", verdict.text);
     }
 }

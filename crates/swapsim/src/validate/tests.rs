@@ -200,6 +200,7 @@ fn report(mthp: &[(&str, MthpStats)]) -> SimReport {
         block: Vec::new(),
         fault_latency: FaultLatency::default(),
         tasks: Vec::new(),
+        jobs: None,
         operations: Vec::new(),
         jobs: None,
     }
