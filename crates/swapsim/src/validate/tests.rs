@@ -202,7 +202,6 @@ fn report(mthp: &[(&str, MthpStats)]) -> SimReport {
         tasks: Vec::new(),
         jobs: None,
         operations: Vec::new(),
-        jobs: None,
     }
 }
 
