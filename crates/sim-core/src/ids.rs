@@ -30,6 +30,15 @@ pub struct SwapSlot {
     pub offset: u32,
 }
 
+impl SwapSlot {
+    /// The slot `i` places further on the same device: page `i` of a large folio whose
+    /// first page is in `self`.
+    #[inline]
+    pub fn nth(self, i: u32) -> SwapSlot {
+        SwapSlot { device: self.device, offset: self.offset + i }
+    }
+}
+
 /// A simulated task (process); each has its own address space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TaskId(pub u32);

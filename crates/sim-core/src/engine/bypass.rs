@@ -7,7 +7,7 @@ use super::{Simulation, Step, Wait};
 use crate::block::Bio;
 use crate::device::IoDir;
 use crate::engine::fault::SwapIn;
-use crate::ids::{Pfn, SwapSlot, TaskId};
+use crate::ids::{Pfn, TaskId};
 use crate::lru::Placement;
 use crate::mm::pagetable::{PageId, Pte};
 use crate::mm::swap::CacheEntry;
@@ -53,7 +53,7 @@ impl Simulation {
         self.mm.now = self.mm.block.submit_sync_pages(bio, nr, now);
         for i in 0..nr {
             let (p, pfn) = (PageId(first_page.0 + i), Pfn(head.0 + i));
-            let s = SwapSlot { device: slot.device, offset: first_slot.offset + i };
+            let s = first_slot.nth(i);
             *self.mm.pt.pte_mut(p) = Pte::present(pfn, true, write);
             self.mm.frames.set_owner(pfn, Some(p));
             // swap_free_nr with the claim of swapcache_prepare released: the slot is free.

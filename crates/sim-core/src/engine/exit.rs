@@ -81,14 +81,13 @@ impl Simulation {
         }
         self.lru.remove(&mut self.mm, head);
         if let Some(slot) = self.mm.frames.swap_slot(head) {
-            let slot_at = |i: u32| crate::ids::SwapSlot { device: slot.device, offset: slot.offset + i };
-            if (0..nr).any(|i| self.mm.swap.count(slot_at(i)) > 0) {
+            if (0..nr).any(|i| self.mm.swap.count(slot.nth(i)) > 0) {
                 // Another reference keeps a slot; leave the folio cached.
                 self.lru.add(&mut self.mm, head, Placement::Inactive);
                 return;
             }
             for i in 0..nr {
-                self.mm.swap.cache_delete(slot_at(i), None);
+                self.mm.swap.cache_delete(slot.nth(i), None);
                 self.mm.frames.set_swap_slot(Pfn(head.0 + i), None);
             }
         }

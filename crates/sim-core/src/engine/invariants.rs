@@ -100,7 +100,7 @@ impl Simulation {
             if let Some(first) = slots[0] {
                 assert_eq!(first.offset % nr, 0, "folio {} in unaligned slots from {first}", head.0);
                 for (i, s) in slots.iter().enumerate() {
-                    let want = SwapSlot { device: first.device, offset: first.offset + i as u32 };
+                    let want = first.nth(i as u32);
                     assert_eq!(*s, Some(want), "folio {} page {i} slot", head.0);
                 }
             } else {

@@ -169,7 +169,7 @@ impl Simulation {
     /// `target`'s device starting at `first_off`, each referenced once and none cached.
     fn can_swapin_thp(&self, first: PageId, target: SwapSlot, first_off: u32, order: u8) -> bool {
         (0..1u32 << order).all(|i| {
-            let s = SwapSlot { device: target.device, offset: first_off + i };
+            let s = SwapSlot { device: target.device, offset: first_off }.nth(i);
             self.mm.pt.pte(PageId(first.0 + i)).state() == PteState::Swap(s)
                 && self.mm.swap.count(s) == 1
                 && self.mm.swap.cached_frame(s).is_none()

@@ -266,14 +266,17 @@ impl Frames {
     }
 
     /// Turns the folio headed by `head` into `2^order` order-0 folios (`split_folio`):
-    /// every frame gets order 0 and a copy of the head's flags; owners and swap slots stay.
+    /// every frame gets order 0 and the head's flags but keeps its own writeback bit;
+    /// owners and swap slots stay.
     pub(crate) fn split(&mut self, head: Pfn) {
         assert!(self.is_head(head), "frame {} is not the head of a folio in use", head.0);
         let h = head.0 as usize;
         let m = self.meta[h];
+        // Each page keeps its own writeback state: a large folio's pages complete one by one.
+        let wb = flag::WRITEBACK;
         for f in &mut self.meta[h..h + (1 << m.order)] {
             f.order = 0;
-            f.flags = m.flags;
+            f.flags = (m.flags & !wb) | (f.flags & wb);
         }
     }
 

@@ -13,7 +13,7 @@ impl Mm {
         let nr = self.frames.nr_pages(pfn);
         for i in 0..nr {
             let (p, f) = (PageId(page.0 + i), Pfn(pfn.0 + i));
-            let s = SwapSlot { device: slot.device, offset: slot.offset + i };
+            let s = slot.nth(i);
             debug_assert_eq!(self.pt.pte(p).state(), PteState::Swap(s));
             *self.pt.pte_mut(p) = Pte::present(f, true, write);
             self.frames.set_owner(f, Some(p));

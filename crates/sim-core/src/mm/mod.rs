@@ -165,17 +165,7 @@ impl Mm {
         if order == 0 {
             return 1;
         }
-        let wb: Vec<bool> =
-            (0..nr).map(|i| self.frames.test(Pfn(head.0 + i), frames::flag::WRITEBACK)).collect();
         self.frames.split(head);
-        for (i, &w) in wb.iter().enumerate() {
-            let p = Pfn(head.0 + i as u32);
-            if w {
-                self.frames.set(p, frames::flag::WRITEBACK);
-            } else {
-                self.frames.clear(p, frames::flag::WRITEBACK);
-            }
-        }
         self.mthp.at(order).split += 1;
         nr
     }

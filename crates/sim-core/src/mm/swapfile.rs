@@ -15,11 +15,11 @@ impl Mm {
         if self.frames.test(pfn, flag::LOCKED) || self.folio_writeback(pfn) {
             return false;
         }
-        if (0..nr).any(|i| self.swap.count(SwapSlot { device: slot.device, offset: slot.offset + i }) != 0) {
+        if (0..nr).any(|i| self.swap.count(slot.nth(i)) != 0) {
             return false;
         }
         for i in 0..nr {
-            self.swap.cache_delete(SwapSlot { device: slot.device, offset: slot.offset + i }, None);
+            self.swap.cache_delete(slot.nth(i), None);
             self.frames.set_swap_slot(Pfn(pfn.0 + i), None);
         }
         self.frames.set(pfn, flag::DIRTY);

@@ -174,8 +174,7 @@ impl Mm {
         if order > 0 {
             if let Some(first) = self.swap.alloc_folio(cpu, order, pfn) {
                 for i in 0..1u32 << order {
-                    let s = SwapSlot { device: first.device, offset: first.offset + i };
-                    self.frames.set_swap_slot(Pfn(pfn.0 + i), Some(s));
+                    self.frames.set_swap_slot(Pfn(pfn.0 + i), Some(first.nth(i)));
                 }
                 return Some(first);
             }
@@ -230,7 +229,6 @@ impl Mm {
         };
         let order = self.frames.order(pfn);
         let nr = 1u32 << order;
-        let slot_at = |i: u32| SwapSlot { device: slot.device, offset: slot.offset + i };
         // try_to_unmap: the PTEs become swap entries; their dirty bits move to the folio.
         for i in 0..nr {
             let frame = Pfn(pfn.0 + i);
@@ -238,8 +236,8 @@ impl Mm {
                 if self.pt.pte(page).dirty() {
                     self.frames.set(pfn, flag::DIRTY);
                 }
-                *self.pt.pte_mut(page) = Pte::swap(slot_at(i));
-                self.swap.inc_count(slot_at(i));
+                *self.pt.pte_mut(page) = Pte::swap(slot.nth(i));
+                self.swap.inc_count(slot.nth(i));
                 self.frames.set_owner(frame, None);
             }
         }
@@ -281,7 +279,7 @@ impl Mm {
         // Clean: __remove_mapping leaves a shadow entry in every slot of the folio.
         let shadow = lru.eviction_shadow(self, pfn);
         for i in 0..nr {
-            self.swap.cache_delete(slot_at(i), Some(shadow));
+            self.swap.cache_delete(slot.nth(i), Some(shadow));
             self.frames.set_swap_slot(Pfn(pfn.0 + i), None);
         }
         self.free_frame(pfn);
