@@ -53,6 +53,8 @@ pub(crate) enum TaskKind {
     /// Reclaim until memcg usage is at most `goal` pages, or everything that can go.
     Reclaim {
         goal: Option<u64>,
+        /// Rounds in a row that freed and wrote nothing.
+        fruitless: u32,
     },
 }
 

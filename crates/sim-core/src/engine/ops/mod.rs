@@ -112,7 +112,7 @@ impl Simulation {
                 if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage > l) {
                     self.spawn_kernel_task(
                         "memory.max writer".into(),
-                        TaskKind::Reclaim { goal: Some(goal) },
+                        TaskKind::Reclaim { goal: Some(goal), fruitless: 0 },
                         now,
                     );
                     finished = false;
@@ -130,7 +130,11 @@ impl Simulation {
                 }
             }
             Operation::SwapOutAll => {
-                self.spawn_kernel_task("swap out all".into(), TaskKind::Reclaim { goal: None }, now);
+                self.spawn_kernel_task(
+                    "swap out all".into(),
+                    TaskKind::Reclaim { goal: None, fruitless: 0 },
+                    now,
+                );
                 finished = false;
             }
             Operation::Mark(label) => report.label = Some(label),
@@ -209,7 +213,7 @@ impl Simulation {
     pub(super) fn kernel_step(&mut self, t: usize) -> Step {
         match self.tasks[t].kind {
             TaskKind::Swapoff(_) => self.swapoff_step(t),
-            TaskKind::Reclaim { goal } => self.reclaim_step(t, goal),
+            TaskKind::Reclaim { goal, .. } => self.reclaim_step(t, goal),
             TaskKind::User => unreachable!("user tasks replay accesses"),
         }
     }

@@ -3,7 +3,8 @@
 //! (reclaim down to the new limit in the writer's context).
 
 use super::super::{Simulation, Step, Wait};
-use crate::engine::task::TaskState;
+use crate::engine::reclaim::MAX_RECLAIM_RETRIES;
+use crate::engine::task::{TaskKind, TaskState};
 use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
 
 impl Simulation {
@@ -29,14 +30,24 @@ impl Simulation {
             self.tasks[t].state = TaskState::Done;
             return Step::Done;
         }
+        let TaskKind::Reclaim { fruitless, .. } = &mut self.tasks[t].kind else {
+            unreachable!("reclaim_step runs reclaim tasks")
+        };
         if freed > 0 || self.mm.vmstat.pswpout > writes_before {
+            *fruitless = 0;
             return Step::Done;
         }
         if self.mm.nr_writeback > 0 {
             return Step::Blocked(Wait::Writeback);
         }
-        // Nothing more can go (swap full, or only pages in flight elsewhere).
-        self.tasks[t].state = TaskState::Done;
+        // A round that freed nothing may still have aged what it scanned (a young page is
+        // kept once and goes the next time), so give up only after MAX_RECLAIM_RETRIES
+        // such rounds in a row, as memory_max_write does: then nothing more can go (swap
+        // full, or only pages in flight elsewhere).
+        *fruitless += 1;
+        if *fruitless >= MAX_RECLAIM_RETRIES {
+            self.tasks[t].state = TaskState::Done;
+        }
         Step::Done
     }
 }
