@@ -66,6 +66,7 @@ pub use error::{ConfigError, SimError, TraceError};
 pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
 pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
+pub use policy::zswap::{NoProtection, ZswapLruView, ZswapProtection, ZswapSwapin, ZswapVisit};
 pub use policy::{Feedback, Policies};
 pub use report::{JobsReport, Outcome, SimReport};
 pub use rng::SimRng;

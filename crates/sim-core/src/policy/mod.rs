@@ -8,7 +8,10 @@
 //! - [`readahead`]: which neighbouring pages to read with a swap-cache miss
 //!   (`swapin_readahead`).
 //!
-//! Swap-in folio order (mTHP) and zswap protection join as files of their own. The rule:
+//! - [`swapin`]: the folio order of a swap-in on zram (mTHP).
+//! - [`zswap`]: which zswap entries the shrinker writes back (its protection scheme).
+//!
+//! The rule:
 //! a new family adds one file here, one field of [`Policies`] with a default, and one call
 //! site in the engine; a new policy of an existing family adds one file in
 //! `swapsim-policies` and one variant of that family's config enum, and touches nothing
@@ -21,10 +24,12 @@
 
 pub mod readahead;
 pub mod swapin;
+pub mod zswap;
 
 use crate::ids::{RegionId, SwapSlot, TaskId, VirtPage};
 use readahead::{NoReadahead, Readahead};
 use swapin::{Order0Swapin, SwapinSize};
+use zswap::{NoProtection, ZswapProtection};
 
 /// The policies a run uses, one per family. `Policies::default()` gives every family its
 /// trivial built-in policy; callers replace the ones they choose, so that adding a family
@@ -35,11 +40,13 @@ pub struct Policies {
     pub readahead: Box<dyn Readahead>,
     /// Swap-in folio size ([`Order0Swapin`] by default).
     pub swapin: Box<dyn SwapinSize>,
+    /// zswap's shrinker protection ([`NoProtection`] by default).
+    pub zswap: Box<dyn ZswapProtection>,
 }
 
 impl Default for Policies {
     fn default() -> Policies {
-        Policies { readahead: Box::new(NoReadahead), swapin: Box::new(Order0Swapin) }
+        Policies { readahead: Box::new(NoReadahead), swapin: Box::new(Order0Swapin), zswap: Box::new(NoProtection) }
     }
 }
 
@@ -53,6 +60,12 @@ impl Policies {
     /// These policies with `swapin` as the swap-in folio size policy.
     pub fn with_swapin(mut self, swapin: Box<dyn SwapinSize>) -> Policies {
         self.swapin = swapin;
+        self
+    }
+
+    /// These policies with `zswap` as zswap's shrinker protection policy.
+    pub fn with_zswap(mut self, zswap: Box<dyn ZswapProtection>) -> Policies {
+        self.zswap = zswap;
         self
     }
 }

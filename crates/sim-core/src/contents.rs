@@ -1,0 +1,2 @@
+//! Page contents and how each compressor shrinks them (placeholder: filled in by the
+//! contents work; see the module doc there).

@@ -1,0 +1,1 @@
+//! zsmalloc's footprint model (placeholder).
