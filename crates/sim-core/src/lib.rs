@@ -38,6 +38,7 @@
 #![allow(missing_docs)]
 
 pub mod config;
+pub mod contents;
 pub mod device;
 pub mod error;
 pub mod gen;

@@ -21,6 +21,7 @@ pub(crate) mod swap;
 pub(crate) mod swapfile;
 pub(crate) mod vmscan;
 pub(crate) mod workingset;
+pub(crate) mod zsmalloc;
 
 use crate::block::{BlockLayer, Dispatched};
 use crate::config::{CoreConfig, CpuCosts};
