@@ -4,7 +4,9 @@
 //! what to do and carries the answer out. This crate holds those policies and the serde
 //! configuration that picks one at run time: swap-in readahead (the [`readahead`] module),
 //! which neighbouring pages to read together with a faulting one, and the swap-in folio
-//! size (the [`swapin`] module), whether a fault on zram brings a whole large folio back.
+//! size (the [`swapin`] module), whether a fault on zram brings a whole large folio back,
+//! and zswap's shrinker protection (the [`zswap`] module), which compressed entries stay
+//! in the pool when memory pressure writes others back to the swap device.
 //!
 //! Policies only *decide*. They never touch the event queue, never perform I/O, and never
 //! see a concrete device model: everything they know arrives in the read-only
@@ -54,3 +56,5 @@ pub mod readahead;
 pub use readahead::{ClusterReadahead, FixedReadahead, ReadaheadConfig, ReadaheadContext, VmaReadahead};
 pub mod swapin;
 pub use swapin::{KernelSwapin, SwapinConfig, ThrottledSwapin};
+pub mod zswap;
+pub use zswap::{DecayProtection, SecondChanceProtection, ZswapProtectionConfig};
