@@ -42,11 +42,17 @@ pub struct MemcgConfig {
     /// activates it with v2, as `shrink_folio_list` does; with v1 the kernel would wait for
     /// the write, which the model simplifies to keeping the folio in place. Default 2.
     pub version: u8,
+    /// `memory.zswap.max` (cgroup v2): compressed bytes the group may keep in zswap;
+    /// absent means unlimited. Default unlimited.
+    pub zswap_max: Option<ByteSize>,
+    /// `memory.zswap.writeback` (cgroup v2): whether the group's zswap entries may be
+    /// written back to the swap device. Default true.
+    pub zswap_writeback: bool,
 }
 
 impl Default for MemcgConfig {
     fn default() -> Self {
-        MemcgConfig { limit: None, swappiness: 60, version: 2 }
+        MemcgConfig { limit: None, swappiness: 60, version: 2, zswap_max: None, zswap_writeback: true }
     }
 }
 
@@ -283,8 +289,12 @@ pub struct CoreConfig {
     pub limits: LimitsConfig,
     /// Transparent huge pages and mTHP sizes.
     pub thp: crate::thp::ThpConfig,
-    /// zswap state other subsystems read.
-    pub zswap: crate::thp::ZswapState,
+    /// zswap's parameters.
+    pub zswap: crate::zswap::ZswapConfig,
+    /// Contents of the pages of implicit regions (those a trace touches outside every
+    /// declared region). Set by the scenario's `[workload] contents`.
+    #[serde(skip)]
+    pub implicit_contents: crate::contents::Contents,
 }
 
 /// A [`CoreConfig`] whose ranges and cross-field rules have been checked.
@@ -365,6 +375,12 @@ impl CoreConfig {
             return bad("block.plug_max_requests", "0 is below 1".to_string());
         }
         self.thp.validate()?;
+        self.zswap.validate()?;
+        if self.memcg.version != 2 && (self.memcg.zswap_max.is_some() || !self.memcg.zswap_writeback) {
+            let field =
+                if self.memcg.zswap_max.is_some() { "memcg.zswap_max" } else { "memcg.zswap_writeback" };
+            return bad(field, "cgroup v1 has no such file: it needs memcg.version = 2".to_string());
+        }
         if self.limits.max_events == 0 {
             return bad("limits.max_events", "0 is below 1".to_string());
         }

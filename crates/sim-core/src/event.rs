@@ -15,6 +15,8 @@ pub(crate) enum Event {
     IoComplete(ReqId),
     /// kswapd runs its next reclaim batch.
     KswapdRun,
+    /// zswap's pool-limit worker runs its next batch.
+    ZswapShrink,
     /// The timeline operation with this index starts.
     Timeline(u32),
 }

@@ -53,6 +53,7 @@ pub mod thp;
 pub mod time;
 pub mod timeline;
 pub mod workload;
+pub mod zswap;
 
 mod block;
 mod engine;

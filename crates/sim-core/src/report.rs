@@ -99,6 +99,9 @@ pub struct SimReport {
     /// The job queue's summary, present when some task's end is its process's exit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsReport>,
+    /// zswap's gauges and counts when it is enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswap: Option<crate::zswap::ZswapReport>,
     /// Timeline operations: what each did and how long it took.
     pub operations: Vec<crate::timeline::OpReport>,
 }

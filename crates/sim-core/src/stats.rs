@@ -14,9 +14,9 @@ macro_rules! vmstat_counters {
         /// Event counters with /proc/vmstat names.
         ///
         /// Only counters the model produces are here: a counter of a mechanism that is not
-        /// modelled yet (zswap's `zswpin`/`zswpout`/`zswpwb`, the zero
-        /// map's `swpin_zero`/`swpout_zero`, kswapd's `*_wmark_hit_quickly`) is absent rather
-        /// than reported as a real zero, and joins the list with the model that moves it.
+        /// modelled yet (kswapd's `*_wmark_hit_quickly`, file-page counters) is absent
+        /// rather than reported as a real zero, and joins the list with the model that
+        /// moves it.
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
         pub struct Vmstat {
             $(pub $name: u64,)*
@@ -58,6 +58,11 @@ vmstat_counters!(
     oom_kill,
     thp_swpout,
     thp_swpout_fallback,
+    swpin_zero,
+    swpout_zero,
+    zswpin,
+    zswpout,
+    zswpwb,
 );
 
 /// Memory state at the end of the run, with /proc/vmstat and /proc/meminfo names.

@@ -155,17 +155,6 @@ impl ThpConfig {
     }
 }
 
-/// Kernel state of zswap that other subsystems read. The rest of zswap is configured
-/// with it when it is modelled.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ZswapState {
-    /// zswap's pool has been created in this boot (the first write of its `enabled`
-    /// parameter, even `N`, creates it). From then on no large folio is swapped in whole
-    /// (`zswap_never_enabled()` is false). Default false: a fresh boot with zswap off.
-    pub ever_enabled: bool,
-}
-
 /// Declares [`MthpStats`] from one list of counter names, with the field-wise difference and
 /// the list by name, so that the three never disagree.
 macro_rules! mthp_counters {

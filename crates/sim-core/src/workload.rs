@@ -34,7 +34,7 @@ where
 }
 
 /// A virtual memory area the task maps before it starts (an anonymous private mapping).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RegionSpec {
     /// First virtual page.
     pub start: VirtPage,
@@ -42,12 +42,14 @@ pub struct RegionSpec {
     pub pages: u64,
     /// madvise hint for transparent huge pages. Default none.
     pub thp: crate::thp::ThpHint,
+    /// What its pages hold, which decides how they compress. Default random bytes.
+    pub contents: crate::contents::Contents,
 }
 
 impl RegionSpec {
-    /// A region of `pages` pages from `start`, with no madvise hint.
+    /// A region of `pages` pages from `start`, with no madvise hint and random contents.
     pub fn new(start: VirtPage, pages: u64) -> RegionSpec {
-        RegionSpec { start, pages, thp: crate::thp::ThpHint::Default }
+        RegionSpec { start, pages, thp: crate::thp::ThpHint::Default, contents: Default::default() }
     }
 }
 

@@ -72,7 +72,7 @@ pub mod validate;
 pub use document::{Host, RunDocument};
 pub use scenario::{
     Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, ThpSection,
-    TraceFlags,
+    TraceFlags, ZswapSection,
 };
 pub use status::{Failure, RunStatus};
 pub use swapsim_core::SimReport;

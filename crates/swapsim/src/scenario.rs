@@ -27,7 +27,7 @@ use swapsim_core::config::{
     BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig, SwapoffHits,
 };
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
-use swapsim_core::thp::{ThpConfig, ZswapState};
+use swapsim_core::thp::ThpConfig;
 use swapsim_core::{
     ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapBacking, SwapDeviceSpec, ValidatedConfig,
 };
@@ -42,7 +42,9 @@ mod keys;
 mod resolved;
 mod workload;
 
-pub use resolved::{ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, ThpSection};
+pub use resolved::{
+    ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, ThpSection, ZswapSection,
+};
 pub use workload::TraceFlags;
 pub(crate) use workload::WorkloadSection;
 
@@ -76,9 +78,9 @@ pub(crate) struct ScenarioFile {
     /// Transparent huge pages, mTHP sizes and the swap-in size policy.
     #[serde(default)]
     pub(crate) thp: ThpSection,
-    /// zswap.
+    /// zswap's parameters and protection policy.
     #[serde(default)]
-    pub(crate) zswap: ZswapState,
+    pub(crate) zswap: ZswapSection,
     #[serde(default)]
     pub(crate) block: BlockConfig,
     #[serde(default)]
@@ -106,7 +108,7 @@ impl Default for ScenarioFile {
             swap: SwapSection::default(),
             lru: LruModel::default(),
             thp: ThpSection::default(),
-            zswap: ZswapState::default(),
+            zswap: ZswapSection::default(),
             block: BlockConfig::default(),
             cpu: CpuCosts::default(),
             limits: LimitsConfig::default(),
@@ -392,7 +394,8 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
             hugepages: file.thp.hugepages.clone(),
             implicit_madvise: file.workload.madvise.unwrap_or_default(),
         },
-        zswap: file.zswap.clone(),
+        zswap: file.zswap.core(),
+        implicit_contents: file.workload.contents.clone().unwrap_or_default(),
     };
     let core = core.validate()?;
     let device_names: Vec<&str> = swap.devices.iter().map(|d| d.name.as_str()).collect();
@@ -412,7 +415,12 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         any_rotational: profiles.iter().any(|p| p.rotational),
     };
 
-    let (workload, resolved_workload) = workload::resolve(file.workload, scenario)?;
+    let contents = file.workload.contents.clone();
+    if let Some(c) = &contents {
+        c.validate("workload.contents")?;
+    }
+    let (workload, mut resolved_workload) = workload::resolve(file.workload, scenario)?;
+    resolved_workload.contents = contents.filter(|c| *c != swapsim_core::contents::Contents::Random);
     if let Workload::Trace(trace) = &workload {
         trace.check()?;
     }
@@ -497,8 +505,18 @@ impl Prepared {
             Workload::Jobs(jobs) => (jobs.tasks(seed), None),
         };
         let timeline = timeline::operations(&self.timeline, self.resolved.swap.readahead, self.readahead_ctx);
-        let policies =
-            Policies::default().with_readahead(readahead).with_swapin(self.resolved.thp.swapin.build());
+        let (mut tasks, trace_report) = (tasks, trace_report);
+        if let Some(contents) = &self.resolved.workload.contents {
+            for task in &mut tasks {
+                for region in &mut task.regions {
+                    region.contents = contents.clone();
+                }
+            }
+        }
+        let policies = Policies::default()
+            .with_readahead(readahead)
+            .with_swapin(self.resolved.thp.swapin.build())
+            .with_zswap(self.resolved.zswap.protection.build());
         Ok((Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline }, trace_report))
     }
 

@@ -8,14 +8,17 @@
 //! shape and names as the case's `measured` object, so that the two can be compared figure by
 //! figure. `validate/score.rs` holds the targets and the error summary.
 //!
-//! Replayed: cases on a swap file or on zram, with or without mTHP sizes. Not modelled, so
-//! such cases are skipped with a reason: zswap.
+//! Replayed: cases on a swap file or on zram, with or without mTHP sizes, with or without
+//! zswap. A case the model cannot replay would be skipped with a reason; none is today.
 //!
 //! What is compared, beyond the counters and block figures of the swap-file cases:
 //!
 //! - mTHP: each `measured.mthp.<size>.<counter>` is the figure `mthp.<size>.<counter>`,
 //!   compared with the report's `mthp` counters of that size (zero when the report does not
 //!   list the size: it lists only sizes with a non-zero counter).
+//! - zswap: `measured.zswap_at_end` (`pool_total_size`, `stored_pages`, zswap's debugfs
+//!   gauges when the pattern finished) against the report's `zswap` gauges at the end of
+//!   the run (zero when zswap is off).
 //! - zram builds no block requests: it handles each bio as it is submitted. The kernel's
 //!   request-level figures on it are zero or come from other I/O, so for zram only the
 //!   bio-level figures are compared ([`ZRAM_BLOCK_FIGURES`]).
@@ -272,6 +275,10 @@ fn sim_shape(case: &Case, report: &SimReport) -> Result<Value> {
                 "at_end": {
                     "VmRSS_kib": report.at_end.rss_pages * 4,
                     "VmSwap_kib": report.at_end.swap_pages * 4,
+                },
+                "zswap_at_end": {
+                    "pool_total_size": report.zswap.as_ref().map_or(0, |z| z.pool_total_size),
+                    "stored_pages": report.zswap.as_ref().map_or(0, |z| z.stored_pages),
                 },
             }))
         }

@@ -11,6 +11,8 @@ use crate::ids::{Pfn, TaskId};
 use crate::lru::Placement;
 use crate::mm::pagetable::{PageId, Pte};
 use crate::mm::swap::CacheEntry;
+use crate::mm::zswap::Backend;
+use crate::policy::zswap::ZswapSwapin;
 use crate::policy::Feedback;
 use crate::time::SimTime;
 
@@ -44,13 +46,23 @@ impl Simulation {
             _ => Placement::Inactive,
         };
         self.lru.add(&mut self.mm, head, placement);
-        self.mm.vmstat.pswpin += u64::from(nr);
-        self.mm.vmstat.pgpgin += 4 * u64::from(nr);
-        self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
-        // One bio for the whole folio; zram decompresses it page by page.
-        let bio = Bio { device: slot.device, dir: IoDir::Read, offset: first_slot.offset, pfn: head };
-        let now = self.mm.now;
-        self.mm.now = self.mm.block.submit_sync_pages(bio, nr, now);
+        // swap_read_folio: the zero map and zswap first (a large folio is never read from
+        // either: alloc_swap_folio keeps order 0 once zswap exists, and refuses mixed
+        // zero-map ranges). Not in the swap cache, so a zswap entry stays until the slot
+        // is freed below.
+        let backend = if order == 0 { self.mm.swap_read_backend(slot, head, false) } else { Backend::Device };
+        if self.mm.zswap_on() {
+            self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, true));
+        }
+        if backend == Backend::Device {
+            self.mm.vmstat.pswpin += u64::from(nr);
+            self.mm.vmstat.pgpgin += 4 * u64::from(nr);
+            self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
+            // One bio for the whole folio; zram decompresses it page by page.
+            let bio = Bio { device: slot.device, dir: IoDir::Read, offset: first_slot.offset, pfn: head };
+            let now = self.mm.now;
+            self.mm.now = self.mm.block.submit_sync_pages(bio, nr, now);
+        }
         for i in 0..nr {
             let (p, pfn) = (PageId(first_page.0 + i), Pfn(head.0 + i));
             let s = first_slot.nth(i);
@@ -59,6 +71,7 @@ impl Simulation {
             // swap_free_nr with the claim of swapcache_prepare released: the slot is free.
             self.mm.swap.dec_count(s);
         }
+        self.mm.zswap_sync();
         if order > 0 {
             self.mm.mthp.at(order).swpin += 1;
         }

@@ -24,7 +24,9 @@ use crate::ids::{Pfn, SwapSlot, TaskId, VirtPage};
 use crate::lru::Placement;
 use crate::mm::frames::flag;
 use crate::mm::pagetable::{MapError, PageId, Pte, PteState};
+use crate::mm::zswap::Backend;
 use crate::policy::readahead::{FaultView, ReadaheadPlan};
+use crate::policy::zswap::ZswapSwapin;
 use crate::policy::Feedback;
 use crate::time::SimTime;
 use crate::workload::Access;
@@ -222,10 +224,11 @@ impl Simulation {
             // Swapoff on a synchronous device reads only the faulting page, through the
             // swap cache, in this context.
             self.mm.frames.clear(target, flag::WAITED);
-            self.read_swap_cache(owner, space, slot, target, true);
-            let now = self.mm.now;
-            let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
-            self.mm.now = self.mm.block.submit_sync(bio, now);
+            if self.read_swap_cache(owner, space, slot, target, true) {
+                let now = self.mm.now;
+                let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
+                self.mm.now = self.mm.block.submit_sync(bio, now);
+            }
             self.mm.frames.clear(target, flag::LOCKED);
             self.finish_swap_fault(target, fault, self.mm.now);
             return Step::Done;
@@ -245,6 +248,12 @@ impl Simulation {
         }
         let now = self.mm.now;
         self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+        if !self.mm.frames.test(target, flag::LOCKED) {
+            // The target came from the zero map or zswap: no wait.
+            self.mm.frames.clear(target, flag::WAITED);
+            self.finish_swap_fault(target, fault, self.mm.now);
+            return Step::Done;
+        }
         Step::Blocked(Wait::Frame { pfn: target, fault })
     }
 
@@ -290,7 +299,9 @@ impl Simulation {
     }
 
     /// `__read_swap_cache_async` plus `swap_read_folio` for one slot, on behalf of plug
-    /// owner `owner`, for address space `space`.
+    /// owner `owner`, for address space `space`. A page the zero map or zswap supplies is
+    /// ready (unlocked) on return; otherwise the device read is submitted (asynchronous
+    /// devices) or left to the caller (synchronous ones), and the result is true.
     pub(super) fn read_swap_cache(
         &mut self,
         owner: usize,
@@ -298,7 +309,7 @@ impl Simulation {
         slot: SwapSlot,
         pfn: Pfn,
         target: bool,
-    ) {
+    ) -> bool {
         let shadow = self.mm.swap.cache_insert(slot, pfn);
         self.mm.frames.set_swap_slot(pfn, Some(slot));
         self.mm.frames.set(pfn, flag::LOCKED);
@@ -318,11 +329,19 @@ impl Simulation {
             self.mm.frames.set(pfn, flag::READAHEAD);
             self.mm.vmstat.swap_ra += 1;
         }
+        let backend = self.mm.swap_read_backend(slot, pfn, true);
+        if self.mm.zswap_on() {
+            self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, target));
+        }
+        if backend != Backend::Device {
+            self.mm.frames.clear(pfn, flag::LOCKED);
+            return false;
+        }
         self.mm.vmstat.pswpin += 1;
         self.mm.vmstat.pgpgin += 4;
         self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
         if self.mm.block.is_synchronous(slot.device) {
-            return;
+            return true;
         }
         let now = self.mm.now;
         self.mm.block.submit(
@@ -331,6 +350,7 @@ impl Simulation {
             now,
             &mut self.mm.dispatched,
         );
+        true
     }
 
     pub(super) fn finish_swap_fault(&mut self, pfn: Pfn, f: PendingFault, start_map: SimTime) {

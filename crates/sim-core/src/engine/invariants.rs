@@ -17,9 +17,15 @@ impl Simulation {
         let mm = &self.mm;
         mm.swap.check_invariants();
         self.lru.check_invariants(mm);
-        assert_eq!(mm.memcg_usage, mm.frames.used(), "memcg usage vs frames in use");
+        assert_eq!(mm.memcg_usage, mm.frames.used() + mm.zswap.charged_pages, "memcg usage vs frames in use");
         if let Some(limit) = mm.memcg_limit {
-            assert!(mm.memcg_usage <= limit + 1, "memcg usage {} exceeds limit {limit}", mm.memcg_usage);
+            // zswap's writeback charges its folios past the limit (reclaim context).
+            if !mm.zswap_on() {
+                assert!(mm.memcg_usage <= limit + 1, "memcg usage {} exceeds limit {limit}", mm.memcg_usage);
+            }
+        }
+        if mm.zswap_on() {
+            self.check_zswap();
         }
         // Slot references from PTEs must equal the swap counts exactly.
         let mut refs: Vec<Vec<u8>> = mm.swap.devices.iter().map(|d| vec![0u8; d.max() as usize]).collect();
@@ -180,5 +186,31 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// zswap: the entry table, LRU and pool agree, and every stored page is in zswap
+    /// only: its slot names the entry back, holds no swap-cache folio and no zero mark.
+    fn check_zswap(&self) {
+        let mm = &self.mm;
+        mm.zswap.check();
+        let mut named = 0;
+        for d in 0..mm.swap.devices.len() {
+            let dev = DeviceId(d as u8);
+            for (off, e) in mm.swap.zswap_slots(dev) {
+                let slot = SwapSlot { device: dev, offset: off };
+                named += 1;
+                assert_eq!(mm.zswap.slot(e), slot, "zswap entry {e} does not name {slot} back");
+                assert!(
+                    mm.swap.cached_frame(slot).is_none(),
+                    "{slot} is both in zswap and in the swap cache"
+                );
+                assert!(!mm.swap.is_zero(slot), "{slot} is both in zswap and zero-filled");
+                assert!(
+                    mm.swap.count(slot) > 0 || mm.swap.cached_frame(slot).is_some(),
+                    "{slot} holds a zswap entry but is free"
+                );
+            }
+        }
+        assert_eq!(named + mm.zswap_pending_orphans(), mm.zswap.stored, "zswap entries vs slots naming them");
     }
 }

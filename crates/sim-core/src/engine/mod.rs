@@ -38,6 +38,7 @@ mod setup;
 mod task;
 #[cfg(test)]
 mod tests;
+mod zswap;
 
 use crate::config::ValidatedConfig;
 use crate::device::BlockDevice;
@@ -139,6 +140,9 @@ pub struct Simulation {
     lat_anon: LatencyHistogram,
     end: SimTime,
     kswapd_owner: usize,
+    /// Plug owner of zswap's pool-limit worker.
+    zswap_owner: usize,
+    zswap_worker: zswap::ZswapWorker,
     timeline: Vec<Option<TimelineOp>>,
     /// Index of the next timeline operation to start.
     timeline_next: usize,
@@ -264,6 +268,7 @@ impl Simulation {
                 self.after_io();
             }
             Event::KswapdRun => self.kswapd_run(now),
+            Event::ZswapShrink => self.zswap_worker_run(now),
             Event::Timeline(i) => self.start_op(i as usize, now),
         }
         Ok(true)

@@ -117,7 +117,7 @@ impl Simulation {
         slot: SwapSlot,
     ) -> Option<LargeFolio> {
         let allowed = self.mm.pt.spaces[space].regions[region_idx].orders;
-        if allowed == 0 || self.mm.cfg.zswap.ever_enabled {
+        if allowed == 0 || self.mm.cfg.zswap.pool_created() {
             return None;
         }
         let mut candidates = 0;

@@ -53,6 +53,7 @@ impl Simulation {
             self.lru.shrink(&mut self.mm, &mut sc);
             let now = self.mm.now;
             self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+            self.zswap_shrink_slab(&sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
@@ -70,6 +71,7 @@ impl Simulation {
             sc.priority -= 1;
         }
         self.lru.reclaim_done(&mut self.mm);
+        self.zswap_kick_worker();
         sc.nr_reclaimed
     }
 
@@ -115,6 +117,8 @@ impl Simulation {
         self.lru.shrink(&mut self.mm, &mut sc);
         let t = self.mm.now;
         self.mm.block.finish_plug(kswapd_owner, t, &mut self.mm.dispatched);
+        self.zswap_shrink_slab(&sc);
+        self.zswap_kick_worker();
         self.flush_dispatched();
         self.after_io();
         // Spend at least some time so that a futile loop still advances.

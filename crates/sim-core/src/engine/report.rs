@@ -8,7 +8,8 @@ use crate::stats::Gauges;
 
 impl Simulation {
     /// Finishes the run and builds the report.
-    pub fn into_report(self) -> SimReport {
+    pub fn into_report(mut self) -> SimReport {
+        self.mm.zswap_sync();
         let mm = &self.mm;
         let sizes = self.lru.sizes();
         let mut rss = 0;
@@ -62,6 +63,7 @@ impl Simulation {
                 })
                 .collect(),
             jobs: self.jobs_report(),
+            zswap: mm.zswap_on().then(|| mm.zswap_report()),
         }
     }
 

@@ -28,6 +28,7 @@ impl Simulation {
         let cpus = cfg.machine.cpus as usize;
         let total_pages = cfg.machine.memory.pages();
         let mut swap = Swap::default();
+        swap.zswap_on = cfg.zswap.enabled;
         let mut models = Vec::new();
         for (spec, model) in cfg.devices.iter().zip(setup.devices) {
             let traits = model.traits();
@@ -42,7 +43,7 @@ impl Simulation {
             models.push((spec.name.clone(), model));
         }
         let n_tasks = setup.tasks.len();
-        let block = BlockLayer::new(cfg.block.clone(), models, n_tasks + 1);
+        let block = BlockLayer::new(cfg.block.clone(), models, n_tasks + 2);
         for (i, op) in setup.timeline.iter().enumerate() {
             if let crate::timeline::Trigger::AfterAccesses { task, .. } = op.trigger {
                 if task >= n_tasks {
@@ -76,6 +77,7 @@ impl Simulation {
         let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
         pt.default_orders = cfg.thp.allowed(cfg.thp.implicit_madvise);
+        pt.default_contents = pt.contents_id(&cfg.implicit_contents);
         let mut tasks = Vec::with_capacity(n_tasks);
         let mut after_task = Vec::new();
         let mut after_ends = Vec::new();
@@ -92,7 +94,8 @@ impl Simulation {
                     continue;
                 }
                 let orders = cfg.thp.allowed(r.thp);
-                pt.map_region(space, r.start, r.pages, orders).map_err(|e| {
+                let contents = pt.contents_id(&r.contents);
+                pt.map_region(space, r.start, r.pages, orders, contents).map_err(|e| {
                     SimError::Setup(format!(
                         "task {}: region at page {} of {} pages: {e:?}",
                         spec.name, r.start.0, r.pages
@@ -126,13 +129,16 @@ impl Simulation {
                 ended_at: None,
             });
         }
-        let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages });
+        let mut policies = setup.policies;
+        let zswap_policy =
+            std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
+        let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
         let lru = crate::lru::build(mm.cfg.lru);
         let mut sim = Simulation {
             mm,
             track_access: lru.tracks_accesses(),
             lru,
-            policies: setup.policies,
+            policies,
             tasks,
             cpus: (0..cpus).map(|_| Cpu::default()).collect(),
             kswapd: Kswapd { awake: false, priority: DEF_PRIORITY, failures: 0, clock: SimTime::ZERO },
@@ -143,6 +149,8 @@ impl Simulation {
             lat_anon: LatencyHistogram::default(),
             end: SimTime::ZERO,
             kswapd_owner: n_tasks,
+            zswap_owner: n_tasks + 1,
+            zswap_worker: Default::default(),
             timeline,
             timeline_next: 0,
             op_running: None,

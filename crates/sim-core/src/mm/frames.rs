@@ -106,11 +106,13 @@ pub(crate) struct Frames {
     used: u64,
     /// Pages of physical memory.
     total: u64,
+    /// Pages taken by memory that is not a folio (zswap's pool).
+    reserved: u64,
 }
 
 impl Frames {
     pub(crate) fn new(total: u64) -> Frames {
-        Frames { meta: Vec::new(), pcp: Vec::new(), free_area: [NIL; NR_ORDERS], used: 0, total }
+        Frames { meta: Vec::new(), pcp: Vec::new(), free_area: [NIL; NR_ORDERS], used: 0, total, reserved: 0 }
     }
 
     pub(crate) fn used(&self) -> u64 {
@@ -118,14 +120,20 @@ impl Frames {
     }
 
     pub(crate) fn free_pages(&self) -> u64 {
-        self.total - self.used
+        self.total.saturating_sub(self.used + self.reserved)
+    }
+
+    /// Sets the pages that memory other than folios takes (zswap's pool); they count as
+    /// used for the watermarks and the allocator.
+    pub(crate) fn set_reserved(&mut self, pages: u64) {
+        self.reserved = pages;
     }
 
     /// Takes a free frame (an order-0 folio); `None` when physical memory is exhausted.
     /// The most recently freed frame comes first, then the smallest free block, else the
     /// table grows.
     pub(crate) fn alloc(&mut self) -> Option<Pfn> {
-        if self.used >= self.total {
+        if self.used + self.reserved >= self.total {
             return None;
         }
         let idx = match self.pcp.pop() {
@@ -225,7 +233,7 @@ impl Frames {
             return self.alloc();
         }
         let nr = 1usize << order;
-        if self.used + nr as u64 > self.total {
+        if self.used + self.reserved + nr as u64 > self.total {
             return None;
         }
         let head = match self.take_block(order) {

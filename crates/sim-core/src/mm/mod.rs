@@ -22,6 +22,7 @@ pub(crate) mod swapfile;
 pub(crate) mod vmscan;
 pub(crate) mod workingset;
 pub(crate) mod zsmalloc;
+pub(crate) mod zswap;
 
 use crate::block::{BlockLayer, Dispatched};
 use crate::config::{CoreConfig, CpuCosts};
@@ -90,12 +91,15 @@ pub(crate) struct Mm {
     pub(crate) write_done: Option<SimTime>,
     /// The latest completion of any kind not yet announced to kernel tasks waiting on I/O.
     pub(crate) io_done: Option<SimTime>,
+    /// zswap: entries, LRU, pool and the shrinkers' protection policy.
+    pub(crate) zswap: zswap::Zswap,
 }
 
 impl Mm {
     /// A machine with nothing mapped yet.
     pub(crate) fn new(parts: MmParts) -> Mm {
-        let MmParts { cfg, pt, swap, block, total_pages } = parts;
+        let MmParts { cfg, pt, swap, block, total_pages, zswap_policy } = parts;
+        let zswap = zswap::Zswap::new(&cfg.zswap, &cfg.memcg, total_pages, zswap_policy);
         let wmark =
             Watermarks::derive(total_pages, cfg.machine.min_free_kbytes, cfg.machine.watermark_scale_factor);
         let memcg_limit = cfg.memcg.limit.map(|l| l.pages());
@@ -120,6 +124,7 @@ impl Mm {
             reads_done: Vec::new(),
             write_done: None,
             io_done: None,
+            zswap,
         }
     }
 
@@ -185,4 +190,6 @@ pub(crate) struct MmParts {
     pub(crate) block: BlockLayer,
     /// RAM in pages.
     pub(crate) total_pages: u64,
+    /// zswap's shrinker protection policy.
+    pub(crate) zswap_policy: Box<dyn crate::policy::zswap::ZswapProtection>,
 }

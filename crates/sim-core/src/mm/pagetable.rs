@@ -108,6 +108,8 @@ pub(crate) struct Region {
     /// Large folio orders the region may allocate (`thp_vma_allowable_orders`, from the
     /// THP knobs and the region's madvise hint); 0 for none.
     pub(crate) orders: OrderMask,
+    /// What its pages hold: an index into [`PageTables::contents`].
+    pub(crate) contents: u8,
     /// Chunk id per 2 MiB-aligned block the region overlaps, `NO_CHUNK` until touched.
     chunks: Vec<u32>,
 }
@@ -149,6 +151,12 @@ pub(crate) struct PageTables {
     max_vpage: u64,
     /// Large folio orders of regions mapped without a hint (implicit regions).
     pub(crate) default_orders: OrderMask,
+    /// Page contents classes in use; regions and chunks name them by index.
+    pub(crate) contents: Vec<crate::contents::Contents>,
+    /// Contents of implicit regions (index into `contents`).
+    pub(crate) default_contents: u8,
+    /// Contents of each chunk's region, by chunk.
+    chunk_contents: Vec<u8>,
 }
 
 /// Errors a workload can cause in the page tables.
@@ -161,7 +169,33 @@ pub(crate) enum MapError {
 
 impl PageTables {
     pub(crate) fn new() -> PageTables {
-        PageTables { max_vpage: (1u64 << 45) - 1, ..Default::default() }
+        PageTables {
+            max_vpage: (1u64 << 45) - 1,
+            contents: vec![crate::contents::Contents::default()],
+            ..Default::default()
+        }
+    }
+
+    /// The index of a contents class, registering it on first use.
+    pub(crate) fn contents_id(&mut self, c: &crate::contents::Contents) -> u8 {
+        if let Some(i) = self.contents.iter().position(|x| x == c) {
+            return i as u8;
+        }
+        assert!(self.contents.len() < 255, "more than 255 page contents classes");
+        self.contents.push(c.clone());
+        (self.contents.len() - 1) as u8
+    }
+
+    /// The contents class of the page behind PTE `page`.
+    #[inline]
+    pub(crate) fn page_contents(&self, page: PageId) -> &crate::contents::Contents {
+        &self.contents[self.page_contents_id(page) as usize]
+    }
+
+    /// The index of the contents class of the page behind PTE `page`.
+    #[inline]
+    pub(crate) fn page_contents_id(&self, page: PageId) -> u8 {
+        self.chunk_contents[(page.0 / CHUNK_PAGES as u32) as usize]
     }
 
     pub(crate) fn add_space(&mut self) -> usize {
@@ -176,6 +210,7 @@ impl PageTables {
         start: VirtPage,
         pages: u64,
         orders: OrderMask,
+        contents: u8,
     ) -> Result<usize, MapError> {
         if pages == 0 || start.0.checked_add(pages).is_none_or(|end| end - 1 > self.max_vpage) {
             return Err(MapError::OutOfRange { vpage: start.0.saturating_add(pages) });
@@ -188,6 +223,7 @@ impl PageTables {
             start,
             pages,
             orders,
+            contents,
             chunks: vec![NO_CHUNK; (last_chunk - first_chunk + 1) as usize],
         };
         let regions = &mut self.spaces[space].regions;
@@ -243,6 +279,7 @@ impl PageTables {
                 return Err(MapError::TooManyPages);
             }
             region.chunks[ci] = chunk as u32;
+            self.chunk_contents.push(region.contents);
             self.ptes.resize(self.ptes.len() + CHUNK_PAGES as usize, Pte::default());
         }
         Ok(PageId(region.chunks[ci] * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32))
@@ -274,7 +311,7 @@ impl PageTables {
                 end = end.min(r.start.0);
             }
         }
-        self.map_region(space, VirtPage(start), end - start, self.default_orders)
+        self.map_region(space, VirtPage(start), end - start, self.default_orders, self.default_contents)
     }
 
     /// The aligned range of `2^order` pages around `vpage` as PTE ids, if it lies inside
@@ -346,9 +383,9 @@ mod tests {
     fn sparse_regions_allocate_chunks_lazily() {
         let mut pt = PageTables::new();
         let s = pt.add_space();
-        pt.map_region(s, VirtPage(1 << 30), 1 << 20, 0).unwrap();
+        pt.map_region(s, VirtPage(1 << 30), 1 << 20, 0, 0).unwrap();
         assert_eq!(
-            pt.map_region(s, VirtPage((1 << 30) + 5), 3, 0),
+            pt.map_region(s, VirtPage((1 << 30) + 5), 3, 0, 0),
             Err(MapError::Overlap { start: (1 << 30) + 5, pages: 3 })
         );
         let l = pt.lookup(s, VirtPage((1 << 30) + 700)).unwrap();

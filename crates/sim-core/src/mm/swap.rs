@@ -28,6 +28,8 @@ use crate::ids::{DeviceId, Pfn, SwapSlot};
 use std::collections::VecDeque;
 
 const BAD_SLOT: u8 = 0xff;
+/// No zswap entry in a slot.
+const NO_ZSWAP: u32 = u32::MAX;
 const TAG_FRAME: u32 = 1 << 30;
 const TAG_SHADOW: u32 = 2 << 30;
 const TAG_MASK: u32 = 3 << 30;
@@ -87,6 +89,10 @@ pub(crate) struct SwapDevice {
     pub(crate) blkdev: bool,
     count: Vec<u8>,
     cache: Vec<u32>,
+    /// The zero map (`si->zeromap`): one bit per slot whose page was all zeros when written.
+    zeromap: Vec<u64>,
+    /// zswap's entry per slot (`NO_ZSWAP` for none); empty while zswap is off.
+    zswap: Vec<u32>,
     /// Allocated slots, header excluded.
     inuse: u32,
     cluster_slots: u32,
@@ -119,6 +125,8 @@ impl SwapDevice {
             blkdev: true,
             count,
             cache: vec![0; slots as usize],
+            zeromap: vec![0; (slots as usize).div_ceil(64)],
+            zswap: Vec::new(),
             inuse: 0,
             cluster_slots,
             clusters,
@@ -296,6 +304,10 @@ pub(crate) struct Swap {
     pub(crate) devices: Vec<SwapDevice>,
     /// Device indices by descending priority; equal priorities rotate.
     avail: Vec<u8>,
+    /// zswap is configured: devices keep an entry per slot.
+    pub(crate) zswap_on: bool,
+    /// zswap entries whose slots were freed, for the memory model to release.
+    zswap_orphans: Vec<u32>,
 }
 
 impl Swap {
@@ -308,6 +320,9 @@ impl Swap {
         let id = self.devices.len() as u8;
         let mut dev = SwapDevice::new(spec.slots, prio, spec.rotational, spec.cluster_slots, spec.cpus);
         dev.blkdev = spec.blkdev;
+        if self.zswap_on {
+            dev.zswap = vec![NO_ZSWAP; spec.slots as usize];
+        }
         self.devices.push(dev);
         self.avail.push(id);
         self.sort_avail();
@@ -448,7 +463,69 @@ impl Swap {
         let off = slot.offset as usize;
         if dev.count[off] == 0 && dev.cache[off] & TAG_MASK != TAG_FRAME {
             dev.release(slot.offset);
+            // swap_entries_free: the zero mark goes, and zswap_invalidate frees the
+            // slot's entry (the memory model frees the orphan at its next zswap step).
+            dev.zeromap[off / 64] &= !(1 << (off % 64));
+            if let Some(e) = dev.zswap.get_mut(off) {
+                if *e != NO_ZSWAP {
+                    self.zswap_orphans.push(*e);
+                    *e = NO_ZSWAP;
+                }
+            }
         }
+    }
+
+    /// Whether the slot's page was all zeros when written (`swap_zeromap_batch`).
+    #[inline]
+    pub(crate) fn is_zero(&self, slot: SwapSlot) -> bool {
+        let off = slot.offset as usize;
+        self.devices[slot.device.0 as usize].zeromap[off / 64] & (1 << (off % 64)) != 0
+    }
+
+    /// Marks the slot's page zero-filled, or clears the mark.
+    pub(crate) fn set_zero(&mut self, slot: SwapSlot, zero: bool) {
+        let off = slot.offset as usize;
+        let w = &mut self.devices[slot.device.0 as usize].zeromap[off / 64];
+        if zero {
+            *w |= 1 << (off % 64);
+        } else {
+            *w &= !(1 << (off % 64));
+        }
+    }
+
+    /// The zswap entry of a slot, if any.
+    #[inline]
+    pub(crate) fn zswap_entry(&self, slot: SwapSlot) -> Option<u32> {
+        let e = *self.devices[slot.device.0 as usize].zswap.get(slot.offset as usize)?;
+        (e != NO_ZSWAP).then_some(e)
+    }
+
+    /// Records (or, with `None`, removes) the zswap entry of a slot; returns the one it
+    /// replaces.
+    pub(crate) fn set_zswap_entry(&mut self, slot: SwapSlot, entry: Option<u32>) -> Option<u32> {
+        let e = &mut self.devices[slot.device.0 as usize].zswap[slot.offset as usize];
+        let old = std::mem::replace(e, entry.unwrap_or(NO_ZSWAP));
+        (old != NO_ZSWAP).then_some(old)
+    }
+
+    /// Entries whose slots were freed and not yet taken.
+    pub(crate) fn zswap_orphans_len(&self) -> usize {
+        self.zswap_orphans.len()
+    }
+
+    /// Entries whose slots were freed since the last call (`zswap_invalidate`).
+    pub(crate) fn take_zswap_orphans(&mut self, out: &mut Vec<u32>) {
+        out.append(&mut self.zswap_orphans);
+    }
+
+    /// Every slot of `dev` that holds a zswap entry, with the entry.
+    pub(crate) fn zswap_slots(&self, dev: DeviceId) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.devices[dev.0 as usize]
+            .zswap
+            .iter()
+            .enumerate()
+            .filter(|(_, &e)| e != NO_ZSWAP)
+            .map(|(off, &e)| (off as u32, e))
     }
 
     /// Recounts every device from scratch and checks the cluster and list bookkeeping.

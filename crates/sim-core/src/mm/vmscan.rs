@@ -190,6 +190,37 @@ impl Mm {
         Some(s)
     }
 
+    /// The part of `swap_writeout` that ends before the device: a folio of zeros only
+    /// marks its slots in the zero map (`swpout_zero`), and zswap may take the folio
+    /// (`zswpout`). Either way the folio is clean now and reclaim frees it in this pass.
+    /// Returns false when the folio must be written to the device.
+    fn swap_writeout_local(&mut self, pfn: Pfn, slot: SwapSlot, nr: u32) -> bool {
+        let zero = self.folio_zero_filled(pfn);
+        for i in 0..nr {
+            self.swap.set_zero(slot.nth(i), zero);
+        }
+        if zero {
+            self.vmstat.swpout_zero += u64::from(nr);
+            return true;
+        }
+        if !self.zswap_on() {
+            return false;
+        }
+        if self.zswap_store(pfn, slot) {
+            self.vmstat.zswpout += u64::from(nr);
+            let order = self.frames.order(pfn);
+            if order > 0 {
+                self.mthp.at(order).zswpout += 1;
+            }
+            return true;
+        }
+        if self.zswap.full {
+            // queue_work(shrink_wq, ...): the engine starts the pool-limit worker.
+            self.zswap.worker_queued = true;
+        }
+        false
+    }
+
     fn shrink_folio(
         &mut self,
         pfn: Pfn,
@@ -229,6 +260,7 @@ impl Mm {
         };
         let order = self.frames.order(pfn);
         let nr = 1u32 << order;
+        self.note_folio_contents(pfn);
         // try_to_unmap: the PTEs become swap entries; their dirty bits move to the folio.
         for i in 0..nr {
             let frame = Pfn(pfn.0 + i);
@@ -241,7 +273,7 @@ impl Mm {
                 self.frames.set_owner(frame, None);
             }
         }
-        if self.frames.test_and_clear(pfn, flag::DIRTY) {
+        if self.frames.test_and_clear(pfn, flag::DIRTY) && !self.swap_writeout_local(pfn, slot, nr) {
             // pageout(): one write of the folio's size.
             self.vmstat.pswpout += u64::from(nr);
             self.vmstat.pgpgout += 4 * u64::from(nr);

@@ -46,7 +46,11 @@ pub struct Policies {
 
 impl Default for Policies {
     fn default() -> Policies {
-        Policies { readahead: Box::new(NoReadahead), swapin: Box::new(Order0Swapin), zswap: Box::new(NoProtection) }
+        Policies {
+            readahead: Box::new(NoReadahead),
+            swapin: Box::new(Order0Swapin),
+            zswap: Box::new(NoProtection),
+        }
     }
 }
 

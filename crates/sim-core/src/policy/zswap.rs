@@ -44,9 +44,7 @@ impl ZswapLruView {
         if self.nr_stored == 0 {
             return 0;
         }
-        let q = n / self.nr_stored;
-        let r = n % self.nr_stored;
-        q * self.nr_backing + r * self.nr_backing / self.nr_stored
+        (u128::from(n) * u128::from(self.nr_backing) / u128::from(self.nr_stored)) as u64
     }
 }
 
@@ -125,7 +123,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scaling_is_mult_frac_without_overflow() {
+    fn scaling_is_mult_frac_in_wide_arithmetic() {
         let v = ZswapLruView::new(1000, 5, 10);
         assert_eq!(v.scale(1000), 500);
         assert_eq!(v.scale(7), 3);

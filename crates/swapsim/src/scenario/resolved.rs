@@ -31,7 +31,7 @@ pub struct ResolvedScenario {
     /// `[thp]`.
     pub thp: ThpSection,
     /// `[zswap]`.
-    pub zswap: swapsim_core::thp::ZswapState,
+    pub zswap: ZswapSection,
     /// `[block]`.
     pub block: BlockConfig,
     /// `[cpu]`.
@@ -107,6 +107,9 @@ pub struct ResolvedWorkload {
     /// A trace's regions' madvise hint, when not "default".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub madvise: Option<ThpHint>,
+    /// What the workload's pages hold, when not random bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contents: Option<swapsim_core::contents::Contents>,
     /// The job queue with every default filled in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsConfig>,
@@ -122,8 +125,50 @@ impl ResolvedWorkload {
             repeat: (input.repeat != 1).then_some(input.repeat),
             instructions: input.instructions,
             madvise: (input.madvise != ThpHint::Default).then_some(input.madvise),
+            contents: None,
             generator: None,
             jobs: None,
+        }
+    }
+}
+
+/// `[zswap]`: zswap's parameters (`/sys/module/zswap/parameters/`) and the shrinkers'
+/// protection policy.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct ZswapSection {
+    /// `enabled`. Default false.
+    pub enabled: bool,
+    /// The pool was created earlier in this boot (any write of `enabled`), which turns
+    /// large swap-in off. Implied by `enabled`. Default false.
+    pub ever_enabled: bool,
+    /// `compressor`: "lzo" (default), "lzo-rle", "lz4", "zstd" or "deflate".
+    pub compressor: swapsim_core::contents::Compressor,
+    /// `max_pool_percent`, 0..=100. Default 20.
+    pub max_pool_percent: Option<u32>,
+    /// `accept_threshold_percent`, 0..=100. Default 90.
+    pub accept_threshold_percent: Option<u32>,
+    /// `shrinker_enabled`. Default false.
+    pub shrinker_enabled: bool,
+    /// Pages that do not compress below a page: "store" (6.18, default) or "reject".
+    pub incompressible: swapsim_core::zswap::Incompressible,
+    /// The shrinkers' protection: "second-chance" (6.12+, default) or "decay" (6.8–6.11).
+    pub protection: swapsim_policies::ZswapProtectionConfig,
+}
+
+impl ZswapSection {
+    /// The core's form of the parameters.
+    pub(crate) fn core(&self) -> swapsim_core::zswap::ZswapConfig {
+        let d = swapsim_core::zswap::ZswapConfig::default();
+        swapsim_core::zswap::ZswapConfig {
+            enabled: self.enabled,
+            ever_enabled: self.ever_enabled,
+            compressor: self.compressor,
+            max_pool_percent: self.max_pool_percent.unwrap_or(d.max_pool_percent),
+            accept_threshold_percent: self.accept_threshold_percent.unwrap_or(d.accept_threshold_percent),
+            shrinker_enabled: self.shrinker_enabled,
+            incompressible: self.incompressible,
         }
     }
 }

@@ -49,6 +49,10 @@ pub(crate) struct WorkloadSection {
     /// first touch. Default "default". A generator sets its own (`generator.madvise`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) madvise: Option<swapsim_core::thp::ThpHint>,
+    /// What the workload's pages hold, which decides how they compress: "random"
+    /// (default), "half", "text", "zero", or `{ sizes = [[bytes, weight], ...] }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) contents: Option<swapsim_core::contents::Contents>,
     /// A queue of short-lived processes run `-j N` at a time, shaped like a kernel build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) jobs: Option<JobsConfig>,

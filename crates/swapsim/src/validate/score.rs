@@ -22,6 +22,9 @@ pub enum CaseGroup {
     /// Large folios (mTHP sizes set to "always") or zram, or both.
     #[serde(rename = "mthp-or-zram")]
     MthpOrZram,
+    /// zswap enabled.
+    #[serde(rename = "zswap")]
+    Zswap,
 }
 
 impl CaseGroup {
@@ -30,6 +33,7 @@ impl CaseGroup {
         match self {
             CaseGroup::SwapFileOrder0 => "swapfile-order0",
             CaseGroup::MthpOrZram => "mthp-or-zram",
+            CaseGroup::Zswap => "zswap",
         }
     }
 }
@@ -73,6 +77,8 @@ impl Target {
 /// - Device service times as the block tracepoints measure them, issue to completion:
 ///   50%.
 /// - Wall-clock times: 20%; the run time of the cases with large folios or zram, 25%.
+/// - zswap: stores, loads and writebacks, and the pool's size and page count when the
+///   pattern finished: 35%, and 15% on the median case; the run time of zswap cases, 25%.
 /// - Large folios: per size, the `hugepages-<size>kB/stats` counters the cases measure
 ///   (faults that allocated a large folio or fell back, large folios swapped out whole or
 ///   split, swapped in whole or fallen back to order 0), and the PMD-size
@@ -99,6 +105,12 @@ pub const SCORED: &[Target] = &[
     Target::worst("timing.swapoff_s", 0.2),
     Target::worst("timing.total_s", 0.2).only(CaseGroup::SwapFileOrder0),
     Target::worst("timing.total_s", 0.25).only(CaseGroup::MthpOrZram),
+    Target::worst("timing.total_s", 0.25).only(CaseGroup::Zswap),
+    Target::worst("vmstat.zswpout", 0.35).median(0.15),
+    Target::worst("vmstat.zswpin", 0.35).median(0.15),
+    Target::worst("vmstat.zswpwb", 0.35).median(0.15),
+    Target::worst("zswap_at_end.pool_total_size", 0.35).median(0.15),
+    Target::worst("zswap_at_end.stored_pages", 0.35).median(0.15),
     Target::worst("vmstat.thp_swpout", 0.35).median(0.15),
     Target::worst("vmstat.thp_swpout_fallback", 0.35).median(0.15),
     Target::worst("mthp.16kB.anon_fault_alloc", 0.35).median(0.15),

@@ -9,8 +9,13 @@
 //! - `setup.mthp_always_kib` (sizes in KiB, as strings or numbers): each size set to
 //!   "always" in `[thp] hugepages`, keyed as the kernel names it ("16kB").
 //! - `workload.thp` "off": `[thp] enabled = "never"`; "default": "madvise", the default.
-//! - `setup.zswap.ever_enabled`: `[zswap] ever_enabled` (absent: false, a boot in which
-//!   zswap's parameter was never written).
+//! - `setup.zswap`: `[zswap]` (`enabled`, `compressor`, `shrinker_enabled`,
+//!   `max_pool_percent`, `accept_threshold_percent`; `ever_enabled` absent means false, a
+//!   boot in which zswap's parameter was never written); the protection is the 6.18
+//!   kernel's, second chance.
+//! - `workload.page_contents` (words): `[workload] contents`, by the class its words name
+//!   ("half random, half constant ..." is "half"; "random ..." is "random"; also "zero",
+//!   "text"); absent means random, as the case format says.
 //! - The memory cgroup, the machine, `page_cluster` and `vma_ra_enabled` as named; the CPU
 //!   costs are `CpuCosts::this_vm`, and the readahead policy is the kernel's own choice.
 
@@ -19,13 +24,14 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use swapsim_core::config::{CpuCosts, MachineConfig, MemcgConfig};
-use swapsim_core::thp::{order_of, ThpEnabled, ThpSizeEnabled, ZswapState};
+use swapsim_core::contents::{Compressor, Contents};
+use swapsim_core::thp::{order_of, ThpEnabled, ThpSizeEnabled};
 use swapsim_core::{ByteSize, SwapBacking};
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::ReadaheadConfig;
 
 use super::{Case, CaseGroup, KernelOomKills};
-use crate::scenario::{DeviceSection, ScenarioFile, ThpSection, WorkloadSection};
+use crate::scenario::{DeviceSection, ScenarioFile, ThpSection, WorkloadSection, ZswapSection};
 use crate::timeline::{TimelineEntry, TimelineOp, When};
 
 /// Field `path` (dotted) of a case, with the case file named in the error.
@@ -109,14 +115,14 @@ pub(super) fn mthp_sizes(case: &Case) -> Result<Vec<String>> {
 /// Which group of targets a case is held to.
 pub(super) fn case_group(case: &Case) -> Result<CaseGroup> {
     let zram = swap_kind(case)? == SwapKind::Zram;
+    if optional(case, "setup.zswap.enabled") == Some(&Value::Bool(true)) {
+        return Ok(CaseGroup::Zswap);
+    }
     Ok(if zram || !mthp_sizes(case)?.is_empty() { CaseGroup::MthpOrZram } else { CaseGroup::SwapFileOrder0 })
 }
 
 /// Why a case cannot be replayed by this model, if it cannot.
-pub(super) fn unsupported(case: &Case) -> Option<String> {
-    if optional(case, "setup.zswap.enabled") == Some(&Value::Bool(true)) {
-        return Some("zswap is not modelled yet".into());
-    }
+pub(super) fn unsupported(_case: &Case) -> Option<String> {
     None
 }
 
@@ -156,13 +162,63 @@ fn thp_section(case: &Case) -> Result<ThpSection> {
 }
 
 /// `[zswap]` for a case.
-fn zswap_state(case: &Case) -> Result<ZswapState> {
-    let path = "setup.zswap.ever_enabled";
-    let ever_enabled = match optional(case, path) {
-        None => false,
-        Some(_) => flag(case, path)?,
+fn zswap_section(case: &Case) -> Result<ZswapSection> {
+    let bool_or = |path: &str, default: bool| -> Result<bool> {
+        match optional(case, path) {
+            None => Ok(default),
+            Some(_) => flag(case, path),
+        }
     };
-    Ok(ZswapState { ever_enabled })
+    let percent = |path: &str| -> Result<Option<u32>> {
+        match optional(case, path) {
+            None => Ok(None),
+            Some(_) => Ok(Some(small(case, path)?)),
+        }
+    };
+    let enabled = bool_or("setup.zswap.enabled", false)?;
+    let compressor = match optional(case, "setup.zswap.compressor") {
+        None => Compressor::default(),
+        Some(_) => {
+            let name = text(case, "setup.zswap.compressor")?;
+            serde_json::from_value(Value::String(name.to_string())).map_err(|_| {
+                anyhow!(
+                    "{}: setup.zswap.compressor \"{name}\" is not one of lzo, lzo-rle, lz4, zstd, deflate",
+                    case.file.display()
+                )
+            })?
+        }
+    };
+    let mut section = ZswapSection::default();
+    section.enabled = enabled;
+    section.ever_enabled = bool_or("setup.zswap.ever_enabled", false)?;
+    section.compressor = compressor;
+    section.shrinker_enabled = bool_or("setup.zswap.shrinker_enabled", false)?;
+    section.max_pool_percent = percent("setup.zswap.max_pool_percent")?;
+    section.accept_threshold_percent = percent("setup.zswap.accept_threshold_percent")?;
+    Ok(section)
+}
+
+/// `[workload] contents` from the case's words for its pages.
+fn page_contents(case: &Case) -> Result<Option<Contents>> {
+    if optional(case, "workload.page_contents").is_none() {
+        return Ok(None);
+    }
+    let words = text(case, "workload.page_contents")?.to_ascii_lowercase();
+    let contents = if words.starts_with("half") {
+        Contents::Half
+    } else if words.starts_with("random") {
+        Contents::Random
+    } else if words.starts_with("zero") {
+        Contents::Zero
+    } else if words.starts_with("text") {
+        Contents::Text
+    } else {
+        bail!(
+            "{}: workload.page_contents \"{words}\" names no known class (random, half, zero, text)",
+            case.file.display()
+        );
+    };
+    Ok(Some(contents))
 }
 
 /// The swap device a case describes: its name in the scenario and its section.
@@ -201,11 +257,16 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
             version: u8::try_from(version).map_err(|_| {
                 anyhow!("{}: setup.memcg_version {version} is out of range", case.file.display())
             })?,
+            ..MemcgConfig::default()
         },
         thp: thp_section(case)?,
-        zswap: zswap_state(case)?,
+        zswap: zswap_section(case)?,
         cpu: CpuCosts::this_vm(),
-        workload: WorkloadSection { trace: Some(PathBuf::from(trace)), ..WorkloadSection::default() },
+        workload: WorkloadSection {
+            trace: Some(PathBuf::from(trace)),
+            contents: page_contents(case)?,
+            ..WorkloadSection::default()
+        },
         ..ScenarioFile::default()
     };
     file.swap.page_cluster = small(case, "setup.page_cluster")?;

@@ -1,0 +1,229 @@
+//! zswap's writers: `zswap_writeback_entry`, the memory-pressure shrinker reclaim calls
+//! through `shrink_slab` (`zswap_shrinker_count`, `zswap_shrinker_scan` inside
+//! `do_shrink_slab`'s batching and deferral), and the pool-limit worker
+//! (`shrink_worker`). Which entries they write back is the protection policy's choice.
+//!
+//! Simplified: a written-back folio is charged to the memory cgroup without reclaim, as
+//! the shrinker's charge is in reclaim context (`PF_MEMALLOC` forces it); the worker's
+//! charge, which in the kernel may reclaim, is forced the same way. The worker runs on a
+//! CPU of its own, in batches of [`WORKER_BATCH`] steps so that it interleaves with the
+//! tasks.
+
+use super::Simulation;
+use crate::block::Bio;
+use crate::device::IoDir;
+use crate::event::Event;
+use crate::lru::Placement;
+use crate::mm::frames::flag;
+use crate::mm::vmscan::ScanControl;
+use crate::policy::zswap::{ZswapLruView, ZswapVisit};
+use crate::time::{SimDuration, SimTime};
+
+/// `DEFAULT_SEEKS`, zswap's shrinker's seek cost.
+const DEFAULT_SEEKS: u64 = 2;
+/// `SHRINK_BATCH`: objects per `scan_objects` call (zswap leaves `batch` at 0).
+const SHRINK_BATCH: u64 = 128;
+/// `MAX_RECLAIM_RETRIES`: the worker's failures before it gives up.
+const WORKER_MAX_FAILURES: u32 = 16;
+/// Worker steps per event.
+pub(crate) const WORKER_BATCH: u32 = 32;
+/// CPU time of one visit of an entry that is only rotated, in ns.
+const VISIT_NS: u64 = 100;
+
+/// Why a writeback failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WritebackError {
+    /// The slot already has a folio in the swap cache: the page is hot (`-EEXIST`).
+    Exists,
+    /// No frame for the folio (`-ENOMEM`).
+    NoMemory,
+}
+
+/// The pool-limit worker's state across its batches.
+#[derive(Debug, Default)]
+pub(crate) struct ZswapWorker {
+    pub(crate) running: bool,
+    pub(crate) clock: SimTime,
+    failures: u32,
+    attempts: u32,
+}
+
+impl Simulation {
+    /// `zswap_writeback_entry`: decompresses entry `e` into a new swap-cache folio, frees
+    /// the entry and starts an asynchronous write of the folio (`zswpwb`, `pswpout`). The
+    /// folio goes to the tail of the inactive list when the write ends, for reclaim to
+    /// free.
+    fn zswap_writeback_entry(&mut self, e: u32, owner: usize) -> Result<(), WritebackError> {
+        let slot = self.mm.zswap.slot(e);
+        if self.mm.swap.cached_frame(slot).is_some() {
+            return Err(WritebackError::Exists);
+        }
+        let Some(pfn) = self.mm.frames.alloc() else { return Err(WritebackError::NoMemory) };
+        self.mm.memcg_usage += 1;
+        let shadow = self.mm.swap.cache_insert(slot, pfn);
+        self.mm.frames.set_swap_slot(pfn, Some(slot));
+        let placement = match shadow {
+            Some(s) => self.lru.refault(&mut self.mm, pfn, s),
+            None => Placement::Inactive,
+        };
+        let id = self.mm.zswap.contents(e);
+        let cost = self.mm.cfg.zswap.compressor.decompress_ns(&self.mm.pt.contents[id as usize]);
+        self.mm.spend(cost + self.mm.cfg.cpu.swapout_submit_ns);
+        self.mm.swap.set_zswap_entry(slot, None);
+        self.mm.zswap.free_entry(e);
+        self.mm.vmstat.zswpwb += 1;
+        self.mm.zswap.counts.written_back_pages += 1;
+        self.lru.add(&mut self.mm, pfn, placement);
+        self.mm.vmstat.pswpout += 1;
+        self.mm.vmstat.pgpgout += 4;
+        let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
+        let now = self.mm.now;
+        if self.mm.block.is_synchronous(slot.device) {
+            self.mm.now = self.mm.block.submit_sync(bio, now);
+        } else {
+            self.mm.frames.set(pfn, flag::RECLAIM);
+            self.mm.frames.set(pfn, flag::WRITEBACK);
+            self.mm.nr_writeback += 1;
+            self.mm.block.submit(owner, bio, now, &mut self.mm.dispatched);
+        }
+        self.mm.zswap_sync();
+        Ok(())
+    }
+
+    /// `shrink_memcg_cb` on the oldest entry: the policy rotates it or has it written
+    /// back. `Some(true)` when written back, `Some(false)` when only rotated or the
+    /// writeback failed, `None` when the LRU is empty; `exists` reports an `-EEXIST`.
+    fn zswap_visit_oldest(&mut self, owner: usize, exists: &mut bool) -> Option<bool> {
+        let e = self.mm.zswap.lru_first()?;
+        self.mm.zswap.counts.shrinker_scanned += 1;
+        let mut referenced = *self.mm.zswap.referenced_mut(e);
+        let visit = self.mm.zswap.policy.visit(&mut referenced);
+        *self.mm.zswap.referenced_mut(e) = referenced;
+        self.mm.zswap.rotate(e);
+        match visit {
+            ZswapVisit::Rotate => {
+                self.mm.spend(VISIT_NS);
+                Some(false)
+            }
+            ZswapVisit::Writeback => match self.zswap_writeback_entry(e, owner) {
+                Ok(()) => Some(true),
+                Err(err) => {
+                    self.mm.spend(VISIT_NS);
+                    self.mm.zswap.counts.reject_reclaim_fail += 1;
+                    self.mm.zswap.policy.writeback_failed();
+                    *exists = err == WritebackError::Exists;
+                    Some(false)
+                }
+            },
+        }
+    }
+
+    fn zswap_lru_view(&self) -> ZswapLruView {
+        let z = &self.mm.zswap;
+        ZswapLruView::new(z.lru_len, z.bytes / crate::ids::PAGE_SIZE as u64, z.stored)
+    }
+
+    /// `shrink_slab` for zswap's shrinker after an LRU pass of `sc`: `do_shrink_slab`'s
+    /// count, priority scaling, deferral and batches around `zswap_shrinker_scan`.
+    pub(super) fn zswap_shrink_slab(&mut self, sc: &ScanControl) {
+        if !self.mm.zswap_on() || !self.mm.cfg.zswap.shrinker_enabled || !self.mm.cfg.memcg.zswap_writeback {
+            return;
+        }
+        self.mm.zswap_sync();
+        let view = self.zswap_lru_view();
+        if view.nr_stored == 0 || view.lru_size == 0 {
+            return;
+        }
+        let freeable = self.mm.zswap.policy.count(&view);
+        if freeable == 0 {
+            return;
+        }
+        let nr = std::mem::take(&mut self.mm.zswap.nr_deferred);
+        let delta = (freeable >> sc.priority) * 4 / DEFAULT_SEEKS;
+        let mut total_scan = ((nr >> sc.priority) + delta).min(2 * freeable);
+        let mut scanned = 0;
+        while total_scan >= SHRINK_BATCH || total_scan >= freeable {
+            let nr_to_scan = SHRINK_BATCH.min(total_scan);
+            let view = self.zswap_lru_view();
+            if !self.mm.zswap.policy.may_scan(&view, nr_to_scan) {
+                break;
+            }
+            let mut freed = 0;
+            let mut exists = false;
+            for _ in 0..nr_to_scan {
+                match self.zswap_visit_oldest(sc.owner, &mut exists) {
+                    None => break,
+                    Some(w) => freed += u64::from(w),
+                }
+                if exists {
+                    break;
+                }
+            }
+            total_scan -= nr_to_scan;
+            scanned += nr_to_scan;
+            // SHRINK_STOP when the walk met a hot page or freed nothing.
+            if exists || freed == 0 {
+                break;
+            }
+        }
+        let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
+        self.mm.zswap.nr_deferred = next;
+        self.flush_dispatched();
+    }
+
+    /// Starts the pool-limit worker if a store found the pool full and it is not running.
+    pub(super) fn zswap_kick_worker(&mut self) {
+        if !self.mm.zswap.worker_queued || self.zswap_worker.running {
+            return;
+        }
+        self.mm.zswap.worker_queued = false;
+        self.zswap_worker.running = true;
+        self.zswap_worker.failures = 0;
+        self.zswap_worker.attempts = 0;
+        self.mm.zswap.counts.shrink_worker_runs += 1;
+        let at = self.mm.now.max(self.mm.queue.now()).max(self.zswap_worker.clock);
+        self.schedule(at, Event::ZswapShrink);
+    }
+
+    /// One batch of `shrink_worker`: write back until the pool falls to the accept
+    /// threshold, round-robin over the memory cgroups (here the root, which holds no
+    /// entries, and the one group), giving up after 16 failures.
+    pub(super) fn zswap_worker_run(&mut self, now: SimTime) {
+        let owner = self.zswap_owner;
+        let start = self.zswap_worker.clock.max(now);
+        self.mm.now = start;
+        self.mm.zswap_sync();
+        let mut done = !self.mm.cfg.memcg.zswap_writeback;
+        let mut steps = 0;
+        while !done && steps < WORKER_BATCH {
+            steps += 1;
+            // The group's turn (shrink_memcg: one entry per node).
+            let mut exists = false;
+            match self.zswap_visit_oldest(owner, &mut exists) {
+                None => {}
+                Some(written) => {
+                    self.zswap_worker.attempts += 1;
+                    if !written {
+                        self.zswap_worker.failures += 1;
+                    }
+                }
+            }
+            // The end of a pass over the hierarchy: a pass with no candidate fails.
+            if self.zswap_worker.attempts == 0 {
+                self.zswap_worker.failures += 1;
+            }
+            self.zswap_worker.attempts = 0;
+            done = self.zswap_worker.failures >= WORKER_MAX_FAILURES
+                || self.mm.zswap.pool.total_pages() <= self.mm.zswap.accept_pages;
+        }
+        self.flush_dispatched();
+        self.zswap_worker.clock = self.mm.now.max(start + SimDuration(1));
+        if done {
+            self.zswap_worker.running = false;
+            self.zswap_kick_worker();
+        } else {
+            let at = self.zswap_worker.clock;
+            self.schedule(at, Event::ZswapShrink);
+        }
+    }
+}
