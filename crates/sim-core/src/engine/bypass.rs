@@ -29,6 +29,11 @@ impl Simulation {
                 Alloc::Oom => return Step::Oom,
             },
         };
+        if order == 0 && self.mm.swap.cached_frame(slot).is_some() {
+            // The charge's reclaim wrote this page back from zswap into the swap cache.
+            self.mm.free_frame(head);
+            return self.swap_fault(f);
+        }
         let nr = 1u32 << order;
         self.mm.vmstat.pgfault += 1;
         self.mm.vmstat.pgmajfault += 1;

@@ -196,6 +196,12 @@ impl Simulation {
             Alloc::Wait => return Step::Blocked(Wait::Writeback),
             Alloc::Oom => return Step::Oom,
         };
+        if self.mm.swap.cached_frame(slot).is_some() {
+            // The charge's reclaim wrote this page back from zswap, so it is in the swap
+            // cache now (__read_swap_cache_async finds it there): a hit after all.
+            self.mm.free_frame(target);
+            return self.swap_fault(f);
+        }
         if !swapoff {
             self.mm.vmstat.pgfault += 1;
             self.mm.vmstat.pgmajfault += 1;
@@ -242,6 +248,12 @@ impl Simulation {
             } else if self.mm.swap.count(s) > 0 && self.mm.swap.cached_frame(s).is_none() {
                 // A neighbour: skip it rather than block if memory is short.
                 if let Alloc::Got(pfn) = self.alloc_frame(t, false) {
+                    if self.mm.swap.count(s) == 0 || self.mm.swap.cached_frame(s).is_some() {
+                        // The charge's reclaim freed the slot or brought it into the
+                        // swap cache (zswap writeback) meanwhile.
+                        self.mm.free_frame(pfn);
+                        continue;
+                    }
                     self.read_swap_cache(owner, space, s, pfn, false);
                 }
             }

@@ -3,6 +3,11 @@
 //! `do_shrink_slab`'s batching and deferral), and the pool-limit worker
 //! (`shrink_worker`). Which entries they write back is the protection policy's choice.
 //!
+//! On cgroup v1 the pool is charged to no group (the kernel's `objcg` is NULL without
+//! kmem accounting), so the memory-pressure shrinker, which counts a group's charged
+//! entries, never writes back there; the pool-limit worker, which walks every group's
+//! list and the root's, does.
+//!
 //! Simplified: a written-back folio is charged to the memory cgroup without reclaim, as
 //! the shrinker's charge is in reclaim context (`PF_MEMALLOC` forces it); the worker's
 //! charge, which in the kernel may reclaim, is forced the same way. The worker runs on a
@@ -44,8 +49,17 @@ enum WritebackError {
 pub(crate) struct ZswapWorker {
     pub(crate) running: bool,
     pub(crate) clock: SimTime,
+    /// Runs still to do, one per refused store.
+    runs_owed: u32,
     failures: u32,
     attempts: u32,
+}
+
+impl ZswapWorker {
+    fn start_run(&mut self) {
+        self.failures = 0;
+        self.attempts = 0;
+    }
 }
 
 impl Simulation {
@@ -126,7 +140,14 @@ impl Simulation {
     /// `shrink_slab` for zswap's shrinker after an LRU pass of `sc`: `do_shrink_slab`'s
     /// count, priority scaling, deferral and batches around `zswap_shrinker_scan`.
     pub(super) fn zswap_shrink_slab(&mut self, sc: &ScanControl) {
-        if !self.mm.zswap_on() || !self.mm.cfg.zswap.shrinker_enabled || !self.mm.cfg.memcg.zswap_writeback {
+        // On cgroup v1 zswap charges nothing to the group (no kmem accounting: the pool
+        // stays outside the limit, as measured), so its entries sit on the root's list
+        // and the group's counts (`MEMCG_ZSWAPPED`) stay 0: the shrinker finds nothing.
+        if !self.mm.zswap_on()
+            || !self.mm.cfg.zswap.shrinker_enabled
+            || !self.mm.cfg.memcg.zswap_writeback
+            || self.mm.cfg.memcg.version == 1
+        {
             return;
         }
         self.mm.zswap_sync();
@@ -171,41 +192,40 @@ impl Simulation {
         self.flush_dispatched();
     }
 
-    /// Starts the pool-limit worker if a store found the pool full and it is not running.
+    /// Starts the pool-limit worker if stores found the pool full and it is not running.
     pub(super) fn zswap_kick_worker(&mut self) {
-        if !self.mm.zswap.worker_queued || self.zswap_worker.running {
+        if self.mm.zswap.worker_kicks == 0 || self.zswap_worker.running {
             return;
         }
-        self.mm.zswap.worker_queued = false;
         self.zswap_worker.running = true;
-        self.zswap_worker.failures = 0;
-        self.zswap_worker.attempts = 0;
+        self.zswap_worker.runs_owed = std::mem::take(&mut self.mm.zswap.worker_kicks);
+        self.zswap_worker.start_run();
         self.mm.zswap.counts.shrink_worker_runs += 1;
         let at = self.mm.now.max(self.mm.queue.now()).max(self.zswap_worker.clock);
         self.schedule(at, Event::ZswapShrink);
     }
 
-    /// One batch of `shrink_worker`: write back until the pool falls to the accept
+    /// A batch of `shrink_worker`: each run writes back until the pool falls to the accept
     /// threshold, round-robin over the memory cgroups (here the root, which holds no
-    /// entries, and the one group), giving up after 16 failures.
+    /// entries, and the one group), and gives up after 16 failures. The worker is a work
+    /// item on a CPU of its own: every store refused on a full pool queues it once more,
+    /// and since one of its runs takes far less time than a store, the model gives it one
+    /// run per refused store, back to back.
     pub(super) fn zswap_worker_run(&mut self, now: SimTime) {
         let owner = self.zswap_owner;
         let start = self.zswap_worker.clock.max(now);
         self.mm.now = start;
         self.mm.zswap_sync();
-        let mut done = !self.mm.cfg.memcg.zswap_writeback;
         let mut steps = 0;
-        while !done && steps < WORKER_BATCH {
+        let mut finished = !self.mm.cfg.memcg.zswap_writeback;
+        while !finished && steps < WORKER_BATCH {
             steps += 1;
             // The group's turn (shrink_memcg: one entry per node).
             let mut exists = false;
-            match self.zswap_visit_oldest(owner, &mut exists) {
-                None => {}
-                Some(written) => {
-                    self.zswap_worker.attempts += 1;
-                    if !written {
-                        self.zswap_worker.failures += 1;
-                    }
+            if let Some(written) = self.zswap_visit_oldest(owner, &mut exists) {
+                self.zswap_worker.attempts += 1;
+                if !written {
+                    self.zswap_worker.failures += 1;
                 }
             }
             // The end of a pass over the hierarchy: a pass with no candidate fails.
@@ -213,12 +233,21 @@ impl Simulation {
                 self.zswap_worker.failures += 1;
             }
             self.zswap_worker.attempts = 0;
-            done = self.zswap_worker.failures >= WORKER_MAX_FAILURES
+            let run_over = self.zswap_worker.failures >= WORKER_MAX_FAILURES
                 || self.mm.zswap.pool.total_pages() <= self.mm.zswap.accept_pages;
+            if run_over {
+                if self.zswap_worker.runs_owed > 1 {
+                    self.zswap_worker.runs_owed -= 1;
+                    self.zswap_worker.start_run();
+                    self.mm.zswap.counts.shrink_worker_runs += 1;
+                } else {
+                    finished = true;
+                }
+            }
         }
         self.flush_dispatched();
         self.zswap_worker.clock = self.mm.now.max(start + SimDuration(1));
-        if done {
+        if finished {
             self.zswap_worker.running = false;
             self.zswap_kick_worker();
         } else {

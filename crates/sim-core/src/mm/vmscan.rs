@@ -215,8 +215,8 @@ impl Mm {
             return true;
         }
         if self.zswap.full {
-            // queue_work(shrink_wq, ...): the engine starts the pool-limit worker.
-            self.zswap.worker_queued = true;
+            // queue_work(shrink_wq, ...): the engine runs the pool-limit worker.
+            self.zswap.worker_kicks += 1;
         }
         false
     }

@@ -83,8 +83,9 @@ pub(crate) struct Zswap {
     pub(crate) counts: ZswapCounts,
     /// The memory-pressure shrinker's deferred work (`nr_deferred`).
     pub(crate) nr_deferred: u64,
-    /// The pool-limit worker is queued or running.
-    pub(crate) worker_queued: bool,
+    /// Stores refused on a full pool since the worker last looked: each queues the
+    /// pool-limit worker (`queue_work`), which runs once per queueing.
+    pub(crate) worker_kicks: u32,
     /// Pages of pool charged to the memory cgroup (cgroup v2 only).
     pub(crate) charged_pages: u64,
 }
@@ -117,7 +118,7 @@ impl Zswap {
             orphans: Vec::new(),
             counts: ZswapCounts::default(),
             nr_deferred: 0,
-            worker_queued: false,
+            worker_kicks: 0,
             charged_pages: 0,
         }
     }
