@@ -34,7 +34,8 @@ fn every_scenario_has_a_test() {
             "seq-thrash.toml",
             "swapoff.toml",
             "two-devices.toml",
-            "zipf-memcg.toml"
+            "zipf-memcg.toml",
+            "zswap.toml"
         ]
     );
 }
@@ -52,6 +53,7 @@ fn scenarios_of_the_validation_machine_use_its_validated_disk_and_cpu_costs() {
         ("swapoff.toml", 1),
         ("zipf-memcg.toml", 1),
         ("jobs.toml", 4),
+        ("zswap.toml", 1),
     ];
     for (name, cpus) in scenarios {
         // One event is enough to see the resolved scenario.
@@ -233,4 +235,27 @@ fn jobs_run_four_at_a_time_and_release_their_memory_at_exit() {
     assert!(text.contains("workload: 12 jobs, -j 4, sizes median 4MiB (links 16MiB, 2 %)"), "{text}");
     assert!(text.contains("jobs             12 of 12 started, 12 exited, wall "), "{text}");
     assert_eq!(without_host(&run_json(&path, &extra)), without_host(&run_json(&path, &extra)));
+}
+
+#[test]
+fn zswap_fills_its_one_percent_pool_and_writes_the_oldest_back() {
+    // Shrunk four times over: the pool limit (1 % of RAM) scales with the machine.
+    let small = ["machine.memory=6GiB", "memcg.limit=64MiB", "workload.generator.region=256MiB"];
+    let doc = run("zswap.toml", &small);
+    let zswap = &doc["zswap"];
+    assert_eq!(zswap["protection"], "second-chance");
+    let (zswpout, zswpwb) = (counter(&doc, "zswpout"), counter(&doc, "zswpwb"));
+    assert!(zswpout > 20_000 && zswpwb > 1_000, "zswpout {zswpout}, zswpwb {zswpwb}");
+    // Written back pages reach the disk; so do pages refused while the pool was full.
+    assert!(counter(&doc, "pswpout") >= zswpwb);
+    assert!(zswap["pool_limit_hit"].as_u64().expect("pool_limit_hit") > 0);
+    // The pool ends near its limit: 1 % of 6 GiB.
+    let pool = zswap["pool_total_size"].as_u64().expect("pool_total_size");
+    assert!(pool <= (6u64 << 30) / 100 + (1 << 20), "pool {pool}");
+    // Without zswap the same run reads every swapped page from the disk.
+    let mut off_sets = small.to_vec();
+    off_sets.push("zswap.enabled=false");
+    let off = run("zswap.toml", &off_sets);
+    assert!(off["zswap"].is_null());
+    assert!(counter(&off, "pswpin") > counter(&doc, "pswpin"));
 }

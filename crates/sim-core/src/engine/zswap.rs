@@ -134,7 +134,7 @@ impl Simulation {
 
     fn zswap_lru_view(&self) -> ZswapLruView {
         let z = &self.mm.zswap;
-        ZswapLruView::new(z.lru_len, z.bytes / crate::ids::PAGE_SIZE as u64, z.stored)
+        ZswapLruView::new(z.lru_len, z.bytes / crate::ids::PAGE_SIZE, z.stored)
     }
 
     /// `shrink_slab` for zswap's shrinker after an LRU pass of `sc`: `do_shrink_slab`'s
@@ -233,9 +233,11 @@ impl Simulation {
                 self.zswap_worker.failures += 1;
             }
             self.zswap_worker.attempts = 0;
-            let run_over = self.zswap_worker.failures >= WORKER_MAX_FAILURES
-                || self.mm.zswap.pool.total_pages() <= self.mm.zswap.accept_pages;
-            if run_over {
+            if self.mm.zswap.pool.total_pages() <= self.mm.zswap.accept_pages {
+                // Below the threshold stores succeed again and queue nothing more: the
+                // runs the refused stores queued would have found the pool there too.
+                finished = true;
+            } else if self.zswap_worker.failures >= WORKER_MAX_FAILURES {
                 if self.zswap_worker.runs_owed > 1 {
                     self.zswap_worker.runs_owed -= 1;
                     self.zswap_worker.start_run();

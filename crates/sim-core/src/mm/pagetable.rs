@@ -186,12 +186,6 @@ impl PageTables {
         (self.contents.len() - 1) as u8
     }
 
-    /// The contents class of the page behind PTE `page`.
-    #[inline]
-    pub(crate) fn page_contents(&self, page: PageId) -> &crate::contents::Contents {
-        &self.contents[self.page_contents_id(page) as usize]
-    }
-
     /// The index of the contents class of the page behind PTE `page`.
     #[inline]
     pub(crate) fn page_contents_id(&self, page: PageId) -> u8 {

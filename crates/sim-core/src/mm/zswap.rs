@@ -304,7 +304,7 @@ impl Mm {
         self.frames.set_reserved(pages);
         if self.cfg.memcg.version == 2 {
             // obj_cgroup_charge_zswap: compressed bytes, charged in whole pages.
-            let charged = self.zswap.bytes.div_ceil(PAGE_SIZE as u64);
+            let charged = self.zswap.bytes.div_ceil(PAGE_SIZE);
             self.memcg_usage = self.memcg_usage + charged - self.zswap.charged_pages;
             self.zswap.charged_pages = charged;
         }
@@ -375,7 +375,7 @@ impl Mm {
         self.zswap_sync();
         // obj_cgroup_may_zswap. Simplified: the kernel first writes back one of the
         // group's entries and stores if that worked; the model refuses.
-        if self.zswap.bytes / PAGE_SIZE as u64 >= self.zswap.memcg_max_pages {
+        if self.zswap.bytes / PAGE_SIZE >= self.zswap.memcg_max_pages {
             self.zswap.counts.reject_memcg_limit += 1;
             return false;
         }
@@ -387,7 +387,7 @@ impl Mm {
         let mut lens = [(0u32, 0u8); 512];
         for i in 0..nr {
             let (len, id) = self.page_len(head, i);
-            self.spend(compressor.compress_ns(&self.pt.contents[id as usize]));
+            self.spend(compressor.compress_ns(&self.pt.contents[id as usize]) + self.cfg.cpu.zswap_store_ns);
             if len >= PAGE_SIZE as u32 {
                 if self.cfg.zswap.incompressible == Incompressible::Reject || !writeback {
                     self.zswap.counts.reject_compress_poor += 1;
@@ -428,7 +428,7 @@ impl Mm {
         } else {
             self.cfg.zswap.compressor.decompress_ns(&self.pt.contents[id as usize])
         };
-        self.spend(cost);
+        self.spend(cost + self.cfg.cpu.zswap_load_ns);
         self.vmstat.zswpin += 1;
         self.zswap.remember_len(pfn, len, id);
         if in_swap_cache {
@@ -447,7 +447,7 @@ impl Mm {
         let z = &self.zswap;
         crate::zswap::ZswapReport {
             protection: z.policy.name().to_string(),
-            pool_total_size: z.pool.total_pages() * PAGE_SIZE as u64,
+            pool_total_size: z.pool.total_pages() * PAGE_SIZE,
             stored_pages: z.stored,
             stored_incompressible_pages: z.incompressible,
             written_back_pages: z.counts.written_back_pages,

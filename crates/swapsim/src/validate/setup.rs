@@ -13,9 +13,9 @@
 //!   `max_pool_percent`, `accept_threshold_percent`; `ever_enabled` absent means false, a
 //!   boot in which zswap's parameter was never written); the protection is the 6.18
 //!   kernel's, second chance.
-//! - `workload.page_contents` (words): `[workload] contents`, by the class its words name
-//!   ("half random, half constant ..." is "half"; "random ..." is "random"; also "zero",
-//!   "text"); absent means random, as the case format says.
+//! - `workload.page_contents` (words): `[workload] contents`, by the class its words name,
+//!   in this order: "half" (as in "half random, half constant"), "random" or
+//!   "incompressible", "text", "zero"; absent means random, as the case format says.
 //! - The memory cgroup, the machine, `page_cluster` and `vma_ra_enabled` as named; the CPU
 //!   costs are `CpuCosts::this_vm`, and the readahead policy is the kernel's own choice.
 
@@ -188,14 +188,15 @@ fn zswap_section(case: &Case) -> Result<ZswapSection> {
             })?
         }
     };
-    let mut section = ZswapSection::default();
-    section.enabled = enabled;
-    section.ever_enabled = bool_or("setup.zswap.ever_enabled", false)?;
-    section.compressor = compressor;
-    section.shrinker_enabled = bool_or("setup.zswap.shrinker_enabled", false)?;
-    section.max_pool_percent = percent("setup.zswap.max_pool_percent")?;
-    section.accept_threshold_percent = percent("setup.zswap.accept_threshold_percent")?;
-    Ok(section)
+    Ok(ZswapSection {
+        enabled,
+        ever_enabled: bool_or("setup.zswap.ever_enabled", false)?,
+        compressor,
+        shrinker_enabled: bool_or("setup.zswap.shrinker_enabled", false)?,
+        max_pool_percent: percent("setup.zswap.max_pool_percent")?,
+        accept_threshold_percent: percent("setup.zswap.accept_threshold_percent")?,
+        ..ZswapSection::default()
+    })
 }
 
 /// `[workload] contents` from the case's words for its pages.
@@ -204,14 +205,14 @@ fn page_contents(case: &Case) -> Result<Option<Contents>> {
         return Ok(None);
     }
     let words = text(case, "workload.page_contents")?.to_ascii_lowercase();
-    let contents = if words.starts_with("half") {
+    let contents = if words.contains("half") {
         Contents::Half
-    } else if words.starts_with("random") {
+    } else if words.contains("random") || words.contains("incompressible") {
         Contents::Random
-    } else if words.starts_with("zero") {
-        Contents::Zero
-    } else if words.starts_with("text") {
+    } else if words.contains("text") {
         Contents::Text
+    } else if words.contains("zero") {
+        Contents::Zero
     } else {
         bail!(
             "{}: workload.page_contents \"{words}\" names no known class (random, half, zero, text)",

@@ -39,7 +39,7 @@ fn check_setup(edit: impl FnOnce(&mut Value), expect: Expect) {
             #[derive(serde::Serialize)]
             struct Sections<'a> {
                 thp: &'a crate::scenario::ThpSection,
-                zswap: &'a swapsim_core::thp::ZswapState,
+                zswap: &'a crate::scenario::ZswapSection,
             }
             let sections = Sections { thp: &file.thp, zswap: &file.zswap };
             let device = &file.swap.devices[0];
@@ -67,7 +67,12 @@ fn a_swap_file_without_large_folios_maps_to_the_this_vm_disk() {
             swapin = "kernel"
 
             [zswap]
+            enabled = false
             ever_enabled = true
+            compressor = "lzo"
+            shrinker_enabled = false
+            incompressible = "store"
+            protection = "second-chance"
 
             [device]
             name = "vda"
@@ -98,7 +103,12 @@ fn zram_with_mthp_sizes_maps_to_a_block_device_and_always_sizes() {
             64kB = "always"
 
             [zswap]
+            enabled = false
             ever_enabled = false
+            compressor = "lzo"
+            shrinker_enabled = false
+            incompressible = "store"
+            protection = "second-chance"
 
             [device]
             name = "zram0"
@@ -119,7 +129,12 @@ fn zswap_ever_enabled_defaults_to_a_fresh_boot() {
             swapin = "kernel"
 
             [zswap]
+            enabled = false
             ever_enabled = false
+            compressor = "lzo"
+            shrinker_enabled = false
+            incompressible = "store"
+            protection = "second-chance"
 
             [device]
             name = "vda"
@@ -171,19 +186,29 @@ fn cases_are_grouped_by_swap_kind_and_mthp_sizes() {
 }
 
 #[test]
-fn only_zswap_cases_are_skipped() {
+fn zswap_cases_are_replayed_with_their_parameters_and_page_contents() {
     assert_eq!(setup::unsupported(&case(|_| {})), None);
-    let zram_mthp = case(|doc| {
-        doc["setup"]["swap"]["kind"] = json!("zram");
-        doc["setup"]["mthp_always_kib"] = json!(["16", "64"]);
+    let zswap = case(|doc| {
+        doc["setup"]["zswap"] = json!({
+            "enabled": true, "ever_enabled": true, "compressor": "zstd", "shrinker_enabled": true,
+            "max_pool_percent": 1, "accept_threshold_percent": 80,
+        });
+        doc["workload"]["page_contents"] = json!("half random, half constant (compresses about 2:1)");
     });
-    assert_eq!(setup::unsupported(&zram_mthp), None);
-    let zswap = case(|doc| doc["setup"]["zswap"]["enabled"] = json!(true));
-    assert_eq!(setup::unsupported(&zswap).as_deref(), Some("zswap is not modelled yet"));
-    // A skipped case is reported without being replayed (its trace does not exist).
-    let result = replay(&zswap, Path::new("/nonexistent")).expect("a skipped case is not an error");
-    assert_eq!(result.skipped.as_deref(), Some("zswap is not modelled yet"));
-    assert_eq!(result.outcome, None);
+    assert_eq!(setup::unsupported(&zswap), None);
+    assert_eq!(setup::case_group(&zswap).expect("a well-formed case"), CaseGroup::Zswap);
+    let file = setup::scenario_file(&zswap, Path::new("/nonexistent")).expect("a well-formed case");
+    let z = &file.zswap;
+    assert!(z.enabled && z.ever_enabled && z.shrinker_enabled);
+    assert_eq!(z.compressor, swapsim_core::contents::Compressor::Zstd);
+    assert_eq!((z.max_pool_percent, z.accept_threshold_percent), (Some(1), Some(80)));
+    assert_eq!(file.workload.contents, Some(swapsim_core::contents::Contents::Half));
+    let bad = case(|doc| doc["setup"]["zswap"] = json!({"enabled": true, "compressor": "lz5"}));
+    let err = setup::scenario_file(&bad, Path::new("/nonexistent")).expect_err("an unknown compressor");
+    assert!(format!("{err:#}").contains("setup.zswap.compressor \"lz5\""), "{err:#}");
+    let words = case(|doc| doc["workload"]["page_contents"] = json!("pictures of cats"));
+    let err = setup::scenario_file(&words, Path::new("/nonexistent")).expect_err("unknown contents");
+    assert!(format!("{err:#}").contains("workload.page_contents"), "{err:#}");
 }
 
 /// A report with the given mTHP counters and nothing else of note.
@@ -201,6 +226,7 @@ fn report(mthp: &[(&str, MthpStats)]) -> SimReport {
         fault_latency: FaultLatency::default(),
         tasks: Vec::new(),
         jobs: None,
+        zswap: None,
         operations: Vec::new(),
     }
 }
