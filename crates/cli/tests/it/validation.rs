@@ -368,7 +368,7 @@ fn validate_replays_zswap_cases_and_names_a_malformed_field() {
         serde_json::from_str(&ok(&["validate", &dir, "--format", "json"])).expect("json");
     let case = &doc["cases"][0];
     assert!(case["skipped"].is_null(), "{case}");
-    let sim = &case["simulated"];
+    let sim = &case["sim"];
     // Every page written out went to zswap, none to the disk.
     assert!(sim["vmstat"]["zswpout"].as_u64().expect("zswpout") > 0, "{sim}");
     assert_eq!(sim["vmstat"]["pswpout"], 0, "{sim}");
