@@ -363,6 +363,10 @@ fn validate_replays_zswap_cases_and_names_a_malformed_field() {
     zswap["setup"]["zswap"] =
         serde_json::json!({ "enabled": true, "ever_enabled": true, "compressor": "lzo" });
     zswap["workload"]["page_contents"] = serde_json::json!("half random, half constant");
+    // validate lays the simulated figures out as the case's measured ones.
+    let stat = serde_json::json!({ "median": 1000, "min": 900, "max": 1100 });
+    zswap["measured"]["vmstat"]["zswpout"] = stat.clone();
+    zswap["measured"]["zswap_at_end"] = serde_json::json!({ "stored_pages": stat });
     let dir = scratch_cases("validate-zswap", &[("C-zswap.json", zswap)]);
     let doc: serde_json::Value =
         serde_json::from_str(&ok(&["validate", &dir, "--format", "json"])).expect("json");
@@ -370,9 +374,9 @@ fn validate_replays_zswap_cases_and_names_a_malformed_field() {
     assert!(case["skipped"].is_null(), "{case}");
     let sim = &case["sim"];
     // Every page written out went to zswap, none to the disk.
-    assert!(sim["vmstat"]["zswpout"].as_u64().expect("zswpout") > 0, "{sim}");
-    assert_eq!(sim["vmstat"]["pswpout"], 0, "{sim}");
-    assert!(sim["zswap_at_end"]["stored_pages"].as_u64().expect("stored_pages") > 0, "{sim}");
+    assert!(sim["vmstat"]["zswpout"].as_f64().expect("zswpout") > 0.0, "{sim}");
+    assert_eq!(sim["vmstat"]["pswpout"].as_f64(), Some(0.0), "{sim}");
+    assert!(sim["zswap_at_end"]["stored_pages"].as_f64().expect("stored_pages") > 0.0, "{sim}");
     let mut bad =
         small_case("Z-bad", 64 << 20, serde_json::json!({ "runs_started": 1, "runs_oom_killed": 0 }));
     bad["setup"]["mthp_always_kib"] = serde_json::json!(["16", "48"]);
