@@ -242,9 +242,16 @@ impl Simulation {
         let plan = self.policies.readahead.plan(&view);
         let window = self.window(space, region_idx, slot, plan);
         self.mm.block.start_plug(owner);
+        let mut target_read = true;
+        let mut target_cached = false;
         for s in window {
             if s == slot {
-                self.read_swap_cache(owner, space, s, target, true);
+                // A neighbour's charge may have reclaimed, and zswap's shrinker written the
+                // target back into the swap cache: __read_swap_cache_async finds it there.
+                target_cached = self.mm.swap.cached_frame(slot).is_some();
+                if !target_cached {
+                    target_read = self.read_swap_cache(owner, space, s, target, true);
+                }
             } else if self.mm.swap.count(s) > 0 && self.mm.swap.cached_frame(s).is_none() {
                 // A neighbour: skip it rather than block if memory is short.
                 if let Alloc::Got(pfn) = self.alloc_frame(t, false) {
@@ -260,9 +267,20 @@ impl Simulation {
         }
         let now = self.mm.now;
         self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
-        if !self.mm.frames.test(target, flag::LOCKED) {
-            // The target came from the zero map or zswap: no wait.
+        if target_cached {
+            // A hit after all, as when the target's own charge wrote it back (above): the
+            // fault is counted once, by the hit.
             self.mm.frames.clear(target, flag::WAITED);
+            self.mm.free_frame(target);
+            if !swapoff {
+                self.mm.vmstat.pgfault -= 1;
+                self.mm.vmstat.pgmajfault -= 1;
+            }
+            return self.swap_fault(f);
+        }
+        if !target_read {
+            // The target came from the zero map or zswap: no wait.
+            self.mm.frames.clear(target, flag::LOCKED | flag::WAITED);
             self.finish_swap_fault(target, fault, self.mm.now);
             return Step::Done;
         }
@@ -312,8 +330,11 @@ impl Simulation {
 
     /// `__read_swap_cache_async` plus `swap_read_folio` for one slot, on behalf of plug
     /// owner `owner`, for address space `space`. A page the zero map or zswap supplies is
-    /// ready (unlocked) on return; otherwise the device read is submitted (asynchronous
-    /// devices) or left to the caller (synchronous ones), and the result is true.
+    /// ready on return, and the result is false; otherwise the device read is submitted
+    /// (asynchronous devices) or left to the caller (synchronous ones), and the result is
+    /// true. A ready readahead neighbour is unlocked; a ready `target` stays locked until
+    /// the caller maps it: the fault holds a reference to it, so that the reclaim which
+    /// the neighbours' charges may run cannot free it in between.
     pub(super) fn read_swap_cache(
         &mut self,
         owner: usize,
@@ -346,7 +367,9 @@ impl Simulation {
             self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, target));
         }
         if backend != Backend::Device {
-            self.mm.frames.clear(pfn, flag::LOCKED);
+            if !target {
+                self.mm.frames.clear(pfn, flag::LOCKED);
+            }
             return false;
         }
         self.mm.vmstat.pswpin += 1;

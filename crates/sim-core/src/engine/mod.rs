@@ -39,6 +39,8 @@ mod task;
 #[cfg(test)]
 mod tests;
 mod zswap;
+#[cfg(test)]
+mod zswap_tests;
 
 use crate::config::ValidatedConfig;
 use crate::device::BlockDevice;

@@ -461,3 +461,112 @@ impl Mm {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MemcgConfig;
+    use crate::ids::DeviceId;
+    use crate::policy::zswap::NoProtection;
+    use crate::zswap::ZswapConfig;
+
+    /// zswap for a machine of 1000 pages with the given pool and accept percentages.
+    fn zswap(max_pool_percent: u32, accept_threshold_percent: u32) -> Zswap {
+        let cfg = ZswapConfig { enabled: true, max_pool_percent, accept_threshold_percent, ..ZswapConfig::default() };
+        Zswap::new(&cfg, &MemcgConfig::default(), 1000, Box::new(NoProtection))
+    }
+
+    fn slot(offset: u32) -> SwapSlot {
+        SwapSlot { device: DeviceId(0), offset }
+    }
+
+    /// Stores `n` uncompressed pages (each takes one page of pool on its own) from slot
+    /// `first` on, and returns their entries.
+    fn fill(z: &mut Zswap, first: u32, n: u32) -> Vec<u32> {
+        (first..first + n).map(|o| z.insert(slot(o), PAGE_SIZE as u32, 0)).collect()
+    }
+
+    #[test]
+    fn the_pool_stays_full_from_its_limit_down_to_the_accept_threshold() {
+        // 10 % of 1000 pages: full at 100 pages, open again at 90 % of that.
+        let mut z = zswap(10, 90);
+        assert_eq!((z.max_pages, z.accept_pages), (100, 90));
+        let mut entries = fill(&mut z, 1, 99);
+        assert_eq!(z.pool.total_pages(), 99, "a page stored as it is takes a page of pool");
+        assert!(!z.check_limits(), "one page below the limit");
+        assert_eq!(z.counts.pool_limit_hit, 0);
+        entries.extend(fill(&mut z, 100, 1));
+        assert!(z.check_limits(), "at the limit");
+        assert!(z.full);
+        assert_eq!(z.counts.pool_limit_hit, 1);
+        // Between the threshold and the limit the pool stays full; only a look at a pool
+        // at its limit counts as a hit.
+        for pages in (91..=99).rev() {
+            z.free_entry(entries.pop().unwrap());
+            assert_eq!(z.pool.total_pages(), pages);
+            assert!(z.check_limits(), "still full at {pages} pages");
+        }
+        assert_eq!(z.counts.pool_limit_hit, 1);
+        z.free_entry(entries.pop().unwrap());
+        assert_eq!(z.pool.total_pages(), 90);
+        assert!(!z.check_limits(), "open again at the accept threshold");
+        assert!(!z.full);
+        // Stores are accepted again up to the limit, without going through the threshold.
+        entries.extend(fill(&mut z, 200, 9));
+        assert!(!z.check_limits(), "99 pages, not full");
+        entries.extend(fill(&mut z, 300, 1));
+        assert!(z.check_limits(), "the limit again");
+        assert_eq!(z.counts.pool_limit_hit, 2);
+        assert!(z.check_limits(), "every look at a pool at its limit is a hit");
+        assert_eq!(z.counts.pool_limit_hit, 3);
+        z.check();
+    }
+
+    #[test]
+    fn a_zero_limit_refuses_everything_and_a_full_threshold_reopens_below_the_limit() {
+        let mut z = zswap(0, 90);
+        assert!(z.check_limits(), "an empty pool is at a limit of 0 pages");
+        assert_eq!(z.counts.pool_limit_hit, 1);
+        // accept_threshold_percent 100: the pool reopens as soon as it is below the limit.
+        let mut z = zswap(10, 100);
+        let mut entries = fill(&mut z, 1, 100);
+        assert!(z.check_limits());
+        z.free_entry(entries.pop().unwrap());
+        assert!(!z.check_limits(), "99 pages is at a threshold of 100");
+        // accept_threshold_percent 0: full until the pool is empty.
+        let mut z = zswap(10, 0);
+        let mut entries = fill(&mut z, 1, 100);
+        assert!(z.check_limits());
+        while entries.len() > 1 {
+            z.free_entry(entries.pop().unwrap());
+            assert!(z.check_limits(), "{} pages", z.pool.total_pages());
+        }
+        z.free_entry(entries.pop().unwrap());
+        assert!(!z.check_limits(), "an empty pool is at a threshold of 0");
+    }
+
+    #[test]
+    fn the_lru_keeps_store_order_through_rotations_and_frees() {
+        let mut z = zswap(20, 90);
+        let e: Vec<u32> = (1..=5).map(|o| z.insert(slot(o), 1000 + o, 0)).collect();
+        assert_eq!(z.lru_entries(), e);
+        z.rotate(e[0]);
+        z.free_entry(e[2]);
+        assert_eq!(z.lru_entries(), [e[1], e[3], e[4], e[0]]);
+        assert_eq!(z.lru_first(), Some(e[1]));
+        assert_eq!((z.stored, z.bytes), (4, 1001 + 1002 + 1004 + 1005));
+        // A freed index is reused and the new entry goes to the young end.
+        let f = z.insert(slot(9), 4096, 0);
+        assert_eq!(f, e[2]);
+        assert_eq!(z.lru_entries(), [e[1], e[3], e[4], e[0], f]);
+        assert_eq!(z.incompressible, 1);
+        z.check();
+        for x in z.lru_entries() {
+            z.free_entry(x);
+        }
+        assert_eq!((z.stored, z.bytes, z.incompressible, z.lru_len), (0, 0, 0, 0));
+        assert_eq!(z.lru_first(), None);
+        assert_eq!(z.pool.total_pages(), 0, "an empty pool holds no zspage");
+        z.check();
+    }
+}

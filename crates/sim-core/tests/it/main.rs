@@ -5,3 +5,4 @@ mod determinism;
 mod mthp;
 mod properties;
 mod support;
+mod zswap;

@@ -1,0 +1,356 @@
+//! zswap on tiny machines, with invariants checked after every event: the exclusive load,
+//! the zero map, pages that do not compress, the pool-limit worker and the memory-pressure
+//! shrinker on both cgroup versions.
+
+use super::tests::FixedLatency;
+use super::*;
+use crate::config::{ByteSize, CoreConfig};
+use crate::contents::Contents;
+use crate::ids::{VirtPage, PAGE_SIZE};
+use crate::mm::pagetable::PteState;
+use crate::policy::zswap::{NoProtection, ZswapLruView, ZswapProtection, ZswapVisit};
+use crate::timeline::{Operation, Trigger};
+use crate::workload::{Access, RegionSpec};
+use crate::zswap::{Incompressible, ZswapConfig, ZswapReport};
+use crate::SwapDeviceSpec;
+
+/// A referenced bit per entry, set at store: the first visit clears it and rotates the
+/// entry, the second writes it back. The count offers the whole LRU.
+#[derive(Debug, Default)]
+struct Referenced;
+
+impl ZswapProtection for Referenced {
+    fn name(&self) -> &'static str {
+        "referenced"
+    }
+    fn stored(&mut self, _lru_size: u64) -> bool {
+        true
+    }
+    fn count(&mut self, lru: &ZswapLruView) -> u64 {
+        lru.scale(lru.lru_size)
+    }
+    fn visit(&mut self, referenced: &mut bool) -> ZswapVisit {
+        if std::mem::take(referenced) {
+            ZswapVisit::Rotate
+        } else {
+            ZswapVisit::Writeback
+        }
+    }
+}
+
+/// One task on one region under a memory cgroup limit, one asynchronous swap device,
+/// zswap on.
+struct Machine {
+    memory: ByteSize,
+    limit_pages: u64,
+    version: u8,
+    zswap_writeback: bool,
+    contents: Contents,
+    zswap: ZswapConfig,
+    protection: Box<dyn ZswapProtection>,
+    readahead: Box<dyn crate::policy::readahead::Readahead>,
+    timeline: Vec<TimelineOp>,
+}
+
+impl Machine {
+    fn new(limit_pages: u64, contents: Contents) -> Machine {
+        Machine {
+            memory: ByteSize::mib(64),
+            limit_pages,
+            version: 2,
+            zswap_writeback: true,
+            contents,
+            zswap: ZswapConfig { enabled: true, ..ZswapConfig::default() },
+            protection: Box::new(NoProtection),
+            readahead: Box::new(crate::policy::readahead::NoReadahead),
+            timeline: Vec::new(),
+        }
+    }
+
+    fn build(self, pages: u64, accesses: Vec<(u64, bool)>) -> Simulation {
+        let mut cfg = CoreConfig::default();
+        cfg.machine.memory = self.memory;
+        cfg.memcg.limit = Some(ByteSize(self.limit_pages * PAGE_SIZE));
+        cfg.memcg.version = self.version;
+        cfg.memcg.zswap_writeback = self.zswap_writeback;
+        cfg.devices.push(SwapDeviceSpec {
+            name: "swap0".into(),
+            size: ByteSize(4096 * PAGE_SIZE),
+            priority: None,
+            backing: None,
+        });
+        cfg.zswap = self.zswap;
+        let mut region = RegionSpec::new(VirtPage(0), pages);
+        region.contents = self.contents;
+        let accesses = accesses.into_iter().map(|(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None });
+        let setup = Setup {
+            config: cfg.validate().unwrap(),
+            seed: 1,
+            devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false, synchronous: false })],
+            policies: Policies::default().with_readahead(self.readahead).with_zswap(self.protection),
+            tasks: vec![TaskSpec::new("t", vec![region], Box::new(accesses))],
+            timeline: self.timeline,
+        };
+        let sim = Simulation::new(setup).unwrap();
+        sim.check_invariants();
+        sim
+    }
+
+    /// Runs to the end, checking the invariants and then `each` after every event.
+    fn run_with(self, pages: u64, accesses: Vec<(u64, bool)>, mut each: impl FnMut(&Simulation)) -> SimReport {
+        let mut sim = self.build(pages, accesses);
+        while sim.step().unwrap() {
+            sim.check_invariants();
+            each(&sim);
+        }
+        sim.into_report()
+    }
+
+    fn run(self, pages: u64, accesses: Vec<(u64, bool)>) -> SimReport {
+        self.run_with(pages, accesses, |_| {})
+    }
+}
+
+fn writes(pages: std::ops::Range<u64>) -> Vec<(u64, bool)> {
+    pages.map(|p| (p, true)).collect()
+}
+
+fn reads(pages: std::ops::Range<u64>) -> Vec<(u64, bool)> {
+    pages.map(|p| (p, false)).collect()
+}
+
+fn zswap(r: &SimReport) -> &ZswapReport {
+    r.zswap.as_ref().expect("zswap is on, so the report has its section")
+}
+
+#[test]
+fn a_load_from_zswap_frees_the_entry_and_dirties_the_folio() {
+    // 96 pages written under a 64-page limit: the oldest go to zswap. Reading page 0 back
+    // loads it; pushing everything out afterwards stores it again, never on the device.
+    let mut acc = writes(0..96);
+    acc.push((0, false));
+    let mut m = Machine::new(64, Contents::Half);
+    m.timeline.push(TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SwapOutAll });
+    let mut stored_at_end = None;
+    let r = m.run_with(96, acc, |sim| {
+        if !sim.workload_done || stored_at_end.is_some() {
+            return;
+        }
+        stored_at_end = Some(sim.mm.zswap.stored);
+        let mm = &sim.mm;
+        let page = mm.pt.existing_page(0, 0, VirtPage(0)).expect("page 0 was touched");
+        let PteState::Present(pfn) = mm.pt.pte(page).state() else {
+            panic!("page 0 is mapped after its fault, not {:?}", mm.pt.pte(page).state())
+        };
+        let slot = mm.frames.swap_slot(pfn).expect("a loaded page stays in the swap cache");
+        assert_eq!(mm.swap.zswap_entry(slot), None, "the load took the entry");
+        assert!(mm.frames.test(pfn, flag::DIRTY), "the device holds no copy: the folio is dirty");
+        let v = &mm.vmstat;
+        assert_eq!((v.zswpin, v.pgmajfault, v.pswpin), (1, 1, 0), "one major fault, served by zswap");
+        assert!(v.zswpout > 1, "{v:?}");
+        assert_eq!(mm.zswap.stored + v.zswpin, v.zswpout, "nothing but the load freed an entry");
+    });
+    let stored_at_end = stored_at_end.expect("the workload ended");
+    let v = &r.vmstat;
+    let z = zswap(&r);
+    assert_eq!(r.outcome, Outcome::Completed);
+    assert_eq!(v.zswpout, 96 + 1, "every page stored once, and page 0 once more after its load");
+    assert_eq!(z.stored_pages, 96, "everything is in zswap at the end");
+    assert_eq!((v.pswpout, v.pswpin, v.zswpwb), (0, 0, 0), "the device is never used");
+    let out = &r.operations[0];
+    assert_eq!(out.op, "swap-out-all");
+    assert_eq!(out.vmstat.zswpout, 96 - stored_at_end, "every resident page, page 0 included");
+    assert_eq!(out.vmstat.pswpout, 0);
+    assert_eq!(r.at_end.rss_pages, 0);
+}
+
+#[test]
+fn zero_pages_go_to_the_zero_map_and_come_back_without_io() {
+    for enabled in [true, false] {
+        let mut acc = writes(0..96);
+        acc.extend(reads(0..96));
+        let mut m = Machine::new(64, Contents::Zero);
+        m.zswap.enabled = enabled;
+        let mut sim = m.build(96, acc);
+        while sim.step().unwrap() {
+            sim.check_invariants();
+            assert_eq!(sim.mm.zswap.stored, 0, "a zero page is never stored");
+        }
+        let r = sim.into_report();
+        let v = &r.vmstat;
+        assert!(v.swpout_zero >= 32, "zswap {enabled}: {v:?}");
+        assert!(v.swpin_zero > 0, "zswap {enabled}: {v:?}");
+        assert_eq!((v.zswpout, v.zswpin, v.pswpout, v.pswpin), (0, 0, 0, 0), "zswap {enabled}: {v:?}");
+        assert_eq!(v.pgmajfault, v.swpin_zero, "zswap {enabled}: each swap fault read the zero map");
+        assert_eq!(r.block[0].writes.queued + r.block[0].reads.queued, 0);
+        assert_eq!(r.zswap.is_some(), enabled);
+        if enabled {
+            assert_eq!(zswap(&r).stored_pages, 0);
+        }
+    }
+}
+
+#[test]
+fn incompressible_pages_are_stored_whole_or_rejected() {
+    let acc = || {
+        let mut acc = writes(0..96);
+        acc.extend(reads(0..32));
+        acc
+    };
+    // cgroup v1, where the pool is not charged to the group: on v2 each page stored whole
+    // would take back the page its reclaim freed.
+    let machine = |incompressible, contents| {
+        let mut m = Machine::new(64, contents);
+        m.version = 1;
+        m.zswap.incompressible = incompressible;
+        m
+    };
+    // "store": a page that does not shrink takes a whole page of pool.
+    let r = machine(Incompressible::Store, Contents::Random).run(96, acc());
+    let (v, z) = (&r.vmstat, zswap(&r));
+    assert!(v.zswpout >= 32 && v.zswpin > 0, "{v:?}");
+    assert_eq!(z.stored_incompressible_pages, z.stored_pages);
+    assert!(z.stored_pages > 0);
+    assert_eq!(z.memcg_zswap_bytes, z.stored_pages * PAGE_SIZE, "each is kept as it is");
+    assert_eq!((v.pswpout, z.reject_compress_poor), (0, 0));
+    // "reject" (before 6.18): to the device instead, each counted once.
+    let r = machine(Incompressible::Reject, Contents::Random).run(96, acc());
+    let (v, z) = (&r.vmstat, zswap(&r));
+    assert_eq!((v.zswpout, v.zswpin, z.stored_pages), (0, 0, 0), "{v:?}");
+    assert!(v.pswpout >= 32, "{v:?}");
+    assert_eq!(z.reject_compress_poor, v.pswpout);
+    assert!(v.pswpin > 0);
+    // A v2 group that may not write back rejects them whatever the knob says.
+    let mut m = Machine::new(64, Contents::Random);
+    m.zswap_writeback = false;
+    let r = m.run(96, acc());
+    let (v, z) = (&r.vmstat, zswap(&r));
+    assert_eq!((v.zswpout, z.stored_pages), (0, 0), "{v:?}");
+    assert!(v.pswpout >= 32, "{v:?}");
+    assert_eq!(z.reject_compress_poor, v.pswpout);
+    // Compressible pages are stored in either setting.
+    let r = machine(Incompressible::Reject, Contents::Half).run(96, acc());
+    assert_eq!(zswap(&r).stored_incompressible_pages, 0);
+    assert!(zswap(&r).stored_pages > 0);
+}
+
+/// 400 pages written then read twice under a 64-page limit on a 16 MiB machine whose pool
+/// may take 1 % of RAM (40 pages, open again at 36).
+fn pool_limit_run(protection: Box<dyn ZswapProtection>) -> SimReport {
+    let mut acc = writes(0..400);
+    acc.extend(reads(0..400));
+    acc.extend(reads(0..400));
+    let mut m = Machine::new(64, Contents::Half);
+    m.memory = ByteSize::mib(16);
+    m.zswap.max_pool_percent = 1;
+    m.protection = protection;
+    let max_pages = 4096 / 100;
+    let mut peak = 0;
+    let r = m.run_with(400, acc, |sim| {
+        assert_eq!(sim.mm.zswap.max_pages, max_pages);
+        peak = peak.max(sim.mm.zswap.pool.total_pages());
+    });
+    // A store is refused at the limit, so one store may pass it by at most one zspage
+    // (8 pages for pages of about half a page).
+    assert!(peak >= max_pages && peak <= max_pages + 8, "peak pool {peak} pages, limit {max_pages}");
+    let z = zswap(&r);
+    assert!(z.pool_total_size / PAGE_SIZE <= max_pages + 8, "{z:?}");
+    r
+}
+
+#[test]
+fn the_pool_limit_worker_writes_the_oldest_entries_back() {
+    let r = pool_limit_run(Box::new(NoProtection));
+    let (v, z) = (&r.vmstat, zswap(&r));
+    assert_eq!(r.outcome, Outcome::Completed);
+    assert!(z.pool_limit_hit > 0 && z.shrink_worker_runs > 0, "{z:?}");
+    assert!(v.zswpwb > 0, "{v:?}");
+    assert_eq!(v.zswpwb, z.written_back_pages);
+    assert!(v.pswpout >= v.zswpwb, "{v:?}");
+    // Without protection every visit asks for a writeback.
+    assert_eq!(z.shrinker_scanned, z.written_back_pages + z.reject_reclaim_fail, "{z:?}");
+    // The worker wrote back, and the refused stores went to the device.
+    assert!(v.pswpout > v.zswpwb, "{v:?}");
+
+    // With a referenced bit, entries are rotated once before they are written back.
+    let r = pool_limit_run(Box::new(Referenced));
+    let (v, z) = (&r.vmstat, zswap(&r));
+    assert!(v.zswpwb > 0 && v.pswpout >= v.zswpwb, "{v:?}");
+    assert!(z.shrinker_scanned > z.written_back_pages + z.reject_reclaim_fail, "{z:?}");
+}
+
+/// 128 pages written then read twice under a 96-page limit: memory pressure, with the
+/// pool far below its limit (20 % of 64 MiB). On cgroup v2 the pool's charge (about half
+/// a page per stored page) counts against the limit too.
+fn pressure_run(version: u8, shrinker_enabled: bool) -> SimReport {
+    let mut acc = writes(0..128);
+    acc.extend(reads(0..128));
+    acc.extend(reads(0..128));
+    let mut m = Machine::new(96, Contents::Half);
+    m.version = version;
+    m.zswap.shrinker_enabled = shrinker_enabled;
+    let r = m.run_with(128, acc, |sim| {
+        if version == 1 {
+            assert_eq!(sim.mm.zswap.charged_pages, 0, "v1 charges the pool to no group");
+        }
+    });
+    let z = zswap(&r);
+    assert_eq!(r.outcome, Outcome::Completed, "v{version}");
+    assert_eq!((z.pool_limit_hit, z.shrink_worker_runs), (0, 0), "v{version}: {z:?}");
+    assert!(r.vmstat.zswpout > 0, "v{version}: {:?}", r.vmstat);
+    r
+}
+
+#[test]
+fn the_memory_pressure_shrinker_writes_back_on_cgroup_v2_only() {
+    // v1: the pool is charged to no group, so the group's shrinker count is 0.
+    let r = pressure_run(1, true);
+    assert_eq!((r.vmstat.zswpwb, r.vmstat.pswpout), (0, 0), "{:?}", r.vmstat);
+    assert!(r.vmstat.zswpin > 0, "{:?}", r.vmstat);
+    // v2 without the shrinker: nothing is written back either.
+    let r = pressure_run(2, false);
+    assert_eq!((r.vmstat.zswpwb, r.vmstat.pswpout), (0, 0), "{:?}", r.vmstat);
+    assert!(r.vmstat.zswpin > 0, "{:?}", r.vmstat);
+    // v2 with it: reclaim's shrink_slab writes entries back.
+    let r = pressure_run(2, true);
+    let z = zswap(&r);
+    assert!(r.vmstat.zswpwb > 0, "{:?}", r.vmstat);
+    assert_eq!(r.vmstat.zswpwb, z.written_back_pages);
+    assert!(r.vmstat.pswpout >= r.vmstat.zswpwb);
+    assert!(z.shrinker_scanned >= z.written_back_pages);
+}
+
+/// Reads the aligned pair of slots around the fault, the target's neighbour after it half
+/// of the time.
+#[derive(Debug)]
+struct Pairs;
+
+impl crate::policy::readahead::Readahead for Pairs {
+    fn kind(&self) -> &'static str {
+        "pairs"
+    }
+    fn plan(&mut self, f: &crate::policy::readahead::FaultView) -> crate::policy::readahead::ReadaheadPlan {
+        crate::policy::readahead::ReadaheadPlan::Slots { first: f.offset & !1, last: f.offset | 1 }
+    }
+}
+
+/// 64 pages written under a 24-page limit, then every page read back, each fault reading
+/// its slot's pair: the neighbour's charge reclaims while the target is ready but not yet
+/// mapped.
+fn neighbour_charge_run(contents: Contents, zswap: bool) -> SimReport {
+    let mut acc = writes(0..64);
+    acc.extend(reads(0..64));
+    let mut m = Machine::new(24, contents);
+    m.zswap.enabled = zswap;
+    m.version = 1;
+    m.readahead = Box::new(Pairs);
+    m.run(64, acc)
+}
+
+#[test]
+fn a_target_loaded_without_io_is_not_reclaimed_by_its_neighbours_charge() {
+    let r = neighbour_charge_run(Contents::Zero, false);
+    assert!(r.vmstat.swpin_zero > 0 && r.vmstat.swap_ra > 0, "{:?}", r.vmstat);
+    let r = neighbour_charge_run(Contents::Half, true);
+    assert!(r.vmstat.zswpin > 0 && r.vmstat.swap_ra > 0, "{:?}", r.vmstat);
+}
