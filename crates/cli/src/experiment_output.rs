@@ -108,6 +108,48 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
                 }
             }
         }
+        Some(Row::Zswap(_)) => {
+            writeln!(
+                out,
+                "{:>13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  outcome",
+                "zswap",
+                "pswpin",
+                "zswpin",
+                "zswpout",
+                "zswpwb",
+                "pswpout",
+                "visited",
+                "wall (s)",
+                "OOM kills"
+            )?;
+            for r in &o.rows {
+                if let Row::Zswap(z) = r {
+                    writeln!(
+                        out,
+                        "{:>13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9.2} {:>9}  {}",
+                        z.zswap,
+                        z.pswpin,
+                        z.zswpin,
+                        z.zswpout,
+                        z.zswpwb,
+                        z.pswpout,
+                        z.shrinker_scanned,
+                        z.wall_s,
+                        z.jobs_oom_killed,
+                        z.outcome
+                    )?;
+                }
+            }
+            let n_builds = o.rows.iter().find_map(|r| match r {
+                Row::Zswap(z) => Some(z.builds.len()),
+                _ => None,
+            });
+            let means = match n_builds {
+                Some(n) if n > 1 => format!("means over the {n} builds (those that finished); "),
+                _ => String::new(),
+            };
+            writeln!(out, "({means}visited: entries the memory-pressure shrinker visited)")?;
+        }
         None => {}
     }
     writeln!(out)?;
@@ -123,19 +165,22 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
     Ok(())
 }
 
-/// One CSV line per row, with a header.
+/// One CSV line per row, with a header. Fields that are lists or objects (such as a
+/// zswap row's per-build figures) are left to the JSON output.
 pub(crate) fn write_csv(out: &mut impl Write, o: &Outcome) -> Result<()> {
     let mut first = true;
     for r in &o.rows {
         let value = serde_json::to_value(r)?;
         let obj = value.as_object().context("rows are objects")?;
+        let scalars: Vec<(&String, &serde_json::Value)> =
+            obj.iter().filter(|(_, v)| !v.is_array() && !v.is_object()).collect();
         if first {
-            writeln!(out, "{}", obj.keys().cloned().collect::<Vec<_>>().join(","))?;
+            writeln!(out, "{}", scalars.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(","))?;
             first = false;
         }
-        let cells: Vec<String> = obj
-            .values()
-            .map(|v| match v {
+        let cells: Vec<String> = scalars
+            .iter()
+            .map(|(_, v)| match v {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             })
