@@ -67,7 +67,12 @@ impl Case {
         assert!(v.zswpout > 0 && v.zswpin > 0, "{}: no zswap store or load: {v:?}", self.name);
         match self.name {
             "store_load" => {
-                assert_eq!((v.zswpwb, v.pswpout, v.pswpin), (0, 0, 0), "{}: the disk was used: {v:?}", self.name)
+                assert_eq!(
+                    (v.zswpwb, v.pswpout, v.pswpin),
+                    (0, 0, 0),
+                    "{}: the disk was used: {v:?}",
+                    self.name
+                )
             }
             "pool_limit" => {
                 assert!(z.pool_limit_hit > 0 && z.shrink_worker_runs > 0, "{}: {z:?}", self.name);
@@ -87,7 +92,9 @@ fn bench_zswap(c: &mut Criterion) {
     group.throughput(Throughput::Elements(generator().total_accesses()));
     for case in &CASES {
         let id = "region=96MiB,memcg=32MiB,pattern=rand,contents=half";
-        group.bench_with_input(BenchmarkId::new(case.name, id), case, |b, case| b.iter(|| black_box(case.run())));
+        group.bench_with_input(BenchmarkId::new(case.name, id), case, |b, case| {
+            b.iter(|| black_box(case.run()))
+        });
         case.check();
     }
     group.finish();

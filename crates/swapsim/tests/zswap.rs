@@ -45,7 +45,11 @@ const PRESSURE: &[&str] = &[
 ];
 
 fn run(text: &str, sets: &[&str]) -> SimReport {
-    Scenario::from_toml(text).and_then(|s| s.edits(sets)).and_then(|s| s.prepare()).and_then(|p| p.run()).unwrap()
+    Scenario::from_toml(text)
+        .and_then(|s| s.edits(sets))
+        .and_then(|s| s.prepare())
+        .and_then(|p| p.run())
+        .unwrap()
 }
 
 #[test]
@@ -118,7 +122,8 @@ impl ZswapProtection for Recording {
 
 #[test]
 fn the_shrinkers_count_holds_back_the_disk_swapins_since_the_last_one() {
-    let prepared = Scenario::from_toml(POOL_LIMIT).and_then(|s| s.edits(PRESSURE)).and_then(|s| s.prepare()).unwrap();
+    let prepared =
+        Scenario::from_toml(POOL_LIMIT).and_then(|s| s.edits(PRESSURE)).and_then(|s| s.prepare()).unwrap();
     let (mut setup, _) = prepared.setup().unwrap();
     let counts = Counts::default();
     let swapins = Arc::<Mutex<[u64; 2]>>::default();

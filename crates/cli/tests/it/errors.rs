@@ -96,7 +96,10 @@ fn bad_command_line_is_rejected_by_clap() {
 fn bad_zswap_knobs_name_the_field() {
     let tiny = data("tiny.toml");
     let err = run_fails(&tiny, &["--set", "zswap.enabled=true", "--set", "zswap.max_pool_percent=101"]);
-    assert!(err.contains("tiny.toml") && err.contains("zswap.max_pool_percent: 101 is outside 0..=100"), "{err}");
+    assert!(
+        err.contains("tiny.toml") && err.contains("zswap.max_pool_percent: 101 is outside 0..=100"),
+        "{err}"
+    );
     let err = run_fails(&tiny, &["--set", "zswap.compressor=\"lz5\""]);
     assert!(err.contains("zswap.compressor") && err.contains("unknown variant `lz5`"), "{err}");
     let err = run_fails(&tiny, &["--set", "memcg.version=1", "--set", "memcg.zswap_max=\"1MiB\""]);

@@ -1,6 +1,7 @@
 //! zswap on tiny machines, with invariants checked after every event: the exclusive load,
-//! the zero map, pages that do not compress, the pool-limit worker and the memory-pressure
-//! shrinker on both cgroup versions.
+//! the zero map, pages that do not compress, the pool-limit worker, the memory-pressure
+//! shrinker on both cgroup versions, what the protection policy hears of swap-ins, and a
+//! fault whose target needs no I/O while its readahead neighbours are charged.
 
 use super::tests::FixedLatency;
 use super::*;
@@ -82,7 +83,8 @@ impl Machine {
         cfg.zswap = self.zswap;
         let mut region = RegionSpec::new(VirtPage(0), pages);
         region.contents = self.contents;
-        let accesses = accesses.into_iter().map(|(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None });
+        let accesses =
+            accesses.into_iter().map(|(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None });
         let setup = Setup {
             config: cfg.validate().unwrap(),
             seed: 1,
@@ -97,7 +99,12 @@ impl Machine {
     }
 
     /// Runs to the end, checking the invariants and then `each` after every event.
-    fn run_with(self, pages: u64, accesses: Vec<(u64, bool)>, mut each: impl FnMut(&Simulation)) -> SimReport {
+    fn run_with(
+        self,
+        pages: u64,
+        accesses: Vec<(u64, bool)>,
+        mut each: impl FnMut(&Simulation),
+    ) -> SimReport {
         let mut sim = self.build(pages, accesses);
         while sim.step().unwrap() {
             sim.check_invariants();
@@ -251,10 +258,11 @@ fn pool_limit_run(protection: Box<dyn ZswapProtection>) -> SimReport {
         peak = peak.max(sim.mm.zswap.pool.total_pages());
     });
     // A store is refused at the limit, so one store may pass it by at most one zspage
-    // (8 pages for pages of about half a page).
+    // (a chain of at most 8 pages).
     assert!(peak >= max_pages && peak <= max_pages + 8, "peak pool {peak} pages, limit {max_pages}");
     let z = zswap(&r);
     assert!(z.pool_total_size / PAGE_SIZE <= max_pages + 8, "{z:?}");
+    assert!(z.stored_pages > 0, "the worker stops at the accept threshold: {z:?}");
     r
 }
 
@@ -320,8 +328,8 @@ fn the_memory_pressure_shrinker_writes_back_on_cgroup_v2_only() {
     assert!(z.shrinker_scanned >= z.written_back_pages);
 }
 
-/// Reads the aligned pair of slots around the fault, the target's neighbour after it half
-/// of the time.
+/// Reads the aligned pair of slots around the fault: the neighbour comes after the target
+/// when the target's offset is even, before it when odd.
 #[derive(Debug)]
 struct Pairs;
 
@@ -347,10 +355,61 @@ fn neighbour_charge_run(contents: Contents, zswap: bool) -> SimReport {
     m.run(64, acc)
 }
 
+/// A fault's target that the zero map or zswap supplies is ready at once, but the fault
+/// maps it only after reading the rest of the window. It used to be unlocked right away,
+/// so the reclaim a later neighbour's charge ran could free its frame (after storing it in
+/// zswap again) and hand the frame to the neighbour: the fault then mapped the
+/// neighbour's page, which `check_invariants` caught.
 #[test]
 fn a_target_loaded_without_io_is_not_reclaimed_by_its_neighbours_charge() {
     let r = neighbour_charge_run(Contents::Zero, false);
     assert!(r.vmstat.swpin_zero > 0 && r.vmstat.swap_ra > 0, "{:?}", r.vmstat);
     let r = neighbour_charge_run(Contents::Half, true);
     assert!(r.vmstat.zswpin > 0 && r.vmstat.swap_ra > 0, "{:?}", r.vmstat);
+}
+
+/// No protection, tallying the swap-ins it hears of by (from the disk, the fault's target).
+#[derive(Debug)]
+struct Tally(std::sync::Arc<std::sync::Mutex<[[u64; 2]; 2]>>);
+
+impl ZswapProtection for Tally {
+    fn name(&self) -> &'static str {
+        "tally"
+    }
+    fn stored(&mut self, _lru_size: u64) -> bool {
+        false
+    }
+    fn swapin(&mut self, swapin: crate::policy::zswap::ZswapSwapin) {
+        self.0.lock().unwrap()[usize::from(swapin.from_disk)][usize::from(swapin.target)] += 1;
+    }
+    fn count(&mut self, lru: &ZswapLruView) -> u64 {
+        lru.scale(lru.lru_size)
+    }
+    fn visit(&mut self, _referenced: &mut bool) -> ZswapVisit {
+        ZswapVisit::Writeback
+    }
+}
+
+#[test]
+fn the_protection_hears_of_every_swapin_and_where_it_came_from() {
+    // Pages written back by a small pool come in from the disk, the others from zswap;
+    // pair readahead brings neighbours along.
+    let tally = std::sync::Arc::new(std::sync::Mutex::new([[0u64; 2]; 2]));
+    let mut acc = writes(0..256);
+    acc.extend(reads(0..256));
+    acc.extend((0..256).rev().map(|p| (p, false)));
+    let mut m = Machine::new(64, Contents::Half);
+    m.version = 1;
+    m.memory = ByteSize::mib(16);
+    m.zswap.max_pool_percent = 1;
+    m.readahead = Box::new(Pairs);
+    m.protection = Box::new(Tally(tally.clone()));
+    let r = m.run(256, acc);
+    let v = &r.vmstat;
+    let [[zswap_neighbour, zswap_target], [disk_neighbour, disk_target]] = *tally.lock().unwrap();
+    assert!(v.zswpin > 0 && v.pswpin > 0 && v.swap_ra > 0 && v.zswpwb > 0, "{v:?}");
+    assert_eq!(disk_target + disk_neighbour, v.pswpin, "{v:?}");
+    assert_eq!(zswap_target + zswap_neighbour, v.zswpin, "{v:?}");
+    assert_eq!(disk_target + zswap_target, v.pgmajfault, "{v:?}");
+    assert_eq!(disk_neighbour + zswap_neighbour, v.swap_ra, "{v:?}");
 }

@@ -472,7 +472,12 @@ mod tests {
 
     /// zswap for a machine of 1000 pages with the given pool and accept percentages.
     fn zswap(max_pool_percent: u32, accept_threshold_percent: u32) -> Zswap {
-        let cfg = ZswapConfig { enabled: true, max_pool_percent, accept_threshold_percent, ..ZswapConfig::default() };
+        let cfg = ZswapConfig {
+            enabled: true,
+            max_pool_percent,
+            accept_threshold_percent,
+            ..ZswapConfig::default()
+        };
         Zswap::new(&cfg, &MemcgConfig::default(), 1000, Box::new(NoProtection))
     }
 

@@ -61,8 +61,15 @@ struct Knobs {
 }
 
 fn contents() -> impl Strategy<Value = Contents> {
-    let sizes = prop::collection::vec((1u32..=4096, 1u32..4), 1..4).prop_map(|v| Contents::Sizes(SizeTable::new(v)));
-    prop_oneof![Just(Contents::Random), Just(Contents::Half), Just(Contents::Text), Just(Contents::Zero), sizes]
+    let sizes =
+        prop::collection::vec((1u32..=4096, 1u32..4), 1..4).prop_map(|v| Contents::Sizes(SizeTable::new(v)));
+    prop_oneof![
+        Just(Contents::Random),
+        Just(Contents::Half),
+        Just(Contents::Text),
+        Just(Contents::Zero),
+        sizes
+    ]
 }
 
 fn knobs() -> impl Strategy<Value = Knobs> {
@@ -72,8 +79,14 @@ fn knobs() -> impl Strategy<Value = Knobs> {
         (any::<bool>(), 0u32..4, prop::bool::weighted(0.3)),
     )
         .prop_map(|(a, b, c)| {
-            let (limit_pages, max_pool_percent, accept_threshold_percent, contents, shrinker_enabled, memcg_version) =
-                a;
+            let (
+                limit_pages,
+                max_pool_percent,
+                accept_threshold_percent,
+                contents,
+                shrinker_enabled,
+                memcg_version,
+            ) = a;
             let (zswap_max_pages, zswap_writeback, referenced, reject) = b;
             let (synchronous, page_cluster, large_folios) = c;
             let v2 = memcg_version == 2;
@@ -121,7 +134,12 @@ fn setup(k: &Knobs, streams: &[&[(u64, bool)]]) -> Setup {
     cfg.memcg.zswap_max = k.zswap_max_pages.map(|p| ByteSize(p * 4096));
     cfg.memcg.zswap_writeback = k.zswap_writeback;
     cfg.swap.page_cluster = k.page_cluster;
-    cfg.devices.push(SwapDeviceSpec { name: "swap0".into(), size: ByteSize(1024 * 4096), priority: None, backing: None });
+    cfg.devices.push(SwapDeviceSpec {
+        name: "swap0".into(),
+        size: ByteSize(1024 * 4096),
+        priority: None,
+        backing: None,
+    });
     if k.large_folios {
         cfg.thp.hugepages.insert("16kB".into(), ThpSizeEnabled::Always);
         cfg.thp.hugepages.insert("64kB".into(), ThpSizeEnabled::Always);
@@ -135,7 +153,10 @@ fn setup(k: &Knobs, streams: &[&[(u64, bool)]]) -> Setup {
         if k.referenced { Box::new(Referenced::default()) } else { Box::new(NoProtection) };
     let regions = || {
         (0..2)
-            .map(|i| RegionSpec { contents: k.contents[i].clone(), ..RegionSpec::new(VirtPage(150 * i as u64), 150) })
+            .map(|i| RegionSpec {
+                contents: k.contents[i].clone(),
+                ..RegionSpec::new(VirtPage(150 * i as u64), 150)
+            })
             .collect()
     };
     Setup {
@@ -146,7 +167,9 @@ fn setup(k: &Knobs, streams: &[&[(u64, bool)]]) -> Setup {
         tasks: streams
             .iter()
             .enumerate()
-            .map(|(i, acc)| TaskSpec::new(format!("t{i}"), regions(), Box::new(first_touch_writes(acc).into_iter())))
+            .map(|(i, acc)| {
+                TaskSpec::new(format!("t{i}"), regions(), Box::new(first_touch_writes(acc).into_iter()))
+            })
             .collect(),
         timeline: Vec::new(),
     }
@@ -165,10 +188,10 @@ proptest! {
         prop_assert_eq!(v.pswpin + v.zswpin + v.swpin_zero, v.pgmajfault + v.swap_ra, "{:?}", v);
         prop_assert_eq!(r.block[0].reads.queued_kib, 4 * v.pswpin);
         prop_assert_eq!(r.block[0].writes.queued_kib, 4 * v.pswpout);
-        // Every entry stored is still there, was loaded, was written back, or had its slot
-        // freed by an exit.
         prop_assert_eq!(v.zswpwb, z.written_back_pages);
         prop_assert!(v.pswpout >= v.zswpwb);
+        // Every entry stored is still there, was loaded or was written back; only an OOM
+        // kill frees entries otherwise (with their slots).
         if r.outcome == Outcome::Completed {
             prop_assert_eq!(z.stored_pages + v.zswpin + v.zswpwb, v.zswpout, "{:?} {:?}", v, z);
         } else {
@@ -194,7 +217,8 @@ proptest! {
         if z.shrink_worker_runs > 0 {
             prop_assert!(z.pool_limit_hit > 0);
         }
-        // A store passes the pool's limit by at most one zspage (8 pages) per page stored.
+        // A store passes the pool's limit by at most one zspage (8 pages at most) per page
+        // of the folio it stores.
         let max_pages = RAM_PAGES * u64::from(k.max_pool_percent) / 100;
         let folio = if k.large_folios { 16 } else { 1 };
         prop_assert!(z.pool_total_size / 4096 <= max_pages + 8 * folio, "{:?}", z);

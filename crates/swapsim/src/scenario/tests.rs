@@ -86,29 +86,67 @@ fn validation_errors_name_the_field() {
 fn bad_zswap_knobs_name_the_field() {
     let on = format!("{BASE}\n[zswap]\nenabled = true\n");
     check(&on, &[], expect!["seed 1 · swap virtio · page-cluster 3 · readahead cluster (kernel)"]);
-    check(&on, &["zswap.max_pool_percent=101"], expect!["error: scenario s.toml: zswap.max_pool_percent: 101 is outside 0..=100"]);
-    check(&on, &["zswap.accept_threshold_percent=200"], expect!["error: scenario s.toml: zswap.accept_threshold_percent: 200 is outside 0..=100"]);
-    check(&on, &["zswap.compressor=\"lz5\""], expect![[r#"error: scenario s.toml: --set zswap.compressor="lz5": unknown variant `lz5`, expected one of `lzo`, `lzo-rle`, `lz4`, `zstd`, `deflate`"#]]);
-    check(&on, &["zswap.protection=\"lru\""], expect![[r#"error: scenario s.toml: --set zswap.protection="lru": unknown variant `lru`, expected `decay` or `second-chance`"#]]);
-    check(&on, &["memcg.version=1", "memcg.zswap_max=\"1MiB\""], expect!["error: scenario s.toml: memcg.zswap_max: cgroup v1 has no such file: it needs memcg.version = 2"]);
+    check(
+        &on,
+        &["zswap.max_pool_percent=101"],
+        expect!["error: scenario s.toml: zswap.max_pool_percent: 101 is outside 0..=100"],
+    );
+    check(
+        &on,
+        &["zswap.accept_threshold_percent=200"],
+        expect!["error: scenario s.toml: zswap.accept_threshold_percent: 200 is outside 0..=100"],
+    );
+    check(
+        &on,
+        &["zswap.compressor=\"lz5\""],
+        expect![[
+            r#"error: scenario s.toml: --set zswap.compressor="lz5": unknown variant `lz5`, expected one of `lzo`, `lzo-rle`, `lz4`, `zstd`, `deflate`"#
+        ]],
+    );
+    check(
+        &on,
+        &["zswap.protection=\"lru\""],
+        expect![[
+            r#"error: scenario s.toml: --set zswap.protection="lru": unknown variant `lru`, expected `decay` or `second-chance`"#
+        ]],
+    );
+    check(
+        &on,
+        &["memcg.version=1", "memcg.zswap_max=\"1MiB\""],
+        expect![
+            "error: scenario s.toml: memcg.zswap_max: cgroup v1 has no such file: it needs memcg.version = 2"
+        ],
+    );
     check(&on, &["memcg.version=1", "memcg.zswap_writeback=false"], expect!["error: scenario s.toml: memcg.zswap_writeback: cgroup v1 has no such file: it needs memcg.version = 2"]);
     check(&on, &["workload.contents={sizes=[]}"], expect!["error: scenario s.toml: workload.contents.sizes: the table is empty; expected at least one [size, weight] entry"]);
-    check(&on, &["workload.contents={sizes=[[4097, 1]]}"], expect!["error: scenario s.toml: workload.contents.sizes: entry 0: size 4097 is outside 1..=4096"]);
+    check(
+        &on,
+        &["workload.contents={sizes=[[4097, 1]]}"],
+        expect!["error: scenario s.toml: workload.contents.sizes: entry 0: size 4097 is outside 1..=4096"],
+    );
     // In the file, the parse error points at the line.
-    check(&format!("{on}compressor = \"lz5\"\n"), &[], expect![[r#"
+    check(
+        &format!("{on}compressor = \"lz5\"\n"),
+        &[],
+        expect![[r#"
         error: scenario s.toml: zswap.compressor: TOML parse error at line 13, column 14
            |
         13 | compressor = "lz5"
            |              ^^^^^
         unknown variant `lz5`, expected one of `lzo`, `lzo-rle`, `lz4`, `zstd`, `deflate`
-    "#]]);
-    check(&format!("{on}protection = \"lru\"\n"), &[], expect![[r#"
+    "#]],
+    );
+    check(
+        &format!("{on}protection = \"lru\"\n"),
+        &[],
+        expect![[r#"
         error: scenario s.toml: zswap.protection: TOML parse error at line 13, column 14
            |
         13 | protection = "lru"
            |              ^^^^^
         unknown variant `lru`, expected `decay` or `second-chance`
-    "#]]);
+    "#]],
+    );
     check(&format!("{BASE}\n[workload]\ncontents = {{ sizes = [] }}\n"), &[], expect!["error: scenario s.toml: workload.contents.sizes: the table is empty; expected at least one [size, weight] entry"]);
 }
 
