@@ -109,7 +109,8 @@ pub struct ZswapReport {
     pub memcg_zswap_bytes: u64,
     /// Times the pool-limit worker ran.
     pub shrink_worker_runs: u64,
-    /// Entries the memory-pressure shrinker visited.
+    /// Entries the writers visited: the memory-pressure shrinker and the pool-limit
+    /// worker together.
     pub shrinker_scanned: u64,
 }
 
