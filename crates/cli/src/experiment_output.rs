@@ -128,14 +128,14 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
                         out,
                         "{:>13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9.2} {:>9}  {}",
                         z.zswap,
-                        z.pswpin,
-                        z.zswpin,
-                        z.zswpout,
-                        z.zswpwb,
-                        z.pswpout,
-                        z.shrinker_scanned,
-                        z.wall_s,
-                        z.jobs_oom_killed,
+                        z.figures.pswpin,
+                        z.figures.zswpin,
+                        z.figures.zswpout,
+                        z.figures.zswpwb,
+                        z.figures.pswpout,
+                        z.figures.shrinker_scanned,
+                        z.figures.wall_s,
+                        z.figures.jobs_oom_killed,
                         z.outcome
                     )?;
                 }

@@ -179,23 +179,9 @@ pub struct ZswapRow {
     /// The setting: "off" (no zswap), "no-shrinker" (zswap, shrinker off), "decay" or
     /// "second-chance" (zswap with the shrinker and that protection).
     pub zswap: &'static str,
-    /// Pages read from the swap device (`pswpin`), mean over the finished builds.
-    pub pswpin: u64,
-    /// Pages loaded from zswap (`zswpin`), mean.
-    pub zswpin: u64,
-    /// Pages stored in zswap (`zswpout`), mean.
-    pub zswpout: u64,
-    /// Pages zswap wrote back to the swap device (`zswpwb`), mean.
-    pub zswpwb: u64,
-    /// Pages written to the swap device (`pswpout`, writebacks included), mean.
-    pub pswpout: u64,
-    /// Entries the memory-pressure shrinker visited (rotated or written back), mean.
-    pub shrinker_scanned: u64,
-    /// The build's wall time, first job's start to last job's end, in simulated seconds;
-    /// mean.
-    pub wall_s: f64,
-    /// Jobs the OOM killer took, over all builds.
-    pub jobs_oom_killed: u64,
+    /// Means over the builds that finished; OOM kills summed over all builds.
+    #[serde(flatten)]
+    pub figures: ZswapFigures,
     /// Builds whose run finished, and so count in the means.
     pub builds_finished: u64,
     /// "completed" when every build ran to its end, else how each other one ended.
@@ -210,27 +196,36 @@ pub struct ZswapRow {
 pub struct ZswapBuild {
     /// The run's root seed.
     pub seed: u64,
-    /// Whether the run finished (an OOM kill is a finished run); the counters of one that
+    /// Whether the run finished (an OOM kill is a finished run); the figures of one that
     /// did not are 0.
     pub finished: bool,
-    /// `pswpin`.
+    /// The run's figures.
+    #[serde(flatten)]
+    pub figures: ZswapFigures,
+    /// How the run ended: "completed", "oom-killed <task> at <t> s", "simulator panic: ...".
+    pub outcome: String,
+}
+
+/// What a zswap-second-chance build measures.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[non_exhaustive]
+pub struct ZswapFigures {
+    /// Pages read from the swap device (`pswpin`).
     pub pswpin: u64,
-    /// `zswpin`.
+    /// Pages loaded from zswap (`zswpin`).
     pub zswpin: u64,
-    /// `zswpout`.
+    /// Pages stored in zswap (`zswpout`).
     pub zswpout: u64,
-    /// `zswpwb`.
+    /// Pages zswap wrote back to the swap device (`zswpwb`).
     pub zswpwb: u64,
-    /// `pswpout`.
+    /// Pages written to the swap device (`pswpout`, writebacks included).
     pub pswpout: u64,
-    /// Entries the memory-pressure shrinker visited.
+    /// Entries zswap's writers visited (rotated or written back).
     pub shrinker_scanned: u64,
-    /// The build's wall time in simulated seconds.
+    /// The build's wall time, first job's start to last job's end, in simulated seconds.
     pub wall_s: f64,
     /// Jobs the OOM killer took.
     pub jobs_oom_killed: u64,
-    /// How the run ended: "completed", "oom-killed <task> at <t> s", "simulator panic: ...".
-    pub outcome: String,
 }
 
 /// The simulated direction and ratio against the published ones, and each published
@@ -676,16 +671,19 @@ fn zswap_row(name: &'static str, builds: Vec<ZswapBuild>) -> ZswapRow {
         .filter(|b| b.outcome != "completed")
         .map(|b| format!("seed {}: {}", b.seed, b.outcome))
         .collect();
+    let figures = ZswapFigures {
+        pswpin: mean(|b| b.figures.pswpin),
+        zswpin: mean(|b| b.figures.zswpin),
+        zswpout: mean(|b| b.figures.zswpout),
+        zswpwb: mean(|b| b.figures.zswpwb),
+        pswpout: mean(|b| b.figures.pswpout),
+        shrinker_scanned: mean(|b| b.figures.shrinker_scanned),
+        wall_s: round3(finished.iter().map(|b| b.figures.wall_s).sum::<f64>() / n),
+        jobs_oom_killed: builds.iter().map(|b| b.figures.jobs_oom_killed).sum(),
+    };
     ZswapRow {
         zswap: name,
-        pswpin: mean(|b| b.pswpin),
-        zswpin: mean(|b| b.zswpin),
-        zswpout: mean(|b| b.zswpout),
-        zswpwb: mean(|b| b.zswpwb),
-        pswpout: mean(|b| b.pswpout),
-        shrinker_scanned: mean(|b| b.shrinker_scanned),
-        wall_s: round3(finished.iter().map(|b| b.wall_s).sum::<f64>() / n),
-        jobs_oom_killed: builds.iter().map(|b| b.jobs_oom_killed).sum(),
+        figures,
         builds_finished: finished.len() as u64,
         outcome: if other.is_empty() { "completed".to_string() } else { other.join("; ") },
         builds,
@@ -815,12 +813,13 @@ fn zswap_second_chance(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
             let report = match run_file(&format!("zswap-second-chance/{name}/seed={seed}"), file, &runs) {
                 Ok(report) => report,
                 // A model error in one build is reported with the build; the others stand.
-                Err(e) if e.downcast_ref::<SimulatorPanic>().is_some() => {
-                    let outcome =
-                        e.downcast_ref::<SimulatorPanic>().map(|p| p.to_string()).unwrap_or_default();
-                    return Ok((s, ZswapBuild { seed, outcome, ..ZswapBuild::default() }));
-                }
-                Err(e) => return Err(e),
+                Err(e) => match e.downcast_ref::<SimulatorPanic>() {
+                    Some(panic) => {
+                        let outcome = panic.to_string();
+                        return Ok((s, ZswapBuild { seed, outcome, ..ZswapBuild::default() }));
+                    }
+                    None => return Err(e),
+                },
             };
             let jobs = report.jobs.as_ref().context("the job queue has no summary")?;
             let v = &report.vmstat;
@@ -829,14 +828,16 @@ fn zswap_second_chance(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
                 ZswapBuild {
                     seed,
                     finished: true,
-                    pswpin: v.pswpin,
-                    zswpin: v.zswpin,
-                    zswpout: v.zswpout,
-                    zswpwb: v.zswpwb,
-                    pswpout: v.pswpout,
-                    shrinker_scanned: report.zswap.as_ref().map_or(0, |z| z.shrinker_scanned),
-                    wall_s: round3(jobs.wall_s),
-                    jobs_oom_killed: jobs.oom_killed,
+                    figures: ZswapFigures {
+                        pswpin: v.pswpin,
+                        zswpin: v.zswpin,
+                        zswpout: v.zswpout,
+                        zswpwb: v.zswpwb,
+                        pswpout: v.pswpout,
+                        shrinker_scanned: report.zswap.as_ref().map_or(0, |z| z.shrinker_scanned),
+                        wall_s: round3(jobs.wall_s),
+                        jobs_oom_killed: jobs.oom_killed,
+                    },
                     outcome: outcome_text(&report.outcome),
                 },
             ))

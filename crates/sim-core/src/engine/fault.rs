@@ -197,14 +197,10 @@ impl Simulation {
             Alloc::Oom => return Step::Oom,
         };
         if self.mm.swap.cached_frame(slot).is_some() {
-            // The charge's reclaim wrote this page back from zswap, so it is in the swap
-            // cache now (__read_swap_cache_async finds it there): a hit after all.
-            self.mm.free_frame(target);
-            return self.swap_fault(f);
+            // The charge's reclaim wrote this page back from zswap.
+            return self.hit_after_all(target, f);
         }
         if !swapoff {
-            self.mm.vmstat.pgfault += 1;
-            self.mm.vmstat.pgmajfault += 1;
             self.mm.spend(self.mm.cfg.cpu.fault_ns);
         }
         let view = {
@@ -236,6 +232,7 @@ impl Simulation {
                 self.mm.now = self.mm.block.submit_sync(bio, now);
             }
             self.mm.frames.clear(target, flag::LOCKED);
+            self.count_major(swapoff);
             self.finish_swap_fault(target, fault, self.mm.now);
             return Step::Done;
         }
@@ -268,16 +265,9 @@ impl Simulation {
         let now = self.mm.now;
         self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
         if target_cached {
-            // A hit after all, as when the target's own charge wrote it back (above): the
-            // fault is counted once, by the hit.
-            self.mm.frames.clear(target, flag::WAITED);
-            self.mm.free_frame(target);
-            if !swapoff {
-                self.mm.vmstat.pgfault -= 1;
-                self.mm.vmstat.pgmajfault -= 1;
-            }
-            return self.swap_fault(f);
+            return self.hit_after_all(target, f);
         }
+        self.count_major(swapoff);
         if !target_read {
             // The target came from the zero map or zswap: no wait.
             self.mm.frames.clear(target, flag::LOCKED | flag::WAITED);
@@ -285,6 +275,39 @@ impl Simulation {
             return Step::Done;
         }
         Step::Blocked(Wait::Frame { pfn: target, fault })
+    }
+
+    /// A swap fault that charged `target` for its page finds the page in the swap cache
+    /// after all: reclaim run by a charge (its own or a readahead neighbour's) had zswap
+    /// write it back, and `__read_swap_cache_async` finds it there. The frame is given
+    /// back and the fault retried, which counts it once, as a swap-cache hit.
+    fn hit_after_all(&mut self, target: Pfn, f: SwapIn) -> Step {
+        self.mm.frames.clear(target, flag::WAITED);
+        self.mm.free_frame(target);
+        self.swap_fault(f)
+    }
+
+    /// Counts a swap fault that missed the swap cache (swapoff counts none).
+    fn count_major(&mut self, swapoff: bool) {
+        if !swapoff {
+            self.mm.vmstat.pgfault += 1;
+            self.mm.vmstat.pgmajfault += 1;
+        }
+    }
+
+    /// Inserts frame `pfn` into the swap cache for `slot` (`add_to_swap_cache` in
+    /// `__read_swap_cache_async`) and puts it on the LRU, where a shadow left in the slot
+    /// says (`workingset_refault`). Returns whether the slot held a shadow and the refault
+    /// activated the folio.
+    pub(super) fn swap_cache_add(&mut self, slot: SwapSlot, pfn: Pfn) -> Option<bool> {
+        let shadow = self.mm.swap.cache_insert(slot, pfn);
+        self.mm.frames.set_swap_slot(pfn, Some(slot));
+        let placement = match shadow {
+            Some(s) => self.lru.refault(&mut self.mm, pfn, s),
+            None => Placement::Inactive,
+        };
+        self.lru.add(&mut self.mm, pfn, placement);
+        shadow.map(|_| placement == Placement::Active)
     }
 
     /// The slots a readahead plan covers, in the order the kernel visits them, clamped to
@@ -343,21 +366,12 @@ impl Simulation {
         pfn: Pfn,
         target: bool,
     ) -> bool {
-        let shadow = self.mm.swap.cache_insert(slot, pfn);
-        self.mm.frames.set_swap_slot(pfn, Some(slot));
         self.mm.frames.set(pfn, flag::LOCKED);
-        let placement = match shadow {
-            Some(s) => {
-                let placement = self.lru.refault(&mut self.mm, pfn, s);
-                let activated = placement == Placement::Active;
-                let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated, order: 0 };
-                self.policies.readahead.observe(&feedback);
-                self.policies.swapin.observe(&feedback);
-                placement
-            }
-            None => Placement::Inactive,
-        };
-        self.lru.add(&mut self.mm, pfn, placement);
+        if let Some(activated) = self.swap_cache_add(slot, pfn) {
+            let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated, order: 0 };
+            self.policies.readahead.observe(&feedback);
+            self.policies.swapin.observe(&feedback);
+        }
         if !target {
             self.mm.frames.set(pfn, flag::READAHEAD);
             self.mm.vmstat.swap_ra += 1;

@@ -18,7 +18,6 @@ use super::Simulation;
 use crate::block::Bio;
 use crate::device::IoDir;
 use crate::event::Event;
-use crate::lru::Placement;
 use crate::mm::frames::flag;
 use crate::mm::vmscan::ScanControl;
 use crate::policy::zswap::{ZswapLruView, ZswapVisit};
@@ -74,12 +73,7 @@ impl Simulation {
         }
         let Some(pfn) = self.mm.frames.alloc() else { return Err(WritebackError::NoMemory) };
         self.mm.memcg_usage += 1;
-        let shadow = self.mm.swap.cache_insert(slot, pfn);
-        self.mm.frames.set_swap_slot(pfn, Some(slot));
-        let placement = match shadow {
-            Some(s) => self.lru.refault(&mut self.mm, pfn, s),
-            None => Placement::Inactive,
-        };
+        self.swap_cache_add(slot, pfn);
         let id = self.mm.zswap.contents(e);
         let cost = self.mm.cfg.zswap.compressor.decompress_ns(&self.mm.pt.contents[id as usize]);
         self.mm.spend(cost + self.mm.cfg.cpu.swapout_submit_ns);
@@ -87,7 +81,6 @@ impl Simulation {
         self.mm.zswap.free_entry(e);
         self.mm.vmstat.zswpwb += 1;
         self.mm.zswap.counts.written_back_pages += 1;
-        self.lru.add(&mut self.mm, pfn, placement);
         self.mm.vmstat.pswpout += 1;
         self.mm.vmstat.pgpgout += 4;
         let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };

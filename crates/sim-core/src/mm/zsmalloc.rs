@@ -43,9 +43,6 @@
 //! - The handle itself (a slab object of 8 bytes outside the pool) and the `struct zspage`
 //!   descriptor are not counted, as `zs_get_total_pages` does not count them.
 
-// zswap's store and load paths are the callers; what they do not use is for tests and reports.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use crate::ids::PAGE_SIZE;
 
 const PAGE: u32 = PAGE_SIZE as u32;
@@ -252,6 +249,7 @@ impl ZsPool {
     }
 
     /// The footprint of the object behind `h`, in bytes (its class size).
+    #[cfg(test)]
     pub(crate) fn object_size(&self, h: ZsHandle) -> u32 {
         let z = self.objects[h.0 as usize];
         assert!(z != NIL, "zsmalloc handle {} is not live", h.0);
@@ -260,6 +258,7 @@ impl ZsPool {
 
     /// The class an object of `len` bytes would go to: (footprint in bytes, pages per
     /// zspage, objects per zspage).
+    #[cfg(test)]
     pub(crate) fn class_for(&self, len: u32) -> (u32, u32, u32) {
         let class = &self.classes[usize::from(self.class_of[class_index(len + ZS_HANDLE_SIZE)])];
         (class.size, class.pages_per_zspage, class.objs_per_zspage)
@@ -267,11 +266,13 @@ impl ZsPool {
 
     /// The smallest object length, in bytes, that goes to the huge class and so takes a page
     /// to itself (`zs_huge_class_size`).
+    #[cfg(test)]
     pub(crate) fn huge_class_size(&self) -> u32 {
         (1..=PAGE).find(|&len| self.class_for(len).2 == 1).unwrap_or(PAGE)
     }
 
     /// Live zspages.
+    #[cfg(test)]
     pub(crate) fn zspages(&self) -> u64 {
         (self.zspages.len() - self.free_zspages.len()) as u64
     }
@@ -283,6 +284,14 @@ impl ZsPool {
         let mut seen = vec![false; n];
         let mut listed = 0usize;
         for (c, class) in self.classes.iter().enumerate() {
+            if u64::from(class.size) * u64::from(class.objs_per_zspage)
+                > u64::from(class.pages_per_zspage) * PAGE_SIZE
+            {
+                return Err(format!(
+                    "class {c}: {} objects of {} B overflow its zspage",
+                    class.objs_per_zspage, class.size
+                ));
+            }
             for (g, &head) in class.heads.iter().enumerate() {
                 let (mut prev, mut z) = (NIL, head);
                 while z != NIL {

@@ -365,19 +365,19 @@ pub(super) fn zswap(rows: &[ZswapRow]) -> Verdict {
         let (d, c) = pairs.iter().fold((0.0, 0.0), |(d, c), (bd, bc)| (d + f(bd), c + f(bc)));
         c / d
     };
-    let pswpin_ratio = ratio(|b| b.pswpin as f64);
-    let wall_ratio = ratio(|b| b.wall_s);
+    let pswpin_ratio = ratio(|b| b.figures.pswpin as f64);
+    let wall_ratio = ratio(|b| b.figures.wall_s);
     let wall_cut = 1.0 - wall_ratio;
-    let zswpwb_ratio = ratio(|b| b.zswpwb as f64);
-    let scanned_ratio = ratio(|b| b.shrinker_scanned as f64);
+    let zswpwb_ratio = ratio(|b| b.figures.zswpwb as f64);
+    let scanned_ratio = ratio(|b| b.figures.shrinker_scanned as f64);
     let published_pswpin = ZSWAP_SECOND_CHANCE_PSWPIN / ZSWAP_DECAY_PSWPIN;
     let other_pswpin = 1.0 - ZSWAP_OTHER_RUN_SWAPIN_CUT;
     let published_cut = 1.0 - ZSWAP_SECOND_CHANCE_REAL_S / ZSWAP_DECAY_REAL_S;
-    let troubled = |r: &ZswapRow| r.jobs_oom_killed > 0 || r.outcome != "completed";
+    let troubled = |r: &ZswapRow| r.figures.jobs_oom_killed > 0 || r.outcome != "completed";
     let killed: Vec<String> = rows
         .iter()
         .filter(|r| troubled(r))
-        .map(|r| format!("{}: {} ({} jobs OOM-killed)", r.zswap, r.outcome, r.jobs_oom_killed))
+        .map(|r| format!("{}: {} ({} jobs OOM-killed)", r.zswap, r.outcome, r.figures.jobs_oom_killed))
         .collect();
     let judged_troubled = ["decay", "second-chance"]
         .iter()
@@ -414,8 +414,12 @@ pub(super) fn zswap(rows: &[ZswapRow]) -> Verdict {
     } else {
         format!("not every build completed: {}", killed.join("; "))
     };
-    let per_build: Vec<(u64, f64, f64)> =
-        pairs.iter().map(|(d, c)| (d.seed, c.pswpin as f64 / d.pswpin as f64, c.wall_s / d.wall_s)).collect();
+    let per_build: Vec<(u64, f64, f64)> = pairs
+        .iter()
+        .map(|(d, c)| {
+            (d.seed, c.figures.pswpin as f64 / d.figures.pswpin as f64, c.figures.wall_s / d.figures.wall_s)
+        })
+        .collect();
     let spread = |pick: fn(&(u64, f64, f64)) -> f64| {
         per_build
             .iter()
@@ -626,12 +630,14 @@ mod tests {
         ZswapBuild {
             seed,
             finished: true,
-            pswpin,
-            zswpwb: pswpin * 3,
-            shrinker_scanned: pswpin * 4,
-            wall_s,
+            figures: crate::experiment::ZswapFigures {
+                pswpin,
+                zswpwb: pswpin * 3,
+                shrinker_scanned: pswpin * 4,
+                wall_s,
+                ..crate::experiment::ZswapFigures::default()
+            },
             outcome: "completed".into(),
-            ..ZswapBuild::default()
         }
     }
 
@@ -707,16 +713,16 @@ mod tests {
             verdict.text
         );
         assert_eq!(rows[3].builds_finished, 1);
-        assert_eq!(rows[3].pswpin, 40_000, "the mean leaves the failed build out");
+        assert_eq!(rows[3].figures.pswpin, 40_000, "the mean leaves the failed build out");
         // An OOM kill in a judged row breaks the direction too; one in the row without
         // the shrinker does not.
         failed = zswap_build(2, 200_000, 45.0);
-        failed.jobs_oom_killed = 1;
+        failed.figures.jobs_oom_killed = 1;
         let rows = zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 40_000, 9.2), failed]);
         assert!(!zswap(&rows).direction_matches);
         let mut rows = zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 40_000, 9.2)]);
         let mut killed = zswap_build(1, 0, 1.0);
-        killed.jobs_oom_killed = 30;
+        killed.figures.jobs_oom_killed = 30;
         rows[1] = super::super::zswap_row("no-shrinker", vec![killed]);
         let verdict = zswap(&rows);
         assert!(verdict.direction_matches);
