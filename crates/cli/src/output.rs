@@ -19,7 +19,7 @@ use std::io::Write;
 use swapsim::{
     ResolvedScenario, ResolvedWorkload, RunDocument, RunStatus, TimelineEntry, TimelineOp, TraceReport,
 };
-use swapsim_core::report::{JobsReport, Outcome};
+use swapsim_core::report::{JobsReport, LruGenReport, Outcome};
 use swapsim_core::stats::{BlockStats, DirStats, LatencySummary, Vmstat};
 use swapsim_core::OpReport;
 use swapsim_core::SimReport;
@@ -193,6 +193,10 @@ pub(crate) fn write_table(
     }
     write_vmstat(t, &report.vmstat)?;
     write_mthp(t, report)?;
+    if let Some(gens) = &report.lru_gen {
+        writeln!(t)?;
+        write_lru_gen(t, gens)?;
+    }
     for device in &report.block {
         writeln!(t)?;
         write_block(t, device)?;
@@ -350,6 +354,39 @@ fn write_mthp(t: &mut String, report: &SimReport) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// MGLRU's generations and tiers, laid out like `/sys/kernel/debug/lru_gen_full`.
+fn write_lru_gen(t: &mut String, g: &LruGenReport) -> Result<()> {
+    writeln!(t, "lru_gen (anon; as /sys/kernel/debug/lru_gen_full)")?;
+    writeln!(t, "  {:>10} {:>10} {:>12} {:>12}", "seq", "age_ms", "anon", "file")?;
+    for gen in &g.generations {
+        writeln!(t, "  {:>10} {:>10} {:>12} {:>12}", gen.seq, gen.age_ms, gen.anon_pages, gen.file_pages)?;
+    }
+    writeln!(
+        t,
+        "  {:>10} {:>12} {:>12} {:>12} {:>14} {:>12}",
+        "tier", "refaulted", "evicted", "protected", "avg_refaulted", "avg_total"
+    )?;
+    for tier in &g.tiers {
+        writeln!(
+            t,
+            "  {:>10} {:>12} {:>12} {:>12} {:>14} {:>12}",
+            tier.tier, tier.refaulted, tier.evicted, tier.protected, tier.avg_refaulted, tier.avg_total
+        )?;
+    }
+    let protected = match g.protected_tier_above as usize {
+        n if n + 1 >= g.tiers.len() => "none".to_string(),
+        n => format!("tiers above {n}"),
+    };
+    writeln!(t, "  protected now: {protected}")?;
+    let a = &g.aging;
+    writeln!(
+        t,
+        "  aging: {} generations opened, {} PTEs walked, {} young, {} folios promoted; {} look-arounds, {} folios activated",
+        a.runs, a.ptes_walked, a.young_ptes, a.promoted, a.look_arounds, a.activated
+    )?;
     Ok(())
 }
 

@@ -102,6 +102,71 @@ pub struct SimReport {
     /// zswap's gauges and counts when it is enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zswap: Option<crate::zswap::ZswapReport>,
+    /// MGLRU's generations and tiers at the end, when `lru = "mglru"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<LruGenReport>,
     /// Timeline operations: what each did and how long it took.
     pub operations: Vec<crate::timeline::OpReport>,
+}
+
+/// MGLRU's state as `/sys/kernel/debug/lru_gen_full` prints it for the anonymous type,
+/// plus what aging did over the run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LruGenReport {
+    /// The oldest live generation's sequence number.
+    pub min_seq: u64,
+    /// The youngest generation's sequence number.
+    pub max_seq: u64,
+    /// Live generations, oldest first.
+    pub generations: Vec<LruGenGeneration>,
+    /// Per tier, the refault feedback of the generation being evicted (`rep` lines) and
+    /// the running averages over the earlier ones (`RTx`).
+    pub tiers: Vec<LruGenTier>,
+    /// `get_tier_idx`: tiers above this one are protected from eviction now.
+    pub protected_tier_above: u32,
+    /// Aging and look-around work over the run.
+    pub aging: LruGenAging,
+}
+
+/// One generation's line of the histogram.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LruGenGeneration {
+    pub seq: u64,
+    /// Time since the generation was opened, in milliseconds.
+    pub age_ms: u64,
+    pub anon_pages: u64,
+    /// Always 0: the model has no file pages.
+    pub file_pages: u64,
+}
+
+/// One tier's refault feedback.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LruGenTier {
+    pub tier: u32,
+    /// Refaults of pages evicted from this tier while recent.
+    pub refaulted: u64,
+    /// Pages evicted from this tier.
+    pub evicted: u64,
+    /// Pages kept from eviction because the tier was protected (or the oldest
+    /// generation was retired under them).
+    pub protected: u64,
+    pub avg_refaulted: u64,
+    pub avg_total: u64,
+}
+
+/// Counts of MGLRU's aging and look-around.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LruGenAging {
+    /// Generations opened (`inc_max_seq`).
+    pub runs: u64,
+    /// PTEs the aging walks looked at.
+    pub ptes_walked: u64,
+    /// Young PTEs the aging walks found and cleared.
+    pub young_ptes: u64,
+    /// Folios promoted to the youngest generation by a walk.
+    pub promoted: u64,
+    /// Look-arounds started by a young PTE found during eviction.
+    pub look_arounds: u64,
+    /// Folios look-around activated without a walk context (`folio_activate`).
+    pub activated: u64,
 }

@@ -24,7 +24,8 @@ use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use swapsim_core::config::{
-    BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig, SwapoffHits,
+    BlockConfig, CpuCosts, LimitsConfig, LruGenConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig,
+    SwapoffHits,
 };
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpConfig;
@@ -72,9 +73,13 @@ pub(crate) struct ScenarioFile {
     pub(crate) memcg: MemcgConfig,
     #[serde(default)]
     pub(crate) swap: SwapSection,
-    /// LRU model: "classic" (the kernel's two lists, default) or "exact".
+    /// LRU model: "classic" (the kernel's two lists, default), "mglru" (the
+    /// multi-generational LRU) or "exact".
     #[serde(default)]
     pub(crate) lru: LruModel,
+    /// MGLRU's knobs (`enabled`, `min_ttl_ms`), read with `lru = "mglru"`.
+    #[serde(default)]
+    pub(crate) lru_gen: LruGenConfig,
     /// Transparent huge pages, mTHP sizes and the swap-in size policy.
     #[serde(default)]
     pub(crate) thp: ThpSection,
@@ -107,6 +112,7 @@ impl Default for ScenarioFile {
             memcg: MemcgConfig::default(),
             swap: SwapSection::default(),
             lru: LruModel::default(),
+            lru_gen: LruGenConfig::default(),
             thp: ThpSection::default(),
             zswap: ZswapSection::default(),
             block: BlockConfig::default(),
@@ -386,6 +392,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
             })
             .collect(),
         lru: file.lru,
+        lru_gen: file.lru_gen.clone(),
         block: file.block.clone(),
         cpu: file.cpu.clone(),
         limits: file.limits.clone(),
@@ -448,6 +455,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
                 .collect(),
         },
         lru: file.lru,
+        lru_gen: file.lru_gen,
         thp: file.thp,
         zswap: file.zswap,
         block: file.block,

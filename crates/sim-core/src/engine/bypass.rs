@@ -40,7 +40,7 @@ impl Simulation {
         self.mm.spend(self.mm.cfg.cpu.fault_ns);
         let placement = match self.mm.swap.cache_entry(first_slot) {
             CacheEntry::Shadow(shadow) => {
-                let placement = self.lru.refault(&mut self.mm, head, shadow);
+                let placement = self.lru.refault(&mut self.mm, head, shadow, true);
                 let activated = placement == Placement::Active;
                 let feedback =
                     Feedback::Refault { task: TaskId(space as u32), slot: first_slot, activated, order };
@@ -50,7 +50,7 @@ impl Simulation {
             }
             _ => Placement::Inactive,
         };
-        self.lru.add(&mut self.mm, head, placement);
+        self.lru.add(&mut self.mm, head, placement, true);
         // swap_read_folio: the zero map and zswap first (a large folio is never read from
         // either: alloc_swap_folio keeps order 0 once zswap exists, and refuses mixed
         // zero-map ranges). Not in the swap cache, so a zswap entry stays until the slot

@@ -83,7 +83,7 @@ impl Simulation {
         if let Some(slot) = self.mm.frames.swap_slot(head) {
             if (0..nr).any(|i| self.mm.swap.count(slot.nth(i)) > 0) {
                 // Another reference keeps a slot; leave the folio cached.
-                self.lru.add(&mut self.mm, head, Placement::Inactive);
+                self.lru.add(&mut self.mm, head, Placement::Inactive, false);
                 return;
             }
             for i in 0..nr {

@@ -151,7 +151,7 @@ impl Simulation {
             *self.mm.pt.pte_mut(p) = Pte::present(pfn, true, true);
             self.mm.frames.set_owner(pfn, Some(p));
         }
-        self.lru.add(&mut self.mm, head, Placement::Inactive);
+        self.lru.add(&mut self.mm, head, Placement::Inactive, true);
         self.lat_anon.record(self.mm.now.since(start).0);
         Step::Done
     }
@@ -226,7 +226,7 @@ impl Simulation {
             // Swapoff on a synchronous device reads only the faulting page, through the
             // swap cache, in this context.
             self.mm.frames.clear(target, flag::WAITED);
-            if self.read_swap_cache(owner, space, slot, target, true) {
+            if self.read_swap_cache(owner, space, slot, target, true, !swapoff) {
                 let now = self.mm.now;
                 let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
                 self.mm.now = self.mm.block.submit_sync(bio, now);
@@ -247,7 +247,7 @@ impl Simulation {
                 // target back into the swap cache: __read_swap_cache_async finds it there.
                 target_cached = self.mm.swap.cached_frame(slot).is_some();
                 if !target_cached {
-                    target_read = self.read_swap_cache(owner, space, s, target, true);
+                    target_read = self.read_swap_cache(owner, space, s, target, true, !swapoff);
                 }
             } else if self.mm.swap.count(s) > 0 && self.mm.swap.cached_frame(s).is_none() {
                 // A neighbour: skip it rather than block if memory is short.
@@ -258,7 +258,7 @@ impl Simulation {
                         self.mm.free_frame(pfn);
                         continue;
                     }
-                    self.read_swap_cache(owner, space, s, pfn, false);
+                    self.read_swap_cache(owner, space, s, pfn, false, !swapoff);
                 }
             }
         }
@@ -298,15 +298,16 @@ impl Simulation {
     /// Inserts frame `pfn` into the swap cache for `slot` (`add_to_swap_cache` in
     /// `__read_swap_cache_async`) and puts it on the LRU, where a shadow left in the slot
     /// says (`workingset_refault`). Returns whether the slot held a shadow and the refault
-    /// activated the folio.
-    pub(super) fn swap_cache_add(&mut self, slot: SwapSlot, pfn: Pfn) -> Option<bool> {
+    /// activated the folio. `in_fault`: the caller is a page fault rather than swapoff
+    /// or zswap's writeback.
+    pub(super) fn swap_cache_add(&mut self, slot: SwapSlot, pfn: Pfn, in_fault: bool) -> Option<bool> {
         let shadow = self.mm.swap.cache_insert(slot, pfn);
         self.mm.frames.set_swap_slot(pfn, Some(slot));
         let placement = match shadow {
-            Some(s) => self.lru.refault(&mut self.mm, pfn, s),
+            Some(s) => self.lru.refault(&mut self.mm, pfn, s, in_fault),
             None => Placement::Inactive,
         };
-        self.lru.add(&mut self.mm, pfn, placement);
+        self.lru.add(&mut self.mm, pfn, placement, in_fault);
         shadow.map(|_| placement == Placement::Active)
     }
 
@@ -365,9 +366,10 @@ impl Simulation {
         slot: SwapSlot,
         pfn: Pfn,
         target: bool,
+        in_fault: bool,
     ) -> bool {
         self.mm.frames.set(pfn, flag::LOCKED);
-        if let Some(activated) = self.swap_cache_add(slot, pfn) {
+        if let Some(activated) = self.swap_cache_add(slot, pfn, in_fault) {
             let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated, order: 0 };
             self.policies.readahead.observe(&feedback);
             self.policies.swapin.observe(&feedback);

@@ -27,6 +27,8 @@ mod charge;
 mod exit;
 mod fault;
 mod invariants;
+#[cfg(test)]
+mod mglru_tests;
 mod mthp;
 #[cfg(test)]
 mod mthp_tests;

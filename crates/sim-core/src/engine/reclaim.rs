@@ -75,6 +75,47 @@ impl Simulation {
         sc.nr_reclaimed
     }
 
+    /// `out_of_memory` from kswapd (`lru_gen_age_node`): kills the user task with the
+    /// most memory (resident plus swapped pages of its address space, the lowest index
+    /// among equals), if any task runs.
+    fn min_ttl_oom_kill(&mut self) {
+        use super::task::{TaskKind, TaskState};
+        let mut best: Option<(u64, usize)> = None;
+        for (t, task) in self.tasks.iter().enumerate() {
+            let live = matches!(task.state, TaskState::Runnable | TaskState::Blocked);
+            if !matches!(task.kind, TaskKind::User) || !live {
+                continue;
+            }
+            let pages = self
+                .mm
+                .pt
+                .space_pages(task.space)
+                .iter()
+                .filter(|&&p| {
+                    matches!(
+                        self.mm.pt.pte(p).state(),
+                        crate::mm::pagetable::PteState::Present(_) | crate::mm::pagetable::PteState::Swap(_)
+                    )
+                })
+                .count() as u64;
+            if best.is_none_or(|(b, _)| pages > b) {
+                best = Some((pages, t));
+            }
+        }
+        let Some((_, t)) = best else { return };
+        let at = self.mm.now;
+        self.tasks[t].clock = self.tasks[t].clock.max(at);
+        self.oom_kill(t);
+        let kswapd_cpu = self.mm.cfg.machine.cpus as usize;
+        let space = self.tasks[t].space;
+        for u in 0..self.tasks.len() {
+            if self.tasks[u].space == space && self.tasks[u].state == TaskState::Killed {
+                self.task_ended(u, at, kswapd_cpu);
+            }
+        }
+        self.check_workload_done(at);
+    }
+
     pub(super) fn wake_kswapd(&mut self) {
         if !self.kswapd.awake {
             self.kswapd.awake = true;
@@ -100,6 +141,11 @@ impl Simulation {
             self.kswapd.clock = start;
             return;
         }
+        // kswapd_age_node: MGLRU's min_ttl test, which kills rather than evict a working
+        // set younger than min_ttl_ms.
+        if !self.lru.age_node(&self.mm, self.kswapd.priority) {
+            self.min_ttl_oom_kill();
+        }
         let target = (self.mm.wmark.high - free).max(SWAP_CLUSTER_MAX);
         let mut sc = ScanControl {
             reclaimer: Reclaimer::Kswapd,
@@ -115,6 +161,8 @@ impl Simulation {
         };
         self.mm.block.start_plug(kswapd_owner);
         self.lru.shrink(&mut self.mm, &mut sc);
+        // MGLRU starts kswapd at the priority its inactive share suggests.
+        self.kswapd.priority = sc.priority;
         let t = self.mm.now;
         self.mm.block.finish_plug(kswapd_owner, t, &mut self.mm.dispatched);
         self.zswap_shrink_slab(&sc);

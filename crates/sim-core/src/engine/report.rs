@@ -12,6 +12,7 @@ impl Simulation {
         self.mm.zswap_sync();
         let mm = &self.mm;
         let sizes = self.lru.sizes();
+        let lru_gen = self.lru.lru_gen_report(mm);
         let mut rss = 0;
         let mut swapped = 0;
         for pte in &mm.pt.ptes {
@@ -64,6 +65,7 @@ impl Simulation {
                 .collect(),
             jobs: self.jobs_report(),
             zswap: mm.zswap_on().then(|| mm.zswap_report()),
+            lru_gen,
         }
     }
 

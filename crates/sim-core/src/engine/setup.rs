@@ -133,7 +133,7 @@ impl Simulation {
         let zswap_policy =
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
         let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
-        let lru = crate::lru::build(mm.cfg.lru);
+        let lru = crate::lru::build(mm.cfg.lru, &mm.cfg.lru_gen);
         let mut sim = Simulation {
             mm,
             track_access: lru.tracks_accesses(),

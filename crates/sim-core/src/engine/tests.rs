@@ -50,7 +50,7 @@ impl Readahead for Aligned8 {
     }
 }
 
-fn config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
+pub(super) fn config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
     let mut cfg = CoreConfig::default();
     cfg.machine.memory = ByteSize::mib(64);
     cfg.memcg.limit = Some(ByteSize(limit_pages * crate::ids::PAGE_SIZE));
@@ -63,12 +63,23 @@ fn config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
     cfg
 }
 
-fn check(
+pub(super) fn check(
     cfg: CoreConfig,
     readahead: Box<dyn Readahead>,
     pages: u64,
     accesses: Vec<(u64, bool)>,
 ) -> SimReport {
+    run_to_end(cfg, readahead, pages, accesses).into_report()
+}
+
+/// Runs one task over `pages` pages to the end of `accesses`, checking invariants after
+/// every event, and hands back the simulation for inspection.
+pub(super) fn run_to_end(
+    cfg: CoreConfig,
+    readahead: Box<dyn Readahead>,
+    pages: u64,
+    accesses: Vec<(u64, bool)>,
+) -> Simulation {
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
@@ -90,7 +101,7 @@ fn check(
     while sim.step().unwrap() {
         sim.check_invariants();
     }
-    sim.into_report()
+    sim
 }
 
 #[test]

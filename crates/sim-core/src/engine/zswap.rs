@@ -73,7 +73,7 @@ impl Simulation {
         }
         let Some(pfn) = self.mm.frames.alloc() else { return Err(WritebackError::NoMemory) };
         self.mm.memcg_usage += 1;
-        self.swap_cache_add(slot, pfn);
+        self.swap_cache_add(slot, pfn, false);
         let id = self.mm.zswap.contents(e);
         let cost = self.mm.cfg.zswap.compressor.decompress_ns(&self.mm.pt.contents[id as usize]);
         self.mm.spend(cost + self.mm.cfg.cpu.swapout_submit_ns);

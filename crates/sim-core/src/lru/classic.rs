@@ -358,7 +358,7 @@ impl ReclaimHooks for ClassicReclaimHooks {
 }
 
 impl Lru for ClassicLru {
-    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement) {
+    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, _in_fault: bool) {
         debug_assert!(!mm.frames.test(pfn, flag::LRU));
         let placement = if self.exact { Placement::Inactive } else { placement };
         let which = match placement {
@@ -406,7 +406,7 @@ impl Lru for ClassicLru {
         self.exact
     }
 
-    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> Placement {
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, _in_fault: bool) -> Placement {
         let active_anon = self.flushed_stats(mm).active_anon;
         if mm.workingset_refault(pfn, shadow, active_anon) {
             Placement::Active

@@ -13,6 +13,7 @@
 //! the memory model and never the engine.
 
 pub(crate) mod classic;
+pub(crate) mod mglru;
 
 use crate::config::LruModel;
 use crate::ids::Pfn;
@@ -42,8 +43,10 @@ pub(crate) struct LruSizes {
 
 /// An anonymous-memory LRU implementation.
 pub(crate) trait Lru: std::fmt::Debug + Send {
-    /// `folio_add_lru`: a new or swapped-in folio joins the lists.
-    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement);
+    /// `folio_add_lru`: a new or swapped-in folio joins the lists. `in_fault` says the
+    /// caller is a page fault (`lru_gen_in_fault`), which MGLRU places young whatever
+    /// `placement` says; the classic lists go by `placement` alone.
+    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, in_fault: bool);
     /// The folio leaves the lists outside reclaim (freed by unmap, exit or swap-in path).
     fn remove(&mut self, mm: &mut Mm, pfn: Pfn);
     /// The large folio at `head`, on a list, was split into `nr` order-0 folios: link
@@ -58,8 +61,10 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     /// (`snapshot_refaults` at the end of `do_try_to_free_pages` and `balance_pgdat`).
     fn reclaim_done(&mut self, _mm: &mut Mm) {}
     /// A swap-in found `shadow` in the slot it read into `pfn` (`workingset_refault`,
-    /// `lru_gen_refault`): count the refault and say where the folio goes.
-    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> Placement;
+    /// `lru_gen_refault`), in a page fault if `in_fault`: count the refault and say where
+    /// the folio goes. `Placement::Active` also means the refault was recent (the
+    /// evicted folio was still part of the working set), which policies hear.
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, in_fault: bool) -> Placement;
     /// Current list sizes.
     fn sizes(&self) -> LruSizes;
     /// Whether the engine must call [`Lru::accessed`] on every resident access. Real
@@ -69,14 +74,26 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     }
     /// A resident page was accessed (only when [`Lru::tracks_accesses`]).
     fn accessed(&mut self, _mm: &mut Mm, _pfn: Pfn) {}
+    /// kswapd's `lru_gen_age_node` at `priority`: false when every generation is
+    /// younger than MGLRU's `min_ttl_ms`, so that kswapd calls the OOM killer instead of
+    /// evicting the working set. The classic lists have no such test.
+    fn age_node(&mut self, _mm: &Mm, _priority: u32) -> bool {
+        true
+    }
+    /// The generation histogram `/sys/kernel/debug/lru_gen_full` prints, for an LRU that
+    /// has generations.
+    fn lru_gen_report(&self, _mm: &Mm) -> Option<crate::report::LruGenReport> {
+        None
+    }
     /// Recounts the lists from scratch and checks them against the frame flags.
     fn check_invariants(&self, mm: &Mm);
 }
 
 /// The LRU a scenario's `lru` setting names.
-pub(crate) fn build(model: LruModel) -> Box<dyn Lru> {
+pub(crate) fn build(model: LruModel, lru_gen: &crate::config::LruGenConfig) -> Box<dyn Lru> {
     match model {
         LruModel::Classic => Box::new(classic::ClassicLru::default()),
         LruModel::Exact => Box::new(classic::ClassicLru::exact()),
+        LruModel::Mglru => Box::new(mglru::MgLru::new(lru_gen)),
     }
 }

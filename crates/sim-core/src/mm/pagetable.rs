@@ -157,6 +157,8 @@ pub(crate) struct PageTables {
     pub(crate) default_contents: u8,
     /// Contents of each chunk's region, by chunk.
     chunk_contents: Vec<u8>,
+    /// The PTEs of each chunk that lie inside its region: `[lo, hi)` within the chunk.
+    chunk_bounds: Vec<(u16, u16)>,
 }
 
 /// Errors a workload can cause in the page tables.
@@ -274,6 +276,10 @@ impl PageTables {
             }
             region.chunks[ci] = chunk as u32;
             self.chunk_contents.push(region.contents);
+            let chunk_start = vpage.0 / CHUNK_PAGES * CHUNK_PAGES;
+            let lo = region.start.0.max(chunk_start) - chunk_start;
+            let hi = region.end().0.min(chunk_start + CHUNK_PAGES) - chunk_start;
+            self.chunk_bounds.push((lo as u16, hi as u16));
             self.ptes.resize(self.ptes.len() + CHUNK_PAGES as usize, Pte::default());
         }
         Ok(PageId(region.chunks[ci] * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32))
@@ -344,6 +350,19 @@ impl PageTables {
             }
         }
         out
+    }
+
+    /// The PTEs of `chunk` inside its region, as `PageId`s `[lo, hi)`: the range a
+    /// page-table walker of that VMA visits in the chunk's PMD.
+    pub(crate) fn chunk_range(&self, chunk: u32) -> (u32, u32) {
+        let (lo, hi) = self.chunk_bounds[chunk as usize];
+        let base = chunk * CHUNK_PAGES as u32;
+        (base + u32::from(lo), base + u32::from(hi))
+    }
+
+    /// The allocated chunks of an address space in virtual address order.
+    pub(crate) fn space_chunks(&self, space: usize) -> impl Iterator<Item = u32> + '_ {
+        self.spaces[space].regions.iter().flat_map(|r| r.chunks.iter().copied().filter(|&c| c != NO_CHUNK))
     }
 
     #[inline]

@@ -5,13 +5,17 @@ use swapsim_core::config::LruModel;
 use swapsim_core::*;
 
 fn report(seed: u64) -> String {
+    report_with(seed, LruModel::Classic)
+}
+
+fn report_with(seed: u64, lru: LruModel) -> String {
     let m = Machine {
         limit_pages: 48,
         swap_pages: 512,
         cpus: 2,
         page_cluster: 2,
         plugging: true,
-        lru: LruModel::Classic,
+        lru,
         memcg_version: 1,
     };
     let mk =
@@ -28,4 +32,12 @@ fn same_seed_same_report() {
     let b = report(7);
     assert_eq!(a, b);
     assert!(a.contains("pswpin"), "report is non-trivial");
+}
+
+#[test]
+fn same_seed_same_report_under_mglru() {
+    let a = report_with(7, LruModel::Mglru);
+    assert_eq!(a, report_with(7, LruModel::Mglru));
+    assert!(a.contains("lru_gen: Some"), "the generation report is there");
+    assert_ne!(a, report_with(7, LruModel::Classic), "the LRU model matters");
 }

@@ -34,6 +34,7 @@ struct Knobs {
     block: bool,
     large_swapin: bool,
     ever_enabled: bool,
+    mglru: bool,
 }
 
 fn knobs() -> impl Strategy<Value = Knobs> {
@@ -53,15 +54,10 @@ fn knobs() -> impl Strategy<Value = Knobs> {
         any::<bool>(),
         any::<bool>(),
         prop::bool::weighted(0.2),
+        any::<bool>(),
     )
-        .prop_map(|(sizes, enabled, hint, synchronous, block, large_swapin, ever_enabled)| Knobs {
-            sizes,
-            enabled,
-            hint,
-            synchronous,
-            block,
-            large_swapin,
-            ever_enabled,
+        .prop_map(|(sizes, enabled, hint, synchronous, block, large_swapin, ever_enabled, mglru)| {
+            Knobs { sizes, enabled, hint, synchronous, block, large_swapin, ever_enabled, mglru }
         })
 }
 
@@ -87,6 +83,8 @@ fn run(
         cfg.thp.hugepages.insert(thp::size_name(order), s);
     }
     cfg.zswap.ever_enabled = k.ever_enabled;
+    cfg.lru =
+        if k.mglru { swapsim_core::config::LruModel::Mglru } else { swapsim_core::config::LruModel::Classic };
     let dev = TestDevice { ns: 15_000, synchronous: k.synchronous, depth: 4 };
     let setup = Setup {
         config: cfg.validate().expect("test config is valid"),

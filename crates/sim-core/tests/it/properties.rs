@@ -25,8 +25,10 @@ proptest! {
         vma_window: bool,
         memcg_version in 1u8..3,
         synchronous: bool,
+        mglru: bool,
     ) {
-        let m = Machine { limit_pages, swap_pages, cpus, page_cluster, plugging, lru: LruModel::Classic, memcg_version };
+        let lru = if mglru { LruModel::Mglru } else { LruModel::Classic };
+        let m = Machine { limit_pages, swap_pages, cpus, page_cluster, plugging, lru, memcg_version };
         let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
         let tasks: Vec<_> = tasks.iter().map(|t| (160, first_touch_writes(t))).collect();
         let n_total: usize = tasks.iter().map(|t| t.1.len()).sum();
@@ -53,10 +55,11 @@ proptest! {
         page_cluster in 0u32..4,
         swap_out_all_first: bool,
         vma_window: bool,
+        mglru: bool,
     ) {
         let m = Machine {
             limit_pages, swap_pages: 600, cpus: 2, page_cluster, plugging: true,
-            lru: LruModel::Classic, memcg_version: 2,
+            lru: if mglru { LruModel::Mglru } else { LruModel::Classic }, memcg_version: 2,
         };
         let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
         let distinct: Vec<usize> = tasks

@@ -58,6 +58,7 @@ struct Knobs {
     synchronous: bool,
     page_cluster: u32,
     large_folios: bool,
+    mglru: bool,
 }
 
 fn contents() -> impl Strategy<Value = Contents> {
@@ -76,7 +77,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
     (
         (24u64..128, 0u32..=30, 0u32..=100, [contents(), contents()], any::<bool>(), 1u8..3),
         (prop::option::weighted(0.2, 4u64..64), prop::bool::weighted(0.8), any::<bool>(), any::<bool>()),
-        (any::<bool>(), 0u32..4, prop::bool::weighted(0.3)),
+        (any::<bool>(), 0u32..4, prop::bool::weighted(0.3), any::<bool>()),
     )
         .prop_map(|(a, b, c)| {
             let (
@@ -88,7 +89,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
                 memcg_version,
             ) = a;
             let (zswap_max_pages, zswap_writeback, referenced, reject) = b;
-            let (synchronous, page_cluster, large_folios) = c;
+            let (synchronous, page_cluster, large_folios, mglru) = c;
             let v2 = memcg_version == 2;
             Knobs {
                 limit_pages,
@@ -104,6 +105,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
                 synchronous,
                 page_cluster,
                 large_folios,
+                mglru,
             }
         })
 }
@@ -145,6 +147,8 @@ fn setup(k: &Knobs, streams: &[&[(u64, bool)]]) -> Setup {
         cfg.thp.hugepages.insert("64kB".into(), ThpSizeEnabled::Always);
     }
     cfg.zswap.enabled = true;
+    cfg.lru =
+        if k.mglru { swapsim_core::config::LruModel::Mglru } else { swapsim_core::config::LruModel::Classic };
     cfg.zswap.max_pool_percent = k.max_pool_percent;
     cfg.zswap.accept_threshold_percent = k.accept_threshold_percent;
     cfg.zswap.shrinker_enabled = k.shrinker_enabled;
@@ -270,6 +274,7 @@ fn a_target_written_back_while_its_neighbours_are_charged_is_found_in_the_swap_c
         synchronous: false,
         page_cluster: 2,
         large_folios: false,
+        mglru: false,
     };
     let runs = [(0, 30), (239, 243), (161, 173), (108, 121), (79, 110), (76, 79), (119, 120)];
     let acc: Vec<(u64, bool)> = runs.iter().flat_map(|&(a, b)| (a..b).map(|p| (p, false))).collect();

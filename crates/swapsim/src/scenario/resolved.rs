@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use swapsim_core::config::{
-    BlockConfig, CpuCosts, LimitsConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
+    BlockConfig, CpuCosts, LimitsConfig, LruGenConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
 };
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpHint;
@@ -28,6 +28,8 @@ pub struct ResolvedScenario {
     pub swap: ResolvedSwap,
     /// `lru`.
     pub lru: LruModel,
+    /// `[lru_gen]`.
+    pub lru_gen: LruGenConfig,
     /// `[thp]`.
     pub thp: ThpSection,
     /// `[zswap]`.

@@ -227,6 +227,7 @@ fn report(mthp: &[(&str, MthpStats)]) -> SimReport {
         tasks: Vec::new(),
         jobs: None,
         zswap: None,
+        lru_gen: None,
         operations: Vec::new(),
     }
 }
