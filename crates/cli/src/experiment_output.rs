@@ -84,8 +84,15 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
         Some(Row::Mthp(_)) => {
             writeln!(
                 out,
-                "{:>9} {:>10} {:>10} {:>12} {:>11} {:>18} {:>9}  outcome",
-                "swapin", "pswpin", "pswpout", "16kB-swpout", "16kB-swpin", "16kB-fallback-chg", "wall (s)"
+                "{:>7} {:>9} {:>10} {:>10} {:>12} {:>11} {:>18} {:>9}  outcome",
+                "lru",
+                "swapin",
+                "pswpin",
+                "pswpout",
+                "16kB-swpout",
+                "16kB-swpin",
+                "16kB-fallback-chg",
+                "wall (s)"
             )?;
             for r in &o.rows {
                 if let Row::Mthp(m) = r {
@@ -96,7 +103,8 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
                     };
                     writeln!(
                         out,
-                        "{:>9} {:>10} {:>10} {:>12} {:>11} {:>18} {:>9.2}  {outcome}",
+                        "{:>7} {:>9} {:>10} {:>10} {:>12} {:>11} {:>18} {:>9.2}  {outcome}",
+                        m.lru,
                         m.swapin,
                         m.pswpin,
                         m.pswpout,

@@ -101,9 +101,23 @@ fn plug_merge_cuts_dispatches_per_mib() {
 fn mthp_swapin_throttle_cuts_large_swapins() {
     let doc = experiment("mthp-swapin", "0.1");
     let rows = doc["rows"].as_array().expect("rows");
-    let names: Vec<&str> = rows.iter().map(|r| r["swapin"].as_str().expect("swapin")).collect();
-    assert_eq!(names, ["order0", "kernel", "throttled"]);
-    let row = |name: &str| rows.iter().find(|r| r["swapin"] == name).expect("row");
+    let names: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{}/{}", r["lru"].as_str().expect("lru"), r["swapin"].as_str().expect("swapin")))
+        .collect();
+    assert_eq!(names, ["classic/order0", "classic/kernel", "classic/throttled", "mglru/kernel"]);
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| {
+                if name == "mglru" {
+                    r["lru"] == "mglru"
+                } else {
+                    r["lru"] == "classic" && r["swapin"] == name
+                }
+            })
+            .expect("row")
+    };
+    let names = ["order0", "kernel", "throttled", "mglru"];
     let count =
         |name: &str, key: &str| row(name)[key].as_u64().unwrap_or_else(|| panic!("{name} lacks {key}"));
     for name in names {
@@ -115,6 +129,7 @@ fn mthp_swapin_throttle_cuts_large_swapins() {
     assert!(count("kernel", "swpin_16k") > 0);
     assert!(count("throttled", "swpin_16k") < count("kernel", "swpin_16k"), "{}", doc["rows"]);
     assert!(count("throttled", "swpin_fallback_charge_16k") > count("kernel", "swpin_fallback_charge_16k"));
+    assert!(count("mglru", "swpin_16k") > 0, "MGLRU swaps in large folios too");
     check_verdict(&doc);
 }
 
