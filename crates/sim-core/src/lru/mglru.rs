@@ -39,8 +39,11 @@
 //! exactly when one of its PTEs is young, so the test would skip only tables in which the
 //! walk finds nothing); every address space counts as used since the last walk; an
 //! address space is walked in full the first time only. Folios activated by look-around
-//! move at once rather than through a per-CPU batch; aging charges `aging_pte_ns` per
-//! PTE it visits and eviction the usual per-folio reclaim costs.
+//! move at once rather than through a per-CPU batch; a pass does not retry the folios
+//! whose writeback ended while it ran (their rotation brings them to the oldest
+//! generation's tail for the next pass); the dirty bit a walk finds is not moved to the
+//! folio (unmapping moves it). Aging charges `aging_pte_ns` per PTE it visits and
+//! eviction the usual per-folio reclaim costs.
 
 use super::{Fate, Lru, LruSizes, Placement, ScanControl};
 use crate::config::LruGenConfig;
@@ -879,8 +882,11 @@ impl Lru for MgLru {
             if scanned >= nr_to_scan {
                 break;
             }
-            // should_abort_scan: memory cgroup reclaim scans on, for fairness.
-            if root && sc.nr_reclaimed - start >= sc.nr_to_reclaim {
+            // should_abort_scan: memory cgroup reclaim scans on, for fairness; kswapd counts
+            // what this pass freed, direct reclaim what the whole invocation did.
+            let freed =
+                if sc.reclaimer == Reclaimer::Kswapd { sc.nr_reclaimed - start } else { sc.nr_reclaimed };
+            if root && freed >= sc.nr_to_reclaim {
                 break;
             }
             if sc.reclaimer == Reclaimer::Kswapd && mm.frames.free_pages() >= mm.wmark.high + MIN_LRU_BATCH {
