@@ -25,6 +25,7 @@
 //! timer of its own, and no other reader forces one (the ratelimited flushes of the
 //! kernel only act when the periodic worker is a full cycle late).
 
+use super::list::{Links, List};
 use super::{Fate, Lru, LruSizes, Placement, ScanControl};
 use crate::ids::Pfn;
 use crate::mm::frames::flag;
@@ -32,15 +33,6 @@ use crate::mm::swap::Shadow;
 use crate::mm::vmscan::{FolioReferences, ReclaimHooks, Reclaimer, SWAP_CLUSTER_MAX};
 use crate::mm::Mm;
 use crate::time::SimTime;
-
-const NIL: u32 = u32::MAX;
-
-#[derive(Clone, Copy, Debug, Default)]
-struct List {
-    head: u32,
-    tail: u32,
-    len: u64,
-}
 
 const INACTIVE: usize = 0;
 const ACTIVE: usize = 1;
@@ -61,9 +53,10 @@ struct FlushedStats {
 /// The classic LRU state for the one memory cgroup of the model.
 #[derive(Debug)]
 pub(crate) struct ClassicLru {
-    /// (prev, next) per frame; prev points toward the head.
-    links: Vec<(u32, u32)>,
+    links: Links,
     lists: [List; 2],
+    /// Pages on each list.
+    lens: [u64; 2],
     /// `lruvec->anon_cost` / `file_cost` (`lru_note_cost`).
     anon_cost: u64,
     file_cost: u64,
@@ -83,8 +76,9 @@ pub(crate) struct ClassicLru {
 impl Default for ClassicLru {
     fn default() -> Self {
         ClassicLru {
-            links: Vec::new(),
-            lists: [List { head: NIL, tail: NIL, len: 0 }; 2],
+            links: Links::default(),
+            lists: [List::EMPTY; 2],
+            lens: [0; 2],
             anon_cost: 0,
             file_cost: 0,
             refaults_snapshot: 0,
@@ -102,70 +96,25 @@ impl ClassicLru {
         ClassicLru { exact: true, ..ClassicLru::default() }
     }
 
-    fn ensure(&mut self, pfn: Pfn) {
-        let need = pfn.0 as usize + 1;
-        if self.links.len() < need {
-            self.links.resize(need.max(self.links.len() * 2), (NIL, NIL));
-        }
-    }
-
     fn push_head(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.ensure(pfn);
-        let l = &mut self.lists[which];
-        let old = l.head;
-        self.links[pfn.0 as usize] = (NIL, old);
-        if old != NIL {
-            self.links[old as usize].0 = pfn.0;
-        } else {
-            l.tail = pfn.0;
-        }
-        l.head = pfn.0;
-        l.len += u64::from(nr);
+        self.links.push_head(&mut self.lists[which], pfn);
+        self.lens[which] += u64::from(nr);
     }
 
     fn push_tail(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.ensure(pfn);
-        let l = &mut self.lists[which];
-        let old = l.tail;
-        self.links[pfn.0 as usize] = (old, NIL);
-        if old != NIL {
-            self.links[old as usize].1 = pfn.0;
-        } else {
-            l.head = pfn.0;
-        }
-        l.tail = pfn.0;
-        l.len += u64::from(nr);
+        self.links.push_tail(&mut self.lists[which], pfn);
+        self.lens[which] += u64::from(nr);
     }
 
     /// Links `pfn` right before `anchor` (on its head side).
     fn insert_before(&mut self, which: usize, anchor: Pfn, pfn: Pfn, nr: u32) {
-        self.ensure(pfn);
-        let prev = self.links[anchor.0 as usize].0;
-        self.links[pfn.0 as usize] = (prev, anchor.0);
-        self.links[anchor.0 as usize].0 = pfn.0;
-        if prev != NIL {
-            self.links[prev as usize].1 = pfn.0;
-        } else {
-            self.lists[which].head = pfn.0;
-        }
-        self.lists[which].len += u64::from(nr);
+        self.links.insert_before(&mut self.lists[which], anchor, pfn);
+        self.lens[which] += u64::from(nr);
     }
 
     fn unlink(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        let (prev, next) = self.links[pfn.0 as usize];
-        let l = &mut self.lists[which];
-        if prev != NIL {
-            self.links[prev as usize].1 = next;
-        } else {
-            l.head = next;
-        }
-        if next != NIL {
-            self.links[next as usize].0 = prev;
-        } else {
-            l.tail = prev;
-        }
-        l.len -= u64::from(nr);
-        self.links[pfn.0 as usize] = (NIL, NIL);
+        self.links.unlink(&mut self.lists[which], pfn);
+        self.lens[which] -= u64::from(nr);
     }
 
     fn which(mm: &Mm, pfn: Pfn) -> usize {
@@ -183,7 +132,7 @@ impl ClassicLru {
         let mut pages = 0;
         while pages < n {
             let t = self.lists[which].tail;
-            if t == NIL {
+            if self.lists[which].is_empty() {
                 break;
             }
             let pfn = Pfn(t);
@@ -213,8 +162,8 @@ impl ClassicLru {
         if mm.now >= self.flushed.next_flush {
             self.flushed = FlushedStats {
                 next_flush: SimTime((mm.now.0 / FLUSH_TIME_NS + 1) * FLUSH_TIME_NS),
-                inactive_anon: self.lists[INACTIVE].len,
-                active_anon: self.lists[ACTIVE].len,
+                inactive_anon: self.lens[INACTIVE],
+                active_anon: self.lens[ACTIVE],
                 workingset_activate_anon: mm.vmstat.workingset_activate_anon,
             };
         }
@@ -286,7 +235,7 @@ impl ClassicLru {
         sc.nr_reclaimed += res.reclaimed;
         // lru_note_cost: pageouts weigh SWAP_CLUSTER_MAX each, failed scans one each.
         self.anon_cost += res.pageouts * SWAP_CLUSTER_MAX + (scanned - res.reclaimed);
-        let total = self.lists[INACTIVE].len + self.lists[ACTIVE].len;
+        let total = self.lens[INACTIVE] + self.lens[ACTIVE];
         if self.anon_cost + self.file_cost > total / 4 {
             self.anon_cost /= 2;
             self.file_cost /= 2;
@@ -321,8 +270,8 @@ impl ClassicLru {
             (ap, (ap + fp).max(1))
         };
         let mut out = [0; 2];
-        for (i, l) in self.lists.iter().enumerate() {
-            out[i] = (l.len >> sc.priority) * num / den;
+        for (i, len) in self.lens.iter().enumerate() {
+            out[i] = (len >> sc.priority) * num / den;
         }
         out
     }
@@ -386,7 +335,7 @@ impl Lru for ClassicLru {
     fn split(&mut self, mm: &mut Mm, head: Pfn, nr: u32) {
         let which = Self::which(mm, head);
         // The list counted the folio's pages under the head; the tails take their share.
-        self.lists[which].len -= u64::from(nr - 1);
+        self.lens[which] -= u64::from(nr - 1);
         for i in 1..nr {
             self.insert_before(which, head, Pfn(head.0 + i), 1);
         }
@@ -475,18 +424,16 @@ impl Lru for ClassicLru {
     }
 
     fn sizes(&self) -> LruSizes {
-        LruSizes { inactive_anon: self.lists[INACTIVE].len, active_anon: self.lists[ACTIVE].len }
+        LruSizes { inactive_anon: self.lens[INACTIVE], active_anon: self.lens[ACTIVE] }
     }
 
     fn check_invariants(&self, mm: &Mm) {
         let mut seen = 0u64;
         for (which, l) in self.lists.iter().enumerate() {
             let mut n = 0u64;
-            let mut prev = NIL;
-            let mut cur = l.head;
-            while cur != NIL {
-                let pfn = Pfn(cur);
-                assert_eq!(self.links[cur as usize].0, prev, "lru {which}: broken back link at frame {cur}");
+            let len = self.lens[which];
+            self.links.walk(l, &format!("lru {which}"), |pfn| {
+                let cur = pfn.0;
                 assert!(mm.frames.test(pfn, flag::IN_USE), "lru {which}: free frame {cur} on a list");
                 assert!(mm.frames.test(pfn, flag::LRU), "lru {which}: frame {cur} lacks the LRU flag");
                 assert_eq!(Self::which(mm, pfn), which, "frame {cur}: ACTIVE flag disagrees with its list");
@@ -494,12 +441,9 @@ impl Lru for ClassicLru {
                 assert!(!mm.frames.test(pfn, mglru_bits), "frame {cur}: MGLRU bits on a classic list");
                 assert!(mm.frames.is_head(pfn), "frame {cur}: a tail page on a list");
                 n += u64::from(mm.frames.nr_pages(pfn));
-                assert!(n <= l.len, "lru {which}: list longer than its counter (cycle?)");
-                prev = cur;
-                cur = self.links[cur as usize].1;
-            }
-            assert_eq!(l.tail, prev, "lru {which}: tail pointer");
-            assert_eq!(n, l.len, "lru {which}: length counter");
+                n <= len
+            });
+            assert_eq!(n, len, "lru {which}: length counter");
             seen += n;
         }
         let flagged: u64 = mm

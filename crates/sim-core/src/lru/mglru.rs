@@ -45,6 +45,7 @@
 //! folio (unmapping moves it). Aging charges `aging_pte_ns` per PTE it visits and
 //! eviction the usual per-folio reclaim costs.
 
+use super::list::{Links, List, NIL};
 use super::{Fate, Lru, LruSizes, Placement, ScanControl};
 use crate::config::LruGenConfig;
 use crate::ids::Pfn;
@@ -76,19 +77,10 @@ const DEF_PRIORITY: u32 = 12;
 /// (`suitable_to_scan`: 64-byte lines of 8-byte PTEs).
 const YOUNG_PER_LINE: u64 = 8;
 
-const NIL: u32 = u32::MAX;
 const GEN_SHIFT: u32 = 11;
 const REFS_SHIFT: u32 = 14;
 /// `LRU_REFS_FLAGS`: what promotion and protection reset.
 const REFS_FLAGS: u16 = flag::LRU_REFS_MASK | flag::REFERENCED;
-
-#[derive(Clone, Copy, Debug)]
-struct List {
-    head: u32,
-    tail: u32,
-}
-
-const EMPTY: List = List { head: NIL, tail: NIL };
 
 /// The generation index of a sequence number (`lru_gen_from_seq`).
 fn gen_of(seq: u64) -> usize {
@@ -199,8 +191,7 @@ fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
 /// through [`ReclaimHooks`] during eviction.
 #[derive(Debug)]
 struct Gens {
-    /// (prev, next) per frame on a list; prev points toward the head (the young end).
-    links: Vec<(u32, u32)>,
+    links: Links,
     /// The list each listed frame is linked on. Aging promotes a folio by changing its
     /// generation in the flags only; eviction moves it to its list when it gets there
     /// (`sort_folio`), so a folio's list may be older than its generation.
@@ -240,9 +231,9 @@ impl MgLru {
     pub(crate) fn new(cfg: &LruGenConfig) -> MgLru {
         MgLru {
             g: Gens {
-                links: Vec::new(),
+                links: Links::default(),
                 on_list: Vec::new(),
-                lists: [EMPTY; MAX_NR_GENS as usize],
+                lists: [List::EMPTY; MAX_NR_GENS as usize],
                 nr_pages: [0; MAX_NR_GENS as usize],
                 // lru_gen_init_lruvec: four generations, all born now.
                 max_seq: MIN_NR_GENS + 1,
@@ -281,73 +272,34 @@ impl Gens {
         self.nr_pages.iter().sum()
     }
 
-    fn ensure(&mut self, pfn: Pfn) {
-        let need = pfn.0 as usize + 1;
-        if self.links.len() < need {
-            let n = need.max(self.links.len() * 2);
-            self.links.resize(n, (NIL, NIL));
-            self.on_list.resize(n, 0);
+    fn set_list(&mut self, pfn: Pfn, gen: usize) {
+        let i = pfn.0 as usize;
+        if self.on_list.len() <= i {
+            self.on_list.resize((i + 1).max(self.on_list.len() * 2), 0);
         }
+        self.on_list[i] = gen as u8;
     }
 
     fn link_head(&mut self, gen: usize, pfn: Pfn) {
-        self.ensure(pfn);
-        let l = &mut self.lists[gen];
-        let old = l.head;
-        self.links[pfn.0 as usize] = (NIL, old);
-        if old != NIL {
-            self.links[old as usize].0 = pfn.0;
-        } else {
-            l.tail = pfn.0;
-        }
-        l.head = pfn.0;
-        self.on_list[pfn.0 as usize] = gen as u8;
+        self.links.push_head(&mut self.lists[gen], pfn);
+        self.set_list(pfn, gen);
     }
 
     fn link_tail(&mut self, gen: usize, pfn: Pfn) {
-        self.ensure(pfn);
-        let l = &mut self.lists[gen];
-        let old = l.tail;
-        self.links[pfn.0 as usize] = (old, NIL);
-        if old != NIL {
-            self.links[old as usize].1 = pfn.0;
-        } else {
-            l.head = pfn.0;
-        }
-        l.tail = pfn.0;
-        self.on_list[pfn.0 as usize] = gen as u8;
+        self.links.push_tail(&mut self.lists[gen], pfn);
+        self.set_list(pfn, gen);
     }
 
-    /// Links `pfn` right after `anchor` (toward the tail).
+    /// Links `pfn` right after `anchor` (toward the tail), on the anchor's list.
     fn link_after(&mut self, anchor: Pfn, pfn: Pfn) {
-        self.ensure(pfn);
         let gen = self.on_list[anchor.0 as usize] as usize;
-        let next = self.links[anchor.0 as usize].1;
-        self.links[pfn.0 as usize] = (anchor.0, next);
-        self.links[anchor.0 as usize].1 = pfn.0;
-        if next != NIL {
-            self.links[next as usize].0 = pfn.0;
-        } else {
-            self.lists[gen].tail = pfn.0;
-        }
-        self.on_list[pfn.0 as usize] = gen as u8;
+        self.links.insert_after(&mut self.lists[gen], anchor, pfn);
+        self.set_list(pfn, gen);
     }
 
     fn unlink(&mut self, pfn: Pfn) {
         let gen = self.on_list[pfn.0 as usize] as usize;
-        let (prev, next) = self.links[pfn.0 as usize];
-        let l = &mut self.lists[gen];
-        if prev != NIL {
-            self.links[prev as usize].1 = next;
-        } else {
-            l.head = next;
-        }
-        if next != NIL {
-            self.links[next as usize].0 = prev;
-        } else {
-            l.tail = prev;
-        }
-        self.links[pfn.0 as usize] = (NIL, NIL);
+        self.links.unlink(&mut self.lists[gen], pfn);
     }
 
     /// `lru_gen_folio_seq`: where a folio joining the lists goes.
@@ -575,7 +527,7 @@ impl Gens {
     /// `try_to_inc_min_seq`: retires empty oldest generations, keeping at least two.
     fn try_to_inc_min_seq(&mut self) -> bool {
         let mut moved = false;
-        while self.min_seq + MIN_NR_GENS <= self.max_seq && self.lists[gen_of(self.min_seq)].head == NIL {
+        while self.min_seq + MIN_NR_GENS <= self.max_seq && self.lists[gen_of(self.min_seq)].is_empty() {
             self.min_seq += 1;
             moved = true;
         }
@@ -985,14 +937,12 @@ impl Lru for MgLru {
         assert!((MIN_NR_GENS..=MAX_NR_GENS).contains(&n), "{n} live generations");
         let mut counted = [0u64; MAX_NR_GENS as usize];
         let mut listed = 0u64;
+        let total = g.total_pages();
         for (list_gen, l) in g.lists.iter().enumerate() {
-            let mut prev = NIL;
-            let mut cur = l.head;
             let live = (g.min_seq..=g.max_seq).any(|s| gen_of(s) == list_gen);
-            while cur != NIL {
+            g.links.walk(l, &format!("gen {list_gen}"), |pfn| {
+                let cur = pfn.0;
                 assert!(live, "folio {cur} on the list of a retired generation {list_gen}");
-                let pfn = Pfn(cur);
-                assert_eq!(g.links[cur as usize].0, prev, "gen {list_gen}: broken back link at frame {cur}");
                 assert_eq!(g.on_list[cur as usize] as usize, list_gen, "frame {cur}: list index");
                 assert!(mm.frames.test(pfn, flag::IN_USE), "gen {list_gen}: free frame {cur} on a list");
                 assert!(mm.frames.test(pfn, flag::LRU), "gen {list_gen}: frame {cur} lacks the LRU flag");
@@ -1007,11 +957,8 @@ impl Lru for MgLru {
                 let nr = u64::from(mm.frames.nr_pages(pfn));
                 counted[gen] += nr;
                 listed += nr;
-                assert!(listed <= g.total_pages(), "lists longer than their counters (cycle?)");
-                prev = cur;
-                cur = g.links[cur as usize].1;
-            }
-            assert_eq!(l.tail, prev, "gen {list_gen}: tail pointer");
+                listed <= total
+            });
         }
         assert_eq!(counted, g.nr_pages, "pages per generation vs nr_pages");
         let flagged: u64 = mm

@@ -13,6 +13,7 @@
 //! the memory model and never the engine.
 
 pub(crate) mod classic;
+mod list;
 pub(crate) mod mglru;
 
 use crate::config::LruModel;
