@@ -8,7 +8,7 @@
 //! `nvme` device preset with the kernel's cluster readahead. After the fill, 12 passes of
 //! a hot/cold pattern (10 % of the pages take 90 % of the accesses, 20 % writes) make
 //! 319,488 accesses; the hot set fits in the limit and the cold pages do not, so reclaim
-//! runs throughout and a share of the passes' accesses fault (about one in ten; the
+//! runs throughout and a share of the passes' accesses fault (about one in twelve; the
 //! shares each LRU produced are recorded in benches/README.md).
 //!
 //! Each case is checked once outside the timed loop (outcome, every access replayed,
