@@ -31,6 +31,7 @@ fn every_scenario_has_a_test() {
             "demo.toml",
             "hdd-cluster.toml",
             "jobs.toml",
+            "mglru.toml",
             "seq-thrash.toml",
             "swapoff.toml",
             "two-devices.toml",
@@ -54,6 +55,7 @@ fn scenarios_of_the_validation_machine_use_its_validated_disk_and_cpu_costs() {
         ("zipf-memcg.toml", 1),
         ("jobs.toml", 4),
         ("zswap.toml", 1),
+        ("mglru.toml", 1),
     ];
     for (name, cpus) in scenarios {
         // One event is enough to see the resolved scenario.
@@ -258,4 +260,31 @@ fn zswap_fills_its_one_percent_pool_and_writes_the_oldest_back() {
     let off = run("zswap.toml", &off_sets);
     assert!(off["zswap"].is_null());
     assert!(counter(&off, "pswpin") > counter(&doc, "pswpin"));
+}
+
+/// MGLRU, shrunk to an 8 MiB limit over a 24 MiB region: reclaim swaps through the
+/// generations, aging walked the page tables and opened new generations, and the report's
+/// histogram keeps between two and four generations (`MIN_NR_GENS..=MAX_NR_GENS`) that
+/// hold every anonymous page on the LRU at the end, and nothing else.
+#[test]
+fn mglru_ages_generations_and_evicts_from_the_oldest() {
+    let doc = run("mglru.toml", &["memcg.limit=8MiB", "workload.generator.region=24MiB"]);
+    assert_eq!(doc["scenario"]["lru"], "mglru");
+    assert!(counter(&doc, "pswpout") > 0 && counter(&doc, "pgmajfault") > 0, "the run swaps");
+    let gens = &doc["lru_gen"];
+    let generations = gens["generations"].as_array().expect("lru_gen.generations");
+    assert!((2..=4).contains(&generations.len()), "{} generations: {gens}", generations.len());
+    let (min_seq, max_seq) = (gens["min_seq"].as_u64().unwrap(), gens["max_seq"].as_u64().unwrap());
+    assert_eq!(max_seq - min_seq + 1, generations.len() as u64, "{gens}");
+    let seqs: Vec<u64> = generations.iter().map(|g| g["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (min_seq..=max_seq).collect::<Vec<_>>(), "oldest first");
+    let aging = &gens["aging"];
+    let runs = aging["runs"].as_u64().expect("aging.runs");
+    assert!(runs > 0 && max_seq >= runs, "aging opened generations: {aging}");
+    assert!(aging["ptes_walked"].as_u64().expect("ptes_walked") > 0, "enabled = 0x0007 walks: {aging}");
+    let in_histogram: u64 = generations.iter().map(|g| g["anon_pages"].as_u64().unwrap()).sum();
+    let at_end = &doc["at_end"];
+    let on_lru = at_end["nr_active_anon"].as_u64().unwrap() + at_end["nr_inactive_anon"].as_u64().unwrap();
+    assert_eq!(in_histogram, on_lru, "{gens}");
+    assert!(in_histogram > 0 && in_histogram <= 8 * 256, "the limit bounds the LRU: {in_histogram}");
 }
