@@ -266,6 +266,7 @@ fn measured_mthp_counters_become_figures_and_unlisted_sizes_count_as_zero() {
         real_min,
         real_max,
         ratio,
+        sim_all: json!({}),
     };
     let rows: Vec<String> = score::summarize(&[result])
         .iter()
