@@ -119,9 +119,30 @@ struct ValidateArgs {
     /// Only this case (by id); may be repeated.
     #[arg(long = "case", value_name = "ID")]
     cases: Vec<String>,
-    /// Output format; markdown is what docs/validation.md holds.
+    /// Output format; markdown is what docs/validation.md holds. Markdown also replays
+    /// every case under both LRU models and lays them side by side.
     #[arg(long, value_enum, default_value_t = ValidateFormat::Table)]
     format: ValidateFormat,
+    /// LRU model to replay the cases with. The kernel ran the classic LRU, so only
+    /// `classic` is a validation; `mglru` figures are printed as not validated.
+    #[arg(long, value_enum, default_value_t = ValidateLru::Classic)]
+    lru: ValidateLru,
+}
+
+/// The LRU models `validate` replays with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ValidateLru {
+    Classic,
+    Mglru,
+}
+
+impl ValidateLru {
+    fn model(self) -> swapsim_core::config::LruModel {
+        match self {
+            ValidateLru::Classic => swapsim_core::config::LruModel::Classic,
+            ValidateLru::Mglru => swapsim_core::config::LruModel::Mglru,
+        }
+    }
 }
 
 /// How validation results are printed.
@@ -503,13 +524,20 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             )?;
         }
         Command::Validate(args) => {
-            let v = progress::watch("cases", |bar| {
-                swapsim::validate::run_with_progress(&args.dir, &args.cases, bar)
-            })?;
-            match args.format {
-                ValidateFormat::Table => validate_output::write_table(&mut out, &v)?,
-                ValidateFormat::Json => output::write_json(&mut out, &v)?,
-                ValidateFormat::Markdown => validate_output::write_markdown(&mut out, &v, &args.dir)?,
+            let lru = args.lru.model();
+            if args.format == ValidateFormat::Markdown {
+                let (v, cmp) = progress::watch("cases", |bar| {
+                    swapsim::validate::run_compared(&args.dir, &args.cases, lru, bar)
+                })?;
+                validate_output::write_markdown(&mut out, &v, &cmp, &args.dir)?;
+            } else {
+                let v = progress::watch("cases", |bar| {
+                    swapsim::validate::run_lru(&args.dir, &args.cases, lru, bar)
+                })?;
+                match args.format {
+                    ValidateFormat::Json => output::write_json(&mut out, &v)?,
+                    _ => validate_output::write_table(&mut out, &v)?,
+                }
             }
         }
         Command::Experiment(ExperimentCommand::List) => {

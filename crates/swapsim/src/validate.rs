@@ -26,23 +26,31 @@
 //!   ended the workload (`measured.oom_kills`). Each case's result holds that record next to
 //!   the simulated run's outcome, and flags a mismatch: a simulated kill where the kernel
 //!   never killed, or a run that was not killed where the kernel always killed.
+//!
+//! The kernel the cases were measured on ran the classic LRU. [`run_lru`] replays them
+//! under MGLRU instead, and says in its result that this is no validation;
+//! [`run_compared`] replays every case under both, for the side-by-side sanity check of
+//! `validate/lru.rs` (no OOM kill, swap-ins of the same order).
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
+use swapsim_core::config::LruModel;
 use swapsim_core::stats::{BlockTotals, DirStats, Vmstat};
 use swapsim_core::{Outcome, SimReport};
 
 use crate::progress::Progress;
 use crate::scenario::Scenario;
 
+mod lru;
 mod score;
 mod setup;
 #[cfg(test)]
 mod tests;
 
+pub use lru::{LruCase, LruComparison, LruFigure, SWAP_IN_RATIO};
 pub use score::{CaseGroup, CounterSummary, Target, SCORED};
 
 /// The block figures compared on zram: the bio-level ones. zram is a bio-based device
@@ -121,6 +129,10 @@ pub struct CaseResult {
     pub real_max: Value,
     /// Simulated over real, per figure (null when real is zero and simulated is not).
     pub ratio: Value,
+    /// Every simulated figure in the shape of the case's `measured` object, whether the
+    /// kernel measured it or not (for the LRU comparison).
+    #[serde(skip)]
+    pub(crate) sim_all: Value,
 }
 
 impl CaseResult {
@@ -143,6 +155,12 @@ fn oom_mismatch(kernel: Option<&KernelOomKills>, outcome: Option<&Outcome>) -> b
 #[derive(Debug, Serialize)]
 #[non_exhaustive]
 pub struct Validation {
+    /// The LRU model the cases were replayed with. The kernel ran the classic LRU: only a
+    /// classic replay is a validation.
+    pub lru: LruModel,
+    /// Why these figures are not a validation, when they are not (a replay under MGLRU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_validated: Option<String>,
     /// Per case, in file-name order.
     pub cases: Vec<CaseResult>,
     /// Per counter, the error across cases.
@@ -154,6 +172,39 @@ impl Validation {
     pub fn oom_mismatches(&self) -> impl Iterator<Item = &CaseResult> {
         self.cases.iter().filter(|c| c.oom_mismatch)
     }
+
+    /// Whether these figures validate the model: the cases were replayed with the LRU the
+    /// kernel ran, the classic one.
+    pub fn is_validation(&self) -> bool {
+        self.lru == LruModel::Classic
+    }
+
+    fn new(lru: LruModel, cases: Vec<CaseResult>) -> Validation {
+        let not_validated = (lru != LruModel::Classic).then(|| {
+            format!(
+                "replayed with lru = \"{}\"; the kernel ran the classic LRU, so these figures are not a validation",
+                lru_name(lru)
+            )
+        });
+        Validation { lru, not_validated, summary: score::summarize(&cases), cases }
+    }
+}
+
+/// The LRU's name as a scenario file writes it.
+pub fn lru_name(lru: LruModel) -> &'static str {
+    match lru {
+        LruModel::Classic => "classic",
+        LruModel::Exact => "exact",
+        LruModel::Mglru => "mglru",
+    }
+}
+
+/// The LRU models a case can be replayed with: the kernel's two, not the textbook one.
+fn check_lru(lru: LruModel) -> Result<()> {
+    if lru == LruModel::Exact {
+        bail!("validate replays cases with the classic LRU or MGLRU, not \"exact\"");
+    }
+    Ok(())
 }
 
 fn read_cases(dir: &Path, only: &[String]) -> Result<Vec<Case>> {
@@ -363,8 +414,47 @@ pub fn run(dir: &Path, only: &[String]) -> Result<Validation> {
 
 /// [`run`], telling `progress` how many of the cases have been replayed (or skipped).
 pub fn run_with_progress(dir: &Path, only: &[String], progress: &dyn Progress) -> Result<Validation> {
+    run_lru(dir, only, LruModel::Classic, progress)
+}
+
+/// [`run_with_progress`] with the cases replayed under `lru` (classic or MGLRU). Only a
+/// classic replay is a validation: the kernel the cases were measured on ran the classic
+/// LRU ([`Validation::not_validated`] says so otherwise).
+pub fn run_lru(dir: &Path, only: &[String], lru: LruModel, progress: &dyn Progress) -> Result<Validation> {
+    check_lru(lru)?;
     let cases = read_cases(dir, only)?;
-    let n_total = cases.len() as u64;
+    let mut results = replay_all(&cases, dir, &[lru], progress)?;
+    Ok(Validation::new(lru, results.remove(0)))
+}
+
+/// [`run_lru`], and every case replayed under both the classic LRU and MGLRU, side by
+/// side ([`LruComparison`]). The two replays of each case run in one parallel batch.
+pub fn run_compared(
+    dir: &Path,
+    only: &[String],
+    lru: LruModel,
+    progress: &dyn Progress,
+) -> Result<(Validation, LruComparison)> {
+    check_lru(lru)?;
+    let cases = read_cases(dir, only)?;
+    let mut results = replay_all(&cases, dir, &[LruModel::Classic, LruModel::Mglru], progress)?;
+    let mglru = results.pop().context("an MGLRU replay")?;
+    let classic = results.pop().context("a classic replay")?;
+    let comparison = LruComparison::new(&classic, &mglru);
+    let scored = if lru == LruModel::Mglru { mglru } else { classic };
+    Ok((Validation::new(lru, scored), comparison))
+}
+
+/// Replays every case under each of `lrus`, in parallel; per LRU, the cases in order.
+fn replay_all(
+    cases: &[Case],
+    dir: &Path,
+    lrus: &[LruModel],
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<CaseResult>>> {
+    let jobs: Vec<(LruModel, &Case)> =
+        lrus.iter().flat_map(|&lru| cases.iter().map(move |case| (lru, case))).collect();
+    let n_total = jobs.len() as u64;
     progress.advanced(0, Some(n_total));
     let n_done = std::sync::atomic::AtomicU64::new(0);
     let done = || {
@@ -372,13 +462,13 @@ pub fn run_with_progress(dir: &Path, only: &[String], progress: &dyn Progress) -
         progress.advanced(n, Some(n_total));
     };
     let results: Vec<Result<CaseResult>> =
-        cases.par_iter().map(|case| replay(case, dir)).inspect(|_| done()).collect();
-    let cases: Vec<CaseResult> = results.into_iter().collect::<Result<_>>()?;
-    Ok(Validation { summary: score::summarize(&cases), cases })
+        jobs.par_iter().map(|&(lru, case)| replay(case, dir, lru)).inspect(|_| done()).collect();
+    let mut results = results.into_iter();
+    lrus.iter().map(|_| results.by_ref().take(cases.len()).collect::<Result<Vec<_>>>()).collect()
 }
 
 /// Replays one case (or skips it, saying why) and compares its figures.
-fn replay(case: &Case, dir: &Path) -> Result<CaseResult> {
+fn replay(case: &Case, dir: &Path, lru: LruModel) -> Result<CaseResult> {
     let kind = case.doc["kind"].as_str().unwrap_or("?").to_string();
     let group = setup::case_group(case)?;
     let kernel_oom_kills = setup::kernel_oom_kills(case)?;
@@ -395,17 +485,20 @@ fn replay(case: &Case, dir: &Path) -> Result<CaseResult> {
         real_min: json!({}),
         real_max: json!({}),
         ratio: json!({}),
+        sim_all: json!({}),
     };
     if result.skipped.is_some() {
         return Ok(result);
     }
-    let file = setup::scenario_file(case, dir)?;
+    let mut file = setup::scenario_file(case, dir)?;
+    file.lru = lru;
     let report = Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?.run()?;
     let sim = sim_shape(case, &report).with_context(|| format!("case {}", case.id))?;
-    let (real, real_min, real_max, sim, ratio) = compare(&case.doc["measured"], &sim);
+    let (real, real_min, real_max, sim_compared, ratio) = compare(&case.doc["measured"], &sim);
     result.oom_mismatch = oom_mismatch(result.kernel_oom_kills.as_ref(), Some(&report.outcome));
     result.outcome = Some(report.outcome);
-    result.sim = sim;
+    result.sim = sim_compared;
+    result.sim_all = sim;
     result.real = real;
     result.real_min = real_min;
     result.real_max = real_max;

@@ -266,6 +266,7 @@ fn measured_mthp_counters_become_figures_and_unlisted_sizes_count_as_zero() {
         real_min,
         real_max,
         ratio,
+        sim_all: json!({}),
     };
     let rows: Vec<String> = score::summarize(&[result])
         .iter()
@@ -350,7 +351,51 @@ fn timed(id: &str, group: CaseGroup, error: f64) -> CaseResult {
         real_min: json!({ "timing": { "total_s": 10.0 }, "vmstat": { "pswpin": 100.0 } }),
         real_max: json!({ "timing": { "total_s": 10.0 }, "vmstat": { "pswpin": 100.0 } }),
         ratio: json!({}),
+        sim_all: json!({}),
     }
+}
+
+/// A replayed live case with `pswpin` swap-ins that ended with `outcome`.
+fn swapped_in(id: &str, pswpin: f64, outcome: Outcome) -> CaseResult {
+    let mut c = timed(id, CaseGroup::SwapFileOrder0, 0.0);
+    c.sim_all = json!({ "vmstat": { "pswpin": pswpin, "pswpout": 500.0 }, "timing": { "total_s": 3.0 } });
+    c.outcome = Some(outcome);
+    c
+}
+
+#[test]
+fn mglru_is_sane_when_it_completes_with_swap_ins_of_the_same_order() {
+    let oom = Outcome::OomKilled { task: "t".into(), at_s: 1.5 };
+    let classic = [
+        swapped_in("same", 100.0, Outcome::Completed),
+        swapped_in("ten-times", 100.0, Outcome::Completed),
+        swapped_in("too-many", 100.0, Outcome::Completed),
+        swapped_in("too-few", 100.0, Outcome::Completed),
+        swapped_in("killed", 100.0, Outcome::Completed),
+        swapped_in("none", 0.0, Outcome::Completed),
+        swapped_in("from-none", 0.0, Outcome::Completed),
+    ];
+    let mglru = [
+        swapped_in("same", 180.0, Outcome::Completed),
+        swapped_in("ten-times", 1000.0, Outcome::Completed),
+        swapped_in("too-many", 1001.0, Outcome::Completed),
+        swapped_in("too-few", 9.0, Outcome::Completed),
+        swapped_in("killed", 100.0, oom),
+        swapped_in("none", 0.0, Outcome::Completed),
+        swapped_in("from-none", 3.0, Outcome::Completed),
+    ];
+    let cmp = LruComparison::new(&classic, &mglru);
+    let case = &cmp.cases[0];
+    assert_eq!(case.swap_ins(), (Some(100.0), Some(180.0)));
+    assert_eq!(case.swap_in_ratio(), Some(1.8));
+    let fig = case.figure("vmstat.pswpin").expect("compared");
+    assert_eq!((fig.kernel, fig.classic, fig.mglru), (Some(100.0), Some(100.0), Some(180.0)));
+    assert_eq!(case.figure("timing.total_s").and_then(|f| f.mglru), Some(3.0));
+    let insane: Vec<(&str, Vec<String>)> = cmp.insane().map(|(c, why)| (c.id.as_str(), why)).collect();
+    let ids: Vec<&str> = insane.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, ["too-many", "too-few", "killed", "from-none"]);
+    assert_eq!(insane[0].1, ["MGLRU swap-ins 1001 are 10.01x classic's 100, outside 0.1x..10x"]);
+    assert_eq!(insane[2].1, ["MGLRU run OOM-killed at 1.500 s"]);
 }
 
 #[test]
