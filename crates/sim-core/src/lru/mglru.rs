@@ -688,13 +688,7 @@ impl MgLru {
     fn evict_folios(&mut self, mm: &mut Mm, sc: &mut ScanControl) -> u64 {
         // Writes that completed meanwhile move their folios to the oldest generation's
         // tail first, where this pass can free them.
-        mm.poll_io();
-        let rotations = std::mem::take(&mut mm.rotations);
-        for &pfn in &rotations {
-            self.rotate_reclaimable(mm, pfn);
-        }
-        mm.rotations = rotations;
-        mm.rotations.clear();
+        self.rotate_completed(mm);
         let tier_idx = self.g.ctrl.tier_idx();
         let mut scanned = self.scan_folios(mm, sc, tier_idx);
         scanned += u64::from(self.g.try_to_inc_min_seq());

@@ -56,6 +56,18 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     /// `folio_rotate_reclaimable`: writeback ended on a folio reclaim wants; move it to
     /// where the next scan frees it first.
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn);
+    /// Before a batch is isolated: processes the I/O completions that fell due while the
+    /// reclaimer's clock ran ahead (`Mm::poll_io`) and rotates the folios whose writeback
+    /// ended to where this batch can free them.
+    fn rotate_completed(&mut self, mm: &mut Mm) {
+        mm.poll_io();
+        let rotations = std::mem::take(&mut mm.rotations);
+        for &pfn in &rotations {
+            self.rotate_reclaimable(mm, pfn);
+        }
+        mm.rotations = rotations;
+        mm.rotations.clear();
+    }
     /// `shrink_lruvec`: scan at `sc.priority`, reclaiming toward `sc.nr_to_reclaim`.
     fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl);
     /// One reclaim invocation (every priority it went through) has ended
