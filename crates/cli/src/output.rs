@@ -227,6 +227,28 @@ fn operation_text(entry: &TimelineEntry) -> String {
         TimelineOp::PauseTasks {} => "pause-tasks".to_string(),
         TimelineOp::ResumeTasks {} => "resume-tasks".to_string(),
         TimelineOp::SwapOutAll {} => "swap-out-all".to_string(),
+        TimelineOp::Hibernate { image_size, compress, device } => {
+            let mut text = "hibernate".to_string();
+            if let Some(size) = image_size {
+                text += &format!(" image_size={size}");
+            }
+            if *compress == Some(false) {
+                text += " nocompress";
+            }
+            if let Some(device) = device {
+                text += &format!(" {device}");
+            }
+            text
+        }
+        TimelineOp::Resume { boot } => match boot {
+            Some(boot) => format!("resume boot={boot}"),
+            None => "resume".to_string(),
+        },
+        TimelineOp::MmReclaimRun { pages, timeout } => match timeout {
+            Some(timeout) => format!("mm-reclaim-run {pages} timeout={timeout}"),
+            None => format!("mm-reclaim-run {pages}"),
+        },
+        TimelineOp::MmReclaimRelease { pages } => format!("mm-reclaim-release {pages}"),
         TimelineOp::Mark { label } => format!("mark \"{label}\""),
     }
 }

@@ -73,5 +73,5 @@ pub use policy::{Feedback, Policies};
 pub use report::{JobsReport, Outcome, SimReport};
 pub use rng::SimRng;
 pub use time::{SimDuration, SimTime};
-pub use timeline::{OpReport, Operation, TimelineOp, Trigger};
+pub use timeline::{HibernateOp, HibernationReport, OpReport, Operation, TimelineOp, Trigger};
 pub use workload::{Access, AccessSource, RegionSpec, TaskSpec, TaskStart};

@@ -9,7 +9,7 @@
 
 use crate::policy::readahead::Readahead;
 use crate::stats::{BlockTotals, Vmstat};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use serde::Serialize;
 
 /// When an operation may start.
@@ -59,8 +59,47 @@ pub enum Operation {
     /// Push every anonymous page out to swap, the state a guest is in after hibernation
     /// and resume (`shrink_all_memory` until nothing more can go).
     SwapOutAll,
+    /// Hibernate (suspend to disk): freeze the tasks, shrink memory until the image fits,
+    /// write the image to a swap device and power the machine off. Nothing runs until a
+    /// [`Operation::Resume`].
+    Hibernate(HibernateOp),
+    /// Resume from the hibernation image: boot, read the image back, restore memory
+    /// exactly as it was, thaw the tasks. Pages swapped out before hibernation stay in
+    /// swap and come back by faults.
+    Resume {
+        /// Time from power-on until the boot kernel starts reading the image.
+        boot: SimDuration,
+    },
+    /// `/sys/power/mm_reclaim/run` (the opportunistic-reclaim RFC): reclaim `pages`
+    /// pages with `shrink_all_memory` in a loop (0 = as many as possible), stopping early
+    /// when a round reclaims nothing or the timeout expires.
+    MmReclaimRun {
+        /// Pages to reclaim; 0 = as many as possible.
+        pages: u64,
+        /// Stop after this long, as a signal to the writer would.
+        timeout: Option<SimDuration>,
+    },
+    /// `/sys/power/mm_reclaim/release` (same RFC): swap `pages` pages back in (0 = all)
+    /// from every swap device with the partial `try_to_unuse`, readahead included,
+    /// leaving the devices on.
+    MmReclaimRelease {
+        /// Pages to bring back; 0 = all.
+        pages: u64,
+    },
     /// Does nothing; its report records when its trigger fired and the counters up to then.
     Mark(String),
+}
+
+/// The settings of a [`Operation::Hibernate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HibernateOp {
+    /// `/sys/power/image_size` in pages; `None` = the kernel's default, 2/5 of RAM;
+    /// 0 = as small as possible.
+    pub image_size: Option<u64>,
+    /// Compress the image (the kernel's default, LZO); `false` = `hibernate=nocompress`.
+    pub compress: bool,
+    /// The resume device by name; `None` = the swap device with the highest priority.
+    pub device: Option<String>,
 }
 
 impl Operation {
@@ -75,6 +114,10 @@ impl Operation {
             Operation::PauseTasks => "pause-tasks",
             Operation::ResumeTasks => "resume-tasks",
             Operation::SwapOutAll => "swap-out-all",
+            Operation::Hibernate(_) => "hibernate",
+            Operation::Resume { .. } => "resume",
+            Operation::MmReclaimRun { .. } => "mm-reclaim-run",
+            Operation::MmReclaimRelease { .. } => "mm-reclaim-release",
             Operation::Mark(_) => "mark",
         }
     }
@@ -126,4 +169,37 @@ pub struct OpReport {
     /// The label of a `mark`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Pages reclaimed (hibernate's shrink, mm-reclaim-run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reclaimed_pages: Option<u64>,
+    /// Pages brought back from swap (mm-reclaim-release).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub released_pages: Option<u64>,
+    /// Why an mm-reclaim operation stopped: "target", "exhausted" or "timeout".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
+    /// Image figures of a hibernate or resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hibernation: Option<HibernationReport>,
+}
+
+/// What a hibernate or resume did with the image. Image I/O is not swap I/O: it is not in
+/// `pswpin`/`pswpout`, only here and in the block figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HibernationReport {
+    /// The resume device.
+    pub device: String,
+    /// The image target in pages (`image_size` capped as the kernel caps it).
+    pub target_pages: u64,
+    /// Pages in the image (saveable pages after the shrink).
+    pub image_pages: u64,
+    /// Bytes written to or read from the device for the image (compressed if compression
+    /// is on), map pages included.
+    pub image_bytes: u64,
+    /// Pages reclaimed to make the image fit (hibernate only).
+    pub reclaimed_pages: u64,
+    /// Time spent shrinking memory, in seconds (hibernate only).
+    pub shrink_s: f64,
+    /// Time spent writing (hibernate) or booting and reading (resume) the image, in seconds.
+    pub image_io_s: f64,
 }

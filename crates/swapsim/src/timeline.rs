@@ -17,7 +17,7 @@
 use anyhow::{anyhow, bail, Result};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
-use swapsim_core::{ByteSize, Operation, SimTime, Trigger};
+use swapsim_core::{ByteSize, HibernateOp, Operation, SimDuration, SimTime, Trigger};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
 /// One `[[timeline]]` entry: when it runs and what it does.
@@ -91,6 +91,39 @@ pub enum TimelineOp {
     ResumeTasks {},
     /// Reclaim every anonymous page to swap.
     SwapOutAll {},
+    /// Hibernate: shrink memory until the image fits `image_size`, write the image to a
+    /// swap device, power off.
+    Hibernate {
+        /// `/sys/power/image_size` as a size ("3GiB"; "0" = as small as possible); default
+        /// 2/5 of RAM, as the kernel sets it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        image_size: Option<String>,
+        /// Compress the image (default true, as the kernel does; false = nocompress).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compress: Option<bool>,
+        /// The resume device; default the swap device with the highest priority.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
+    },
+    /// Resume from the hibernation image.
+    Resume {
+        /// Time from power-on to reading the image, such as "3s" (the default).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot: Option<String>,
+    },
+    /// `/sys/power/mm_reclaim/run`: reclaim `pages` pages, 0 = as many as possible.
+    MmReclaimRun {
+        /// Pages to reclaim, 0 = as many as possible.
+        pages: i64,
+        /// Give up after this long, such as "30s".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
+    },
+    /// `/sys/power/mm_reclaim/release`: swap `pages` pages back in, 0 = all.
+    MmReclaimRelease {
+        /// Pages to bring back, 0 = all.
+        pages: i64,
+    },
     /// Record a named point in the report.
     Mark {
         /// The point's name.
@@ -172,6 +205,10 @@ enum CheckedOp {
     PauseTasks,
     ResumeTasks,
     SwapOutAll,
+    Hibernate(HibernateOp),
+    Resume(SimDuration),
+    MmReclaimRun(u64, Option<SimDuration>),
+    MmReclaimRelease(u64),
     Mark(String),
 }
 
@@ -222,6 +259,30 @@ impl TimelineEntry {
             TimelineOp::PauseTasks {} => CheckedOp::PauseTasks,
             TimelineOp::ResumeTasks {} => CheckedOp::ResumeTasks,
             TimelineOp::SwapOutAll {} => CheckedOp::SwapOutAll,
+            TimelineOp::Hibernate { image_size, compress, device: name } => {
+                let image_size = match image_size {
+                    None => None,
+                    Some(size) => Some(
+                        ByteSize::parse(size).map_err(|e| anyhow!("{}: {e}", field("image_size")))?.pages(),
+                    ),
+                };
+                let device = name.as_ref().map(device).transpose()?;
+                CheckedOp::Hibernate(HibernateOp { image_size, compress: compress.unwrap_or(true), device })
+            }
+            TimelineOp::Resume { boot } => CheckedOp::Resume(match boot {
+                None => DEFAULT_BOOT,
+                Some(text) => duration(text).map_err(|e| anyhow!("{}: {e}", field("boot")))?,
+            }),
+            TimelineOp::MmReclaimRun { pages, timeout } => CheckedOp::MmReclaimRun(
+                page_count(*pages).map_err(|e| anyhow!("{}: {e}", field("pages")))?,
+                timeout
+                    .as_ref()
+                    .map(|text| duration(text).map_err(|e| anyhow!("{}: {e}", field("timeout"))))
+                    .transpose()?,
+            ),
+            TimelineOp::MmReclaimRelease { pages } => CheckedOp::MmReclaimRelease(
+                page_count(*pages).map_err(|e| anyhow!("{}: {e}", field("pages")))?,
+            ),
             TimelineOp::Mark { label } => CheckedOp::Mark(label.clone()),
         };
         Ok(CheckedEntry { trigger, op })
@@ -255,11 +316,29 @@ pub(crate) fn operations(
                 CheckedOp::PauseTasks => Operation::PauseTasks,
                 CheckedOp::ResumeTasks => Operation::ResumeTasks,
                 CheckedOp::SwapOutAll => Operation::SwapOutAll,
+                CheckedOp::Hibernate(op) => Operation::Hibernate(op.clone()),
+                &CheckedOp::Resume(boot) => Operation::Resume { boot },
+                &CheckedOp::MmReclaimRun(pages, timeout) => Operation::MmReclaimRun { pages, timeout },
+                &CheckedOp::MmReclaimRelease(pages) => Operation::MmReclaimRelease { pages },
                 CheckedOp::Mark(label) => Operation::Mark(label.clone()),
             };
             swapsim_core::TimelineOp { trigger: entry.trigger, op }
         })
         .collect()
+}
+
+/// How long a resumed machine takes from power-on to reading its image when the scenario
+/// does not say: firmware, boot loader and the boot kernel's start on a small VM.
+pub(crate) const DEFAULT_BOOT: SimDuration = SimDuration(3_000_000_000);
+
+/// A duration such as "3s" or "500ms".
+fn duration(text: &str) -> Result<SimDuration, String> {
+    parse_time(text).map(|t| SimDuration(t.0))
+}
+
+/// A page count written to an mm_reclaim file: 0 or more.
+fn page_count(pages: i64) -> Result<u64, String> {
+    u64::try_from(pages).map_err(|_| format!("{pages} is negative; give a number of pages, 0 for all"))
 }
 
 /// Parses "2.5s", "150ms", "20us" or "500ns" into simulated time.

@@ -207,7 +207,7 @@ fn timeline_entries_carry_exactly_their_fields() {
                |
             11 | [[timeline]]
                | ^^^^^^^^^^^^
-            timeline[0]: unknown variant `swapof`, expected one of `swapoff`, `swapon`, `set-page-cluster`, `set-readahead`, `set-vma-ra`, `set-memcg-limit`, `pause-tasks`, `resume-tasks`, `swap-out-all`, `mark`
+            timeline[0]: unknown variant `swapof`, expected one of `swapoff`, `swapon`, `set-page-cluster`, `set-readahead`, `set-vma-ra`, `set-memcg-limit`, `pause-tasks`, `resume-tasks`, `swap-out-all`, `hibernate`, `resume`, `mm-reclaim-run`, `mm-reclaim-release`, `mark`
         "#]],
     );
     check(

@@ -137,6 +137,12 @@ impl Simulation {
                 );
                 finished = false;
             }
+            Operation::Hibernate(_)
+            | Operation::Resume { .. }
+            | Operation::MmReclaimRun { .. }
+            | Operation::MmReclaimRelease { .. } => {
+                report.result = format!("failed: {} is not built yet", report.op);
+            }
             Operation::Mark(label) => report.label = Some(label),
         }
         self.op_running = Some(RunningOp { report, at_start });
