@@ -158,6 +158,45 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
             };
             writeln!(out, "({means}visited: entries the memory-pressure shrinker visited)")?;
         }
+        Some(Row::Hibernate(_)) => {
+            writeln!(
+                out,
+                "{:>10} {:>10} {:>12} {:>9} {:>9} {:>10} {:>11} {:>9} {:>14} {:>10}",
+                "kernel",
+                "image_size",
+                "hibernate s",
+                "resume s",
+                "shrink s",
+                "reclaimed",
+                "image pages",
+                "image MiB",
+                "pre-reclaim s",
+                "release s"
+            )?;
+            for r in &o.rows {
+                if let Row::Hibernate(h) = r {
+                    writeln!(
+                        out,
+                        "{:>10} {:>10} {:>12.2} {:>9.2} {:>9.2} {:>10} {:>11} {:>9.1} {:>14.2} {:>10.2}",
+                        h.kernel,
+                        h.image_size,
+                        h.hibernate_s,
+                        h.resume_s,
+                        h.shrink_s,
+                        h.reclaimed_pages,
+                        h.image_pages,
+                        h.image_mib,
+                        h.pre_reclaim_s,
+                        h.release_s
+                    )?;
+                }
+            }
+            writeln!(
+                out,
+                "(reclaimed: pages hibernation's shrink pushed out; pre-reclaim: mm-reclaim-run 0 before \
+                 hibernating; release: mm-reclaim-release 0 after resume)"
+            )?;
+        }
         None => {}
     }
     writeln!(out)?;
