@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use swapsim_core::ConfigError;
 
 /// Names of the presets, in the order they are documented.
-pub const PRESETS: &[&str] = &["nvme", "virtio", "this-vm", "san", "hdd", "disk-100mbs", "zram", "this-vm-zram"];
+pub const PRESETS: &[&str] =
+    &["nvme", "virtio", "this-vm", "san", "hdd", "disk-100mbs", "zram", "this-vm-zram"];
 
 /// Largest accepted latency term, in microseconds (one minute). A limit on everything: a
 /// larger value is almost certainly a unit mistake, and it keeps time arithmetic far from
