@@ -231,6 +231,21 @@ fn release_under_a_memcg_limit_swaps_others_out_and_ends() {
     assert!(r.at_end.swap_pages > 0);
 }
 
+/// A release that cannot get memory for the next page stops there, as swapoff does,
+/// with what it brought back so far; nothing is killed and the device stays on.
+#[test]
+fn release_runs_out_of_memory_with_a_clear_result() {
+    let ops = vec![release(0), run(0, None)];
+    let r = check(config(64, 100), 20_000, Box::new(NoReadahead), 110, ops);
+    assert_eq!(r.outcome, crate::Outcome::Completed);
+    let back = &r.operations[0];
+    assert_eq!(back.result, "failed: out of memory", "{back:?}");
+    let released = back.released_pages.unwrap();
+    assert!(released > 0 && released < 110 - 64, "{back:?}");
+    // The device is still on: the run after it swaps out again.
+    assert!(op(&r, 1).pswpout > 0);
+}
+
 #[test]
 fn mm_reclaim_runs_are_deterministic() {
     let ops = || vec![run(100, None), release(30), run(0, Some(5)), release(0)];
