@@ -255,18 +255,29 @@ fn operation_text(entry: &TimelineEntry) -> String {
 
 /// How an operation ended: `ok`, `failed: why`, or that the run ended before it did.
 fn operation_outcome(op: &OpReport) -> String {
-    match op.result.as_str() {
+    let mut outcome = match op.result.as_str() {
         "completed" => "ok".to_string(),
         "running" => "still running when the run ended".to_string(),
         failed if failed.starts_with("failed: ") => failed.to_string(),
         why => format!("failed: {why}"),
+    };
+    // What an mm-reclaim operation moved, and why it stopped.
+    if let Some(pages) = op.reclaimed_pages {
+        outcome += &format!(", {pages} pages reclaimed");
     }
+    if let Some(pages) = op.released_pages {
+        outcome += &format!(", {pages} pages released");
+    }
+    if let Some(why) = &op.stopped_by {
+        outcome += &format!(" (stopped by {why})");
+    }
+    outcome
 }
 
 /// One row per timeline entry, in order: what it does, when it started (simulated
 /// seconds), how long it took, the pages it swapped in and out, the read and write
-/// requests completed meanwhile (on every device), and how it ended. An entry the run
-/// never reached says so.
+/// requests completed meanwhile (on every device), and how it ended (with the pages an
+/// mm-reclaim operation reclaimed or released). An entry the run never reached says so.
 fn write_timeline(t: &mut String, entries: &[TimelineEntry], ops: &[OpReport]) -> Result<()> {
     writeln!(t, "timeline")?;
     let n_rows = entries.len().max(ops.len());

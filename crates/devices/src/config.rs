@@ -206,7 +206,7 @@ mod tests {
         check(
             r#"preset = "ssd""#,
             expect![[
-                r#"invalid: preset: unknown device preset "ssd" (expected one of nvme, virtio, this-vm, san, hdd, zram, this-vm-zram)"#
+                r#"invalid: preset: unknown device preset "ssd" (expected one of nvme, virtio, this-vm, san, hdd, disk-100mbs, zram, this-vm-zram)"#
             ]],
         );
     }

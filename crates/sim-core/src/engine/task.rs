@@ -56,6 +56,16 @@ pub(crate) enum TaskKind {
         /// Rounds in a row that freed and wrote nothing.
         fruitless: u32,
     },
+    /// `/sys/power/mm_reclaim/run`: reclaim until `target` pages were freed (0: until
+    /// nothing more can go) or the clock reaches `deadline`.
+    MmReclaim {
+        target: u64,
+        /// Pages freed so far.
+        reclaimed: u64,
+        deadline: Option<SimTime>,
+        /// Rounds in a row that freed and wrote nothing.
+        fruitless: u32,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -79,4 +89,11 @@ pub(crate) struct SwapoffState {
     pub(crate) vpage: u64,
     /// Walk finished: drop the remaining swap-cache-only slots.
     pub(crate) sweeping: bool,
+    /// PTEs still to restore before stopping (`mm_reclaim/release`); `None`: all.
+    pub(crate) budget: Option<u64>,
+    /// Swapoff proper: the device is off and the walk repeats until it is empty. Without
+    /// it (`mm_reclaim/release`) the device stays on and each device is walked once.
+    pub(crate) disable: bool,
+    /// Devices to walk after this one, in order (`mm_reclaim/release`).
+    pub(crate) then: Vec<DeviceId>,
 }

@@ -91,6 +91,63 @@ proptest! {
         }
     }
 
+    /// The opportunistic-reclaim RFC's cycle: reclaim ahead of time, release everything
+    /// back (the device stays on), then swapoff finds nothing left to read.
+    #[test]
+    fn mm_reclaim_release_restores_every_page_once(
+        tasks in prop::collection::vec(accesses(128, 400), 1..3),
+        limit_pages in 24u64..64,
+        page_cluster in 0u32..4,
+        run_pages in prop_oneof![Just(0u64), 1u64..300],
+        vma_window: bool,
+        mglru: bool,
+    ) {
+        let m = Machine {
+            limit_pages, swap_pages: 600, cpus: 2, page_cluster, plugging: true,
+            lru: if mglru { LruModel::Mglru } else { LruModel::Classic }, memcg_version: 2,
+        };
+        let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
+        let distinct: Vec<usize> = tasks
+            .iter()
+            .map(|t| t.iter().map(|a| a.0).collect::<std::collections::BTreeSet<_>>().len())
+            .collect();
+        let tasks: Vec<_> = tasks.iter().map(|t| (128, first_touch_writes(t))).collect();
+        let after = |op| TimelineOp { trigger: Trigger::AfterPrevious, op };
+        let timeline = vec![
+            TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SetMemcgLimit(None) },
+            after(Operation::MmReclaimRun { pages: run_pages, timeout: None }),
+            after(Operation::MmReclaimRelease { pages: 0 }),
+            after(Operation::Swapoff { device: "swap0".into() }),
+        ];
+        let dev = TestDevice { ns: 15_000, synchronous: false, depth: 4 };
+        let r = run_checked(setup_with_timeline(&m, vec![Box::new(dev)], readahead, tasks, timeline));
+        prop_assert_eq!(&r.outcome, &Outcome::Completed);
+        let [_, run, release, swapoff] = &r.operations[..] else {
+            return Err(TestCaseError::fail(format!("four operations: {:?}", r.operations)));
+        };
+        prop_assert_eq!(run.result.as_str(), "completed");
+        let reclaimed = run.reclaimed_pages.expect("reported");
+        match run.stopped_by.as_deref() {
+            Some("target") => prop_assert!(run_pages > 0 && reclaimed >= run_pages),
+            Some("exhausted") => prop_assert!(run_pages == 0 || reclaimed < run_pages),
+            other => prop_assert!(false, "stopped by {:?}", other),
+        }
+        prop_assert_eq!(release.result.as_str(), "completed");
+        // No limit, so nothing goes back out during the release, and it is no fault.
+        prop_assert_eq!(release.pswpout, 0);
+        prop_assert_eq!(release.vmstat.pgfault, 0);
+        prop_assert_eq!(release.pswpin, release.vmstat.pswpin);
+        // Everything came back with the release: swapoff has nothing to read.
+        prop_assert_eq!(swapoff.result.as_str(), "completed");
+        prop_assert_eq!(swapoff.pswpin, 0);
+        prop_assert_eq!(r.at_end.swap_slots_used, 0);
+        prop_assert_eq!(r.at_end.swap_pages, 0);
+        prop_assert_eq!(r.at_end.nr_swapcached, 0);
+        // Every page a task wrote is present, once.
+        prop_assert_eq!(r.at_end.rss_pages, distinct.iter().sum::<usize>() as u64);
+        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
+    }
+
     #[test]
     fn exact_lru_without_readahead_misses_like_a_naive_lru(
         raw in accesses(120, 800),

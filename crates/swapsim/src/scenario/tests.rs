@@ -251,6 +251,61 @@ fn timeline_values_are_checked_by_entry_and_field() {
 }
 
 #[test]
+fn mm_reclaim_values_are_checked_by_field() {
+    let check_entry = |entry: &str, expect: Expect| check(&with_timeline(entry), &[], expect);
+    check_entry(
+        "[[timeline]]\nop = \"mm-reclaim-run\"\npages = -1\n",
+        expect![
+            "error: scenario s.toml: timeline[0].pages: -1 is negative; give a number of pages, 0 for all"
+        ],
+    );
+    check_entry(
+        "[[timeline]]\nop = \"mark\"\nlabel = \"x\"\n[[timeline]]\nop = \"mm-reclaim-release\"\npages = -5\n",
+        expect![
+            "error: scenario s.toml: timeline[1].pages: -5 is negative; give a number of pages, 0 for all"
+        ],
+    );
+    check_entry(
+        "[[timeline]]\nop = \"mm-reclaim-run\"\npages = 10\ntimeout = \"soon\"\n",
+        expect![[
+            r#"error: scenario s.toml: timeline[0].timeout: "soon" is not a time (expected e.g. "2.5s", "150ms", "workload-end")"#
+        ]],
+    );
+    check_entry(
+        "[[timeline]]\nop = \"mm-reclaim-run\"\ntimeout = \"1s\"\n",
+        expect![[r#"
+        error: scenario s.toml: TOML parse error at line 11, column 1
+           |
+        11 | [[timeline]]
+           | ^^^^^^^^^^^^
+        timeline[0]: missing field `pages`
+    "#]],
+    );
+    check_entry(
+        "[[timeline]]\nop = \"mm-reclaim-release\"\npages = 1\ntimeout = \"1s\"\n",
+        expect![[r#"
+        error: scenario s.toml: TOML parse error at line 11, column 1
+           |
+        11 | [[timeline]]
+           | ^^^^^^^^^^^^
+        timeline[0]: unknown field `timeout`, expected `pages` (besides the trigger keys at, after_accesses and task)
+    "#]],
+    );
+}
+
+#[test]
+fn mm_reclaim_entries_parse_and_echo() {
+    let text = with_timeline(
+        "[[timeline]]\nat = \"workload-end\"\nop = \"mm-reclaim-run\"\npages = 0\ntimeout = \"30s\"\n\
+         [[timeline]]\nop = \"mm-reclaim-run\"\npages = 4096\n\
+         [[timeline]]\nop = \"mm-reclaim-release\"\npages = 0\n",
+    );
+    let prepared = Scenario::from_toml(&text).and_then(|s| s.prepare()).expect("valid");
+    let echo = serde_json::to_string(&prepared.resolved().timeline).expect("serialises");
+    expect![[r#"[{"at":"workload-end","op":"mm-reclaim-run","pages":0,"timeout":"30s"},{"op":"mm-reclaim-run","pages":4096},{"op":"mm-reclaim-release","pages":0}]"#]].assert_eq(&echo);
+}
+
+#[test]
 fn timeline_echoes_as_written() {
     let text = with_timeline(
         "[[timeline]]\nat = \"workload-end\"\nop = \"set-memcg-limit\"\nlimit = \"4GiB\"\n\

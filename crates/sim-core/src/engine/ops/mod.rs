@@ -1,10 +1,13 @@
 //! Timeline operations: arming each at its trigger, starting it, and reporting what it
 //! did. Operations that take effect at once (knobs, pause, resume, mark) are carried out
 //! here; the long ones run as kernel tasks whose steps live in a file per family:
-//! `swapoff.rs` (`try_to_unuse`) and `reclaim.rs` (swap-out-all, lowering `memory.max`).
+//! `swapoff.rs` (`try_to_unuse`: swapoff, `mm_reclaim/release`) and `reclaim.rs`
+//! (swap-out-all, lowering `memory.max`, `mm_reclaim/run`).
 
 mod reclaim;
 mod swapoff;
+#[cfg(test)]
+mod tests;
 
 use super::task::{Cpu, SwapoffState, Task, TaskKind, TaskState};
 use super::{Simulation, Step};
@@ -89,8 +92,16 @@ impl Simulation {
                 match self.device_id(&device) {
                     Some(dev) if self.mm.swap.devices[dev.0 as usize].writeok => {
                         self.mm.swap.devices[dev.0 as usize].writeok = false;
-                        let state =
-                            SwapoffState { device: dev, space: 0, region_idx: 0, vpage: 0, sweeping: false };
+                        let state = SwapoffState {
+                            device: dev,
+                            space: 0,
+                            region_idx: 0,
+                            vpage: 0,
+                            sweeping: false,
+                            budget: None,
+                            disable: true,
+                            then: Vec::new(),
+                        };
                         self.spawn_kernel_task(format!("swapoff {device}"), TaskKind::Swapoff(state), now);
                         finished = false;
                     }
@@ -137,11 +148,42 @@ impl Simulation {
                 );
                 finished = false;
             }
-            Operation::Hibernate(_)
-            | Operation::Resume { .. }
-            | Operation::MmReclaimRun { .. }
-            | Operation::MmReclaimRelease { .. } => {
+            Operation::Hibernate(_) | Operation::Resume { .. } => {
                 report.result = format!("failed: {} is not built yet", report.op);
+            }
+            Operation::MmReclaimRun { pages, timeout } => {
+                report.reclaimed_pages = Some(0);
+                let deadline = timeout.map(|d| SimTime(now.0.saturating_add(d.0)));
+                self.spawn_kernel_task(
+                    "mm_reclaim run".into(),
+                    TaskKind::MmReclaim { target: pages, reclaimed: 0, deadline, fruitless: 0 },
+                    now,
+                );
+                finished = false;
+            }
+            Operation::MmReclaimRelease { pages } => {
+                report.released_pages = Some(0);
+                // Every writable device, by descending priority (the order swapon keeps).
+                let mut devices: Vec<DeviceId> = (0..self.mm.swap.devices.len())
+                    .filter(|&d| self.mm.swap.devices[d].writeok)
+                    .map(|d| DeviceId(d as u8))
+                    .collect();
+                devices.sort_by_key(|d| std::cmp::Reverse(self.mm.swap.devices[d.0 as usize].priority));
+                if !devices.is_empty() {
+                    let device = devices.remove(0);
+                    let state = SwapoffState {
+                        device,
+                        space: 0,
+                        region_idx: 0,
+                        vpage: 0,
+                        sweeping: false,
+                        budget: (pages > 0).then_some(pages),
+                        disable: false,
+                        then: devices,
+                    };
+                    self.spawn_kernel_task("mm_reclaim release".into(), TaskKind::Swapoff(state), now);
+                    finished = false;
+                }
             }
             Operation::Mark(label) => report.label = Some(label),
         }
@@ -220,6 +262,7 @@ impl Simulation {
         match self.tasks[t].kind {
             TaskKind::Swapoff(_) => self.swapoff_step(t),
             TaskKind::Reclaim { goal, .. } => self.reclaim_step(t, goal),
+            TaskKind::MmReclaim { .. } => self.mm_reclaim_step(t),
             TaskKind::User => unreachable!("user tasks replay accesses"),
         }
     }

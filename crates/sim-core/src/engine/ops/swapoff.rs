@@ -1,4 +1,4 @@
-//! The swapoff operation.
+//! The swapoff walk: swapoff itself and `mm_reclaim/release`.
 //!
 //! Swapoff models `try_to_unuse` (mm/swapfile.c): walk every address space's page tables
 //! in order; for each PTE holding a slot of the device, look the slot up in the swap cache
@@ -8,9 +8,16 @@
 //! when the configured kernel credits swapoff's hits. After a full walk the remaining
 //! swap-cache-only slots are dropped; the walk repeats until the device is empty.
 //!
+//! `mm_reclaim/release` (the opportunistic-reclaim RFC's partial `try_to_unuse`) runs the
+//! same walk with a budget of PTEs to restore and without disabling the device: each
+//! writable device is walked once, in priority order, until the budget is spent. There is
+//! no final sweep, and since the device stays on, reclaim may push pages out to it again
+//! meanwhile; those behind the walk stay in swap.
+//!
 //! Simplified: shmem is not modelled (no `shmem_unuse`); the walk visits tasks' address
 //! spaces in task order rather than the kernel's mmlist order; a swapoff that runs out of
-//! memory stops and re-enables the device, as the kernel's does with -ENOMEM.
+//! memory stops and re-enables the device, as the kernel's does with -ENOMEM, and a
+//! release that does stops there.
 
 use super::super::{Simulation, Step, Wait};
 use crate::engine::fault::SwapIn;
@@ -31,13 +38,26 @@ impl Simulation {
         if self.swapoff_state(t).sweeping {
             return self.swapoff_sweep(t);
         }
+        if self.swapoff_state(t).budget == Some(0) {
+            self.tasks[t].state = TaskState::Done;
+            return Step::Done;
+        }
         // Find the next PTE that holds a slot of the device, charging the walk.
         let walk_ns = self.mm.cfg.cpu.swapoff_walk_ns;
         let n_spaces = self.mm.pt.spaces.len();
         loop {
             let SwapoffState { device, space, region_idx, vpage, .. } = *self.swapoff_state(t);
             if space >= n_spaces {
-                self.swapoff_state(t).sweeping = true;
+                let s = self.swapoff_state(t);
+                if s.disable {
+                    s.sweeping = true;
+                } else if s.then.is_empty() {
+                    self.tasks[t].state = TaskState::Done;
+                } else {
+                    // The next device, walked from the start.
+                    s.device = s.then.remove(0);
+                    (s.space, s.region_idx, s.vpage) = (0, 0, 0);
+                }
                 return Step::Done;
             }
             let regions = &self.mm.pt.spaces[space].regions;
@@ -79,8 +99,18 @@ impl Simulation {
                             self.abort_swapoff(t, "out of memory");
                             return Step::Done;
                         }
+                        // The PTE is restored, or will be when the read completes.
                         _ => {
-                            self.swapoff_state(t).vpage = vp + 1;
+                            let s = self.swapoff_state(t);
+                            s.vpage = vp + 1;
+                            if let Some(budget) = &mut s.budget {
+                                *budget -= 1;
+                            }
+                            if !s.disable {
+                                if let Some(r) = &mut self.op_running {
+                                    *r.report.released_pages.get_or_insert(0) += 1;
+                                }
+                            }
                             return step;
                         }
                     }
@@ -127,10 +157,12 @@ impl Simulation {
             return Step::Blocked(Wait::AnyIo);
         }
         // Slots still referenced: walk again (try_to_unuse's retry loop).
-        *self.swapoff_state(t) = SwapoffState { device, space: 0, region_idx: 0, vpage: 0, sweeping: false };
+        let s = self.swapoff_state(t);
+        (s.space, s.region_idx, s.vpage, s.sweeping) = (0, 0, 0, false);
         Step::Done
     }
 
+    /// Stops a swapoff (re-enabling its device) or a release on `why`.
     pub(in crate::engine) fn abort_swapoff(&mut self, t: usize, why: &str) {
         let device = self.swapoff_state(t).device;
         self.mm.swap.devices[device.0 as usize].writeok = true;
