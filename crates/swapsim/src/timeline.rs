@@ -333,7 +333,13 @@ pub(crate) const DEFAULT_BOOT: SimDuration = SimDuration(3_000_000_000);
 
 /// A duration such as "3s" or "500ms".
 fn duration(text: &str) -> Result<SimDuration, String> {
-    parse_time(text).map(|t| SimDuration(t.0))
+    parse_time(text).map(|t| SimDuration(t.0)).map_err(|err| {
+        if err.ends_with("out of range") {
+            err
+        } else {
+            format!("\"{text}\" is not a duration (expected e.g. \"3s\", \"500ms\")")
+        }
+    })
 }
 
 /// A page count written to an mm_reclaim file: 0 or more.
