@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use swapsim_core::config::{
-    BlockConfig, CpuCosts, LimitsConfig, LruGenConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
+    BlockConfig, CpuCosts, HibernationConfig, LimitsConfig, LruGenConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
 };
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpHint;
@@ -30,6 +30,8 @@ pub struct ResolvedScenario {
     pub lru: LruModel,
     /// `[lru_gen]`.
     pub lru_gen: LruGenConfig,
+    /// `[hibernation]`.
+    pub hibernation: HibernationConfig,
     /// `[thp]`.
     pub thp: ThpSection,
     /// `[zswap]`.

@@ -3,8 +3,11 @@
 //! here; the long ones run as kernel tasks whose steps live in a file per family:
 //! `swapoff.rs` (`try_to_unuse`) and `reclaim.rs` (swap-out-all, lowering `memory.max`).
 
+mod hibernate;
 mod reclaim;
 mod swapoff;
+
+pub(crate) use hibernate::{HibTask, Hibernation};
 
 use super::task::{Cpu, SwapoffState, Task, TaskKind, TaskState};
 use super::{Simulation, Step};
@@ -83,6 +86,12 @@ impl Simulation {
             OpReport { op: op.name().to_string(), start_s: now.as_secs_f64(), ..OpReport::default() };
         let at_start = self.counters();
         let mut finished = true;
+        if let Some(why) = self.hibernated_refusal(op.name()).filter(|_| !matches!(op, Operation::Resume { .. })) {
+            report.result = why;
+            self.op_running = Some(RunningOp { report, at_start });
+            self.op_finished(now);
+            return;
+        }
         match op {
             Operation::Swapoff { device } => {
                 report.device = Some(device.clone());
@@ -137,9 +146,9 @@ impl Simulation {
                 );
                 finished = false;
             }
-            Operation::Hibernate(_)
-            | Operation::Resume { .. }
-            | Operation::MmReclaimRun { .. }
+            Operation::Hibernate(h) => finished = !self.start_hibernate(h, now, &mut report),
+            Operation::Resume { boot } => finished = !self.start_resume(boot, now, &mut report),
+            Operation::MmReclaimRun { .. }
             | Operation::MmReclaimRelease { .. } => {
                 report.result = format!("failed: {} is not built yet", report.op);
             }
@@ -220,6 +229,7 @@ impl Simulation {
         match self.tasks[t].kind {
             TaskKind::Swapoff(_) => self.swapoff_step(t),
             TaskKind::Reclaim { goal, .. } => self.reclaim_step(t, goal),
+            TaskKind::Hibernate(_) => self.hibernate_step(t),
             TaskKind::User => unreachable!("user tasks replay accesses"),
         }
     }
