@@ -499,9 +499,10 @@ impl CoreConfig {
         if self.lru_gen.min_ttl_ms > 86_400_000 {
             return bad("lru_gen.min_ttl_ms", format!("{} is above one day", self.lru_gen.min_ttl_ms));
         }
-        for (field, ms) in
-            [("hibernation.freeze_ms", self.hibernation.freeze_ms), ("hibernation.poweroff_ms", self.hibernation.poweroff_ms)]
-        {
+        for (field, ms) in [
+            ("hibernation.freeze_ms", self.hibernation.freeze_ms),
+            ("hibernation.poweroff_ms", self.hibernation.poweroff_ms),
+        ] {
             if ms > 3_600_000 {
                 return bad(field, format!("{ms} is above one hour"));
             }

@@ -212,7 +212,8 @@ impl Simulation {
             (h.image_pages, h.image_bytes, h.slots.len() as u64, h.decompress_ns);
         let r = report;
         r.device = Some(name.clone());
-        r.hibernation = Some(HibernationReport { device: name, image_pages, image_bytes, ..Default::default() });
+        r.hibernation =
+            Some(HibernationReport { device: name, image_pages, image_bytes, ..Default::default() });
         let task = HibTask {
             phase: Phase::Boot,
             op: HibernateOp { image_size: None, compress: true, device: None },
@@ -388,8 +389,7 @@ impl Simulation {
         }
         let (owner, cpu) = (self.tasks[t].owner, self.tasks[t].cpu);
         let writes_before = self.mm.vmstat.pswpout;
-        let freed =
-            self.reclaim(owner, cpu, Reclaimer::Direct, (saveable - target).max(SWAP_CLUSTER_MAX));
+        let freed = self.reclaim(owner, cpu, Reclaimer::Direct, (saveable - target).max(SWAP_CLUSTER_MAX));
         let progress = freed > 0 || self.mm.vmstat.pswpout > writes_before;
         let writeback = self.mm.nr_writeback > 0;
         let h = self.hib_task(t);

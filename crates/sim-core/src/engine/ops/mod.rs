@@ -86,7 +86,9 @@ impl Simulation {
             OpReport { op: op.name().to_string(), start_s: now.as_secs_f64(), ..OpReport::default() };
         let at_start = self.counters();
         let mut finished = true;
-        if let Some(why) = self.hibernated_refusal(op.name()).filter(|_| !matches!(op, Operation::Resume { .. })) {
+        if let Some(why) =
+            self.hibernated_refusal(op.name()).filter(|_| !matches!(op, Operation::Resume { .. }))
+        {
             report.result = why;
             self.op_running = Some(RunningOp { report, at_start });
             self.op_finished(now);
@@ -148,8 +150,7 @@ impl Simulation {
             }
             Operation::Hibernate(h) => finished = !self.start_hibernate(h, now, &mut report),
             Operation::Resume { boot } => finished = !self.start_resume(boot, now, &mut report),
-            Operation::MmReclaimRun { .. }
-            | Operation::MmReclaimRelease { .. } => {
+            Operation::MmReclaimRun { .. } | Operation::MmReclaimRelease { .. } => {
                 report.result = format!("failed: {} is not built yet", report.op);
             }
             Operation::Mark(label) => report.label = Some(label),
