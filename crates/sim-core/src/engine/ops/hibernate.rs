@@ -524,7 +524,20 @@ impl Simulation {
         self.mm.spend(cpu_ns * n / total_slots.max(1) / threads);
         self.mm.block.start_plug(owner);
         for _ in 0..n {
-            let slot = self.mm.swap.alloc_hibernation_slot(device).expect("the image was checked to fit");
+            let Some(slot) = self.mm.swap.alloc_hibernation_slot(device) else {
+                // Free slots the allocator cannot reach (another CPU's current cluster):
+                // the kernel's write fails with -ENOSPC here too.
+                let now = self.mm.now;
+                self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+                let name = self.mm.cfg.devices[device.0 as usize].name.clone();
+                let written = self.hibernation.as_ref().expect("hibernating").slots.len();
+                return self.fail_hibernate(
+                    t,
+                    format!(
+                        "failed: swap on \"{name}\" ran out after {written} of {total_slots} image slots"
+                    ),
+                );
+            };
             self.hibernation.as_mut().expect("hibernating").slots.push(slot);
             let bio = Bio { device, dir: IoDir::Write, offset: slot.offset, pfn: IMAGE_PFN };
             self.mm.image_inflight += 1;
