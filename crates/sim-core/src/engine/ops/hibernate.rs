@@ -6,7 +6,8 @@
 //! 1. `hibernate_preallocate_memory`: the image target is `image_size` (default 2/5 of
 //!    RAM) capped at `max_size`; when saveable pages exceed it, `shrink_all_memory`
 //!    (direct reclaim, swap-out through the block layer) runs until they fit or
-//!    `MAX_RECLAIM_RETRIES` rounds in a row free nothing;
+//!    `MAX_RECLAIM_RETRIES` sweeps in a row free nothing (see `shrink_step` for how it
+//!    is paced by the disk);
 //! 2. the snapshot: every I/O still in flight completes first, then the image is fixed;
 //! 3. `swsusp_write`: the image goes sequentially to slots allocated on the resume device,
 //!    as one-page bios merged in a plug, compressed by `clamp(cpus - 1, 1, 3)` threads;
@@ -49,12 +50,12 @@ use super::super::{Simulation, Step, Wait};
 use crate::block::{Bio, IMAGE_PFN};
 use crate::contents::{compressed_len, Compressor, Contents};
 use crate::device::IoDir;
-use crate::engine::reclaim::MAX_RECLAIM_RETRIES;
+use crate::engine::reclaim::{DEF_PRIORITY, MAX_RECLAIM_RETRIES};
 use crate::engine::task::{TaskKind, TaskState};
 use crate::event::Event;
 use crate::ids::{DeviceId, SwapSlot, PAGE_SIZE};
 use crate::mm::pagetable::PteState;
-use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
+use crate::mm::vmscan::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
 use crate::time::{SimDuration, SimTime};
 use crate::timeline::{HibernateOp, HibernationReport, OpReport};
 use std::hash::{Hash, Hasher};
@@ -127,8 +128,11 @@ pub(crate) struct HibTask {
     target: u64,
     /// `max_size` of `hibernate_preallocate_memory`.
     max_size: u64,
-    /// Rounds in a row that freed and wrote nothing.
+    /// Sweeps in a row that freed and wrote nothing.
     fruitless: u32,
+    /// The shrink's reclaim priority, and whether it ages the active list regardless.
+    priority: u32,
+    force_deactivate: bool,
     reclaimed: u64,
     shrink_start: SimTime,
     io_start: SimTime,
@@ -182,6 +186,8 @@ impl Simulation {
             target: 0,
             max_size: 0,
             fruitless: 0,
+            priority: DEF_PRIORITY,
+            force_deactivate: false,
             reclaimed: 0,
             shrink_start: now,
             io_start: now,
@@ -220,6 +226,8 @@ impl Simulation {
             target: 0,
             max_size: 0,
             fruitless: 0,
+            priority: DEF_PRIORITY,
+            force_deactivate: false,
             reclaimed: 0,
             shrink_start: now,
             io_start: now,
@@ -378,8 +386,17 @@ impl Simulation {
         self.hib_report_mut().target_pages = target;
     }
 
-    /// `shrink_all_memory(saveable - target)`, repeated until the image fits or nothing
-    /// more can go.
+    /// `shrink_all_memory(saveable - target)`: `do_try_to_free_pages` one priority pass
+    /// per step, until the image fits or `MAX_RECLAIM_RETRIES` sweeps from `DEF_PRIORITY`
+    /// down to 0 in a row free and write nothing.
+    ///
+    /// The model's block layer never makes a submitter wait for a tag, where the kernel's
+    /// reclaimer sleeps in `blk_mq_get_tag` once the queue is full and so writes no faster
+    /// than the disk. Without that, scanning at CPU speed would write far more than the
+    /// target needs (written pages are freed only when a later pass finds them clean). So
+    /// pages under writeback count as going: the shrink writes no more than the excess
+    /// and waits for writeback when that is in flight; the passes after it free the
+    /// written pages, rotated to the tail.
     fn shrink_step(&mut self, t: usize) -> Step {
         let saveable = self.saveable();
         let target = self.hib_task(t).target;
@@ -387,20 +404,55 @@ impl Simulation {
             self.hib_task(t).phase = Phase::Drain;
             return Step::Done;
         }
+        let excess = saveable - target;
+        if self.mm.nr_writeback >= excess {
+            return Step::Blocked(Wait::Writeback);
+        }
         let (owner, cpu) = (self.tasks[t].owner, self.tasks[t].cpu);
+        let (priority, force) = {
+            let h = self.hib_task(t);
+            (h.priority, h.force_deactivate)
+        };
+        let mut sc = ScanControl {
+            reclaimer: Reclaimer::Direct,
+            priority,
+            nr_to_reclaim: (excess - self.mm.nr_writeback).max(SWAP_CLUSTER_MAX),
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            swappiness: self.mm.cfg.memcg.swappiness,
+            owner,
+            cpu,
+            force_deactivate: force,
+            skipped_deactivate: false,
+        };
         let writes_before = self.mm.vmstat.pswpout;
-        let freed = self.reclaim(owner, cpu, Reclaimer::Direct, (saveable - target).max(SWAP_CLUSTER_MAX));
+        self.mm.block.start_plug(owner);
+        self.lru.shrink(&mut self.mm, &mut sc);
+        let now = self.mm.now;
+        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+        self.zswap_shrink_slab(&sc);
+        self.lru.reclaim_done(&mut self.mm);
+        self.zswap_kick_worker();
+        let freed = sc.nr_reclaimed;
         let progress = freed > 0 || self.mm.vmstat.pswpout > writes_before;
         let writeback = self.mm.nr_writeback > 0;
         let h = self.hib_task(t);
         h.reclaimed += freed;
         if progress {
-            h.fruitless = 0;
+            (h.fruitless, h.force_deactivate) = (0, false);
             return Step::Done;
         }
         if writeback {
             return Step::Blocked(Wait::Writeback);
         }
+        if h.priority > 0 {
+            h.priority -= 1;
+            return Step::Done;
+        }
+        // A sweep down to priority 0 found nothing: go round again, aging the active list
+        // whatever the statistics say, and give up after MAX_RECLAIM_RETRIES sweeps.
+        h.priority = DEF_PRIORITY;
+        h.force_deactivate = sc.skipped_deactivate;
         h.fruitless += 1;
         if h.fruitless >= MAX_RECLAIM_RETRIES {
             h.phase = Phase::Drain;
