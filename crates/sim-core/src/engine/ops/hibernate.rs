@@ -133,6 +133,8 @@ pub(crate) struct HibTask {
     /// The shrink's reclaim priority, and whether it ages the active list regardless.
     priority: u32,
     force_deactivate: bool,
+    /// Pages scanned by passes in a row that only aged pages.
+    aging_scanned: u64,
     reclaimed: u64,
     shrink_start: SimTime,
     io_start: SimTime,
@@ -188,6 +190,7 @@ impl Simulation {
             fruitless: 0,
             priority: DEF_PRIORITY,
             force_deactivate: false,
+            aging_scanned: 0,
             reclaimed: 0,
             shrink_start: now,
             io_start: now,
@@ -228,6 +231,7 @@ impl Simulation {
             fruitless: 0,
             priority: DEF_PRIORITY,
             force_deactivate: false,
+            aging_scanned: 0,
             reclaimed: 0,
             shrink_start: now,
             io_start: now,
@@ -396,7 +400,9 @@ impl Simulation {
     /// target needs (written pages are freed only when a later pass finds them clean). So
     /// pages under writeback count as going: the shrink writes no more than the excess
     /// and waits for writeback when that is in flight; the passes after it free the
-    /// written pages, rotated to the tail.
+    /// written pages, rotated to the tail. For the same reason a pass that writes, frees
+    /// or ages something starts the next at `DEF_PRIORITY` again, so that one pass never
+    /// scans (and writes) the whole list: only passes that find nothing widen the scan.
     fn shrink_step(&mut self, t: usize) -> Step {
         let saveable = self.saveable();
         let target = self.hib_task(t).target;
@@ -426,6 +432,7 @@ impl Simulation {
             skipped_deactivate: false,
         };
         let writes_before = self.mm.vmstat.pswpout;
+        let aged_before = self.mm.vmstat.pgdeactivate;
         self.mm.block.start_plug(owner);
         self.lru.shrink(&mut self.mm, &mut sc);
         let now = self.mm.now;
@@ -435,16 +442,32 @@ impl Simulation {
         self.zswap_kick_worker();
         let freed = sc.nr_reclaimed;
         let progress = freed > 0 || self.mm.vmstat.pswpout > writes_before;
+        // Scanning ages too: it clears the referenced bits of the pages it keeps.
+        let aged = self.mm.vmstat.pgdeactivate > aged_before || sc.nr_scanned > 0;
+        let lru_pages = {
+            let sizes = self.lru.sizes();
+            sizes.inactive_anon + sizes.active_anon
+        };
         let writeback = self.mm.nr_writeback > 0;
         let h = self.hib_task(t);
         h.reclaimed += freed;
         if progress {
-            (h.fruitless, h.force_deactivate) = (0, false);
+            (h.fruitless, h.force_deactivate, h.aging_scanned) = (0, false, 0);
+            h.priority = DEF_PRIORITY;
             return Step::Done;
         }
         if writeback {
             return Step::Blocked(Wait::Writeback);
         }
+        // A pass that only aged pages (cleared referenced bits, deactivated) brought them
+        // closer to reclaim: stay at this priority, the next passes find them, rather than
+        // widen the scan to the whole list at once; but only until the aging passes have
+        // scanned the lists twice over.
+        if aged && h.aging_scanned < 2 * lru_pages {
+            h.aging_scanned += sc.nr_scanned.max(1);
+            return Step::Done;
+        }
+        h.aging_scanned = 0;
         if h.priority > 0 {
             h.priority -= 1;
             return Step::Done;
