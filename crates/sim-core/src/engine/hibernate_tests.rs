@@ -132,6 +132,7 @@ fn a_small_workload_hibernates_without_swap_out() {
     assert_eq!(h.block.writes.completed_kib, hr.image_slots * 4);
     assert_eq!((res.pswpin, res.pswpout), (0, 0), "{res:?}");
     assert_eq!(res.block.reads.completed_kib, hr.image_slots * 4);
+    assert_eq!(res.hibernation.as_ref().unwrap().image_slots, hr.image_slots);
     assert!(res.read_requests < hr.image_slots / 16, "large sequential reads: {res:?}");
     assert_eq!(r.vmstat.pswpin + r.vmstat.pswpout, 0);
     // Resume took the boot and the read; the pages were all still there.

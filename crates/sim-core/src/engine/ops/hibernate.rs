@@ -221,8 +221,13 @@ impl Simulation {
             (h.image_pages, h.image_bytes, h.slots.len() as u64, h.decompress_ns);
         let r = report;
         r.device = Some(name.clone());
-        r.hibernation =
-            Some(HibernationReport { device: name, image_pages, image_bytes, ..Default::default() });
+        r.hibernation = Some(HibernationReport {
+            device: name,
+            image_pages,
+            image_bytes,
+            image_slots: slots,
+            ..Default::default()
+        });
         let task = HibTask {
             phase: Phase::Boot,
             op: HibernateOp { image_size: None, compress: true, device: None },
