@@ -45,6 +45,9 @@
 //!   when the operation starts, before freezing.
 //! - Resume: the boot kernel's own memory, the page copy into place and `T_restore` are
 //!   not modelled beyond `boot`; decompression costs LZO's per-page figures.
+//! - Every operation but `resume` fails while the machine is off, `mark` included.
+//! - The shrink makes its own priority passes rather than call the engine's `reclaim`,
+//!   to pace its writes by the disk (see `shrink_step`).
 
 use super::super::{Simulation, Step, Wait};
 use crate::block::{Bio, IMAGE_PFN};
@@ -68,15 +71,17 @@ const RESERVED_PAGES: u64 = 256;
 const MAP_PAGE_ENTRIES: u64 = 511;
 /// `CMP_THREADS`: the most compression threads.
 const CMP_THREADS: u64 = 3;
-/// `UNC_PAGES` (32 pages, one compression unit) times `CMP_THREADS`... the model submits
-/// the writes of this many image slots per step, one `hib_bio_batch` under one plug.
+/// Image slots written per step of the writer, one `hib_bio_batch` of one-page bios under
+/// one plug (the kernel submits each compressed page as soon as a thread has it; the
+/// batch only bounds how often the model's writer yields).
 const WRITE_BATCH: u64 = 256;
 /// Image pages allowed in flight while writing before the writer waits for completions
 /// (the kernel waits when free memory falls to half of what it was; the model bounds the
 /// queue instead).
 const WRITE_INFLIGHT: u64 = 8192;
-/// `CMP_MIN_RD_PAGES` and `CMP_MAX_RD_PAGES`: resume's readahead window, first and then.
+/// `CMP_MIN_RD_PAGES`: resume's first readahead window.
 const CMP_MIN_RD_PAGES: u64 = 1024;
+/// `CMP_MAX_RD_PAGES`: resume's readahead window after the first.
 const CMP_MAX_RD_PAGES: u64 = 8192;
 /// `swsusp_save`'s copy of a saveable page into a preallocated image frame: a 4 KiB
 /// `copy_page` at about 16 GB/s.
