@@ -205,4 +205,7 @@ pub struct HibernationReport {
     pub shrink_s: f64,
     /// Time spent writing (hibernate) or booting and reading (resume) the image, in seconds.
     pub image_io_s: f64,
+    /// CPU time of compressing (hibernate) or decompressing (resume) the image, divided
+    /// among the `clamp(cpus - 1, 1, 3)` threads, in seconds; it overlaps the image I/O.
+    pub cpu_s: f64,
 }

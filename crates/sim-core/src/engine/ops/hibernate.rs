@@ -231,6 +231,7 @@ impl Simulation {
             image_pages,
             image_bytes,
             image_slots: slots,
+            cpu_s: SimDuration(cpu_ns / self.compress_threads()).as_secs_f64(),
             ..Default::default()
         });
         let task = HibTask {
@@ -553,6 +554,8 @@ impl Simulation {
         h.fingerprint = Some(fingerprint);
         self.hib_report_mut().image_bytes = image_bytes;
         self.hib_report_mut().image_slots = total_slots;
+        let threads = self.hib_task(t).threads;
+        self.hib_report_mut().cpu_s = SimDuration(compress_ns / threads).as_secs_f64();
         let now = self.mm.now;
         let task = self.hib_task(t);
         task.total_slots = total_slots;
