@@ -5,6 +5,7 @@
 use super::tests::FixedLatency;
 use super::*;
 use crate::config::{ByteSize, CoreConfig};
+use crate::contents::Contents;
 use crate::ids::VirtPage;
 use crate::policy::Policies;
 use crate::timeline::{HibernateOp, OpReport, Operation, TimelineOp, Trigger};
@@ -63,6 +64,8 @@ fn run(cfg: CoreConfig, zram: bool, pages: u64, ops: Vec<Operation>) -> Simulati
         .iter()
         .map(|_| Box::new(FixedLatency { ns: 100_000, rotational: true, synchronous: zram }) as _)
         .collect();
+    // The region holds what the configuration says implicit regions hold.
+    let region_contents = cfg.implicit_contents.clone();
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
@@ -70,7 +73,7 @@ fn run(cfg: CoreConfig, zram: bool, pages: u64, ops: Vec<Operation>) -> Simulati
         policies: Policies::default(),
         tasks: vec![TaskSpec::new(
             "t",
-            vec![RegionSpec::new(VirtPage(0), pages)],
+            vec![RegionSpec { contents: region_contents, ..RegionSpec::new(VirtPage(0), pages) }],
             Box::new(accesses.into_iter()),
         )],
         timeline,
@@ -233,4 +236,30 @@ fn hibernation_is_deterministic() {
         (format!("{ops:?}"), r.vmstat.clone(), r.sim_time_s)
     };
     assert_eq!(go(), go());
+}
+
+/// With zswap, the shrink's swap-outs land in the compressed pool, which is saveable
+/// memory too: the image shrinks only by what compression saves. Pages that compress 2:1
+/// make a smaller image; random pages fill the pool as they were, the image cannot fit
+/// beside its copy, and hibernation fails as the kernel's preallocation does.
+#[test]
+fn with_zswap_the_pool_is_part_of_the_image() {
+    let zswap = |contents| {
+        let mut cfg = machine(Some(32_768));
+        cfg.zswap.enabled = true;
+        cfg.zswap.max_pool_percent = 50;
+        cfg.implicit_contents = contents;
+        cfg
+    };
+    let (r, ops) = reports(run(zswap(Contents::Half), false, 8_000, vec![hibernate(Some(0)), resume()]));
+    assert_eq!((ops[0].result.as_str(), ops[1].result.as_str()), ("completed", "completed"), "{ops:?}");
+    let hr = ops[0].hibernation.as_ref().unwrap();
+    assert!(ops[0].vmstat.zswpout > 0, "{:?}", ops[0].vmstat);
+    assert!(hr.image_pages > KERNEL + 2_000 && hr.image_pages < KERNEL + 8_000, "{hr:?}");
+    assert_eq!(r.accesses, 16_000);
+
+    let (r, ops) = reports(run(zswap(Contents::Random), false, 10_000, vec![hibernate(Some(0)), resume()]));
+    assert!(ops[0].result.starts_with("failed: not enough memory for the image"), "{}", ops[0].result);
+    assert_eq!(ops[1].result, "failed: no hibernation image");
+    assert_eq!(r.accesses, 20_000, "the tasks thawed");
 }
