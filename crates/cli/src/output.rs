@@ -331,6 +331,23 @@ fn write_timeline(t: &mut String, entries: &[TimelineEntry], ops: &[OpReport]) -
             t,
             "  {idx:>3}  {what:<width$}  {start:>12}  {duration:>12}  {pswpin:>10}  {pswpout:>11}  {reads:>9}  {writes:>10}  {outcome}"
         )?;
+        // A hibernate or resume that got as far as the image: its figures, which are
+        // block I/O but not swap I/O.
+        if let Some(h) = ops.get(idx).and_then(|op| op.hibernation.as_ref()).filter(|h| h.image_slots > 0) {
+            if ops[idx].op == "hibernate" {
+                writeln!(
+                    t,
+                    "       shrink to {} pages: {} reclaimed in {:.3} s",
+                    h.target_pages, h.reclaimed_pages, h.shrink_s
+                )?;
+            }
+            let io = if ops[idx].op == "resume" { "boot and I/O" } else { "I/O" };
+            writeln!(
+                t,
+                "       image of {} pages: {} bytes in {} slots on {}, {:.3} s of {io} ({:.3} s of CPU)",
+                h.image_pages, h.image_bytes, h.image_slots, h.device, h.image_io_s, h.cpu_s
+            )?;
+        }
     }
     Ok(())
 }

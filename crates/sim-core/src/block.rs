@@ -21,6 +21,11 @@ const SECTORS_PER_PAGE: u64 = 8;
 const SCHED_MERGE_WINDOW: usize = 16;
 const SIZE_BUCKETS: usize = 10;
 
+/// The frame a hibernation image page names in a request. Image pages are no frames of
+/// the model (the kernel copies the snapshot through buffers the model does not keep):
+/// the block layer sizes, merges and times them like any page, and completion skips them.
+pub(crate) const IMAGE_PFN: Pfn = Pfn(u32::MAX);
+
 /// Index of a request in the block layer's slab.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReqId(pub(crate) u32);

@@ -322,6 +322,41 @@ impl LruGenConfig {
     }
 }
 
+/// Hibernation's settings (`[hibernation]`), read by the `hibernate` and `resume`
+/// timeline operations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HibernationConfig {
+    /// The kernel's own memory that every image holds (text, data, slab, page tables,
+    /// per-CPU areas), which the model does not otherwise simulate: these pages are not
+    /// frames, they are only counted into the image. Default 256 MiB, what a distribution
+    /// kernel with its modules and a few hundred MiB of slab and page tables takes on a
+    /// desktop-sized machine; capped at 1/8 of RAM ([`HibernationConfig::kernel_pages`])
+    /// so that the small machines of tests stay plausible.
+    pub kernel_image: ByteSize,
+    /// Freezing the tasks, syncing file systems and suspending devices before the image
+    /// is made (`freeze_processes`, `ksys_sync`, `dpm_suspend`), in milliseconds. Default
+    /// 200: the freezer's typical tens of milliseconds plus device suspend on a VM.
+    pub freeze_ms: u64,
+    /// Powering off after the image is written (`dpm_suspend` of the remaining devices,
+    /// `kernel_power_off`), in milliseconds. Default 500, a typical VM's power-off.
+    pub poweroff_ms: u64,
+}
+
+impl Default for HibernationConfig {
+    fn default() -> Self {
+        HibernationConfig { kernel_image: ByteSize::mib(256), freeze_ms: 200, poweroff_ms: 500 }
+    }
+}
+
+impl HibernationConfig {
+    /// Pages of kernel memory in an image on a machine of `ram_pages`: `kernel_image`,
+    /// at most 1/8 of RAM.
+    pub fn kernel_pages(&self, ram_pages: u64) -> u64 {
+        self.kernel_image.pages().min(ram_pages / 8)
+    }
+}
+
 /// Everything the core needs besides device models, policies and workloads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -348,6 +383,8 @@ pub struct CoreConfig {
     pub thp: crate::thp::ThpConfig,
     /// zswap's parameters.
     pub zswap: crate::zswap::ZswapConfig,
+    /// Hibernation's settings.
+    pub hibernation: HibernationConfig,
     /// Contents of the pages of implicit regions (those a trace touches outside every
     /// declared region). Set by the scenario's `[workload] contents`.
     #[serde(skip)]
@@ -461,6 +498,14 @@ impl CoreConfig {
         }
         if self.lru_gen.min_ttl_ms > 86_400_000 {
             return bad("lru_gen.min_ttl_ms", format!("{} is above one day", self.lru_gen.min_ttl_ms));
+        }
+        for (field, ms) in [
+            ("hibernation.freeze_ms", self.hibernation.freeze_ms),
+            ("hibernation.poweroff_ms", self.hibernation.poweroff_ms),
+        ] {
+            if ms > 3_600_000 {
+                return bad(field, format!("{ms} is above one hour"));
+            }
         }
         Ok(ValidatedConfig(self))
     }

@@ -196,10 +196,16 @@ pub struct HibernationReport {
     /// Bytes written to or read from the device for the image (compressed if compression
     /// is on), map pages included.
     pub image_bytes: u64,
+    /// Swap slots the image takes on the device: its data pages, one swap-map page per
+    /// 511 of them, and the header page (hibernate only).
+    pub image_slots: u64,
     /// Pages reclaimed to make the image fit (hibernate only).
     pub reclaimed_pages: u64,
     /// Time spent shrinking memory, in seconds (hibernate only).
     pub shrink_s: f64,
     /// Time spent writing (hibernate) or booting and reading (resume) the image, in seconds.
     pub image_io_s: f64,
+    /// CPU time of compressing (hibernate) or decompressing (resume) the image, divided
+    /// among the `clamp(cpus - 1, 1, 3)` threads, in seconds; it overlaps the image I/O.
+    pub cpu_s: f64,
 }

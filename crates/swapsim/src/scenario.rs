@@ -24,8 +24,8 @@ use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use swapsim_core::config::{
-    BlockConfig, CpuCosts, LimitsConfig, LruGenConfig, LruModel, MachineConfig, MemcgConfig, SwapConfig,
-    SwapoffHits,
+    BlockConfig, CpuCosts, HibernationConfig, LimitsConfig, LruGenConfig, LruModel, MachineConfig,
+    MemcgConfig, SwapConfig, SwapoffHits,
 };
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpConfig;
@@ -80,6 +80,10 @@ pub(crate) struct ScenarioFile {
     /// MGLRU's knobs (`enabled`, `min_ttl_ms`), read with `lru = "mglru"`.
     #[serde(default)]
     pub(crate) lru_gen: LruGenConfig,
+    /// Hibernation's settings (`kernel_image`, `freeze_ms`, `poweroff_ms`), read by the
+    /// `hibernate` and `resume` operations.
+    #[serde(default)]
+    pub(crate) hibernation: HibernationConfig,
     /// Transparent huge pages, mTHP sizes and the swap-in size policy.
     #[serde(default)]
     pub(crate) thp: ThpSection,
@@ -113,6 +117,7 @@ impl Default for ScenarioFile {
             swap: SwapSection::default(),
             lru: LruModel::default(),
             lru_gen: LruGenConfig::default(),
+            hibernation: HibernationConfig::default(),
             thp: ThpSection::default(),
             zswap: ZswapSection::default(),
             block: BlockConfig::default(),
@@ -393,6 +398,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
             .collect(),
         lru: file.lru,
         lru_gen: file.lru_gen.clone(),
+        hibernation: file.hibernation.clone(),
         block: file.block.clone(),
         cpu: file.cpu.clone(),
         limits: file.limits.clone(),
@@ -456,6 +462,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         },
         lru: file.lru,
         lru_gen: file.lru_gen,
+        hibernation: file.hibernation,
         thp: file.thp,
         zswap: file.zswap,
         block: file.block,

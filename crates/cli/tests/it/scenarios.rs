@@ -30,6 +30,7 @@ fn every_scenario_has_a_test() {
         [
             "demo.toml",
             "hdd-cluster.toml",
+            "hibernate.toml",
             "jobs.toml",
             "mglru.toml",
             "seq-thrash.toml",
@@ -67,6 +68,28 @@ fn scenarios_of_the_validation_machine_use_its_validated_disk_and_cpu_costs() {
         }
         assert_eq!(scenario["cpu"], this_vm, "{name}: [cpu] differs from CpuCosts::this_vm");
     }
+}
+
+/// The hibernation scenario, scaled down: the default image target leaves 2/5 of RAM, the
+/// rest goes to swap first; the image is not swap I/O; resume reads it back.
+#[test]
+fn hibernate_shrinks_to_the_image_target_and_resume_reads_the_image() {
+    let small = ["machine.memory=256MiB", "swap.devices.0.size=256MiB", "workload.generator.region=54MiB"];
+    let doc = run("hibernate.toml", &small);
+    let ops = doc["operations"].as_array().expect("operations");
+    let (hib, res) = (&ops[0], &ops[1]);
+    assert_eq!((hib["result"].as_str(), res["result"].as_str()), (Some("completed"), Some("completed")));
+    let h = &hib["hibernation"];
+    let target = h["target_pages"].as_u64().unwrap();
+    assert_eq!(target, 256 * 256 * 2 / 5);
+    assert!(h["image_pages"].as_u64().unwrap() <= target);
+    assert!(hib["pswpout"].as_u64().unwrap() > 0, "85% of RAM is above the target");
+    assert_eq!(res["pswpin"], 0);
+    assert_eq!(
+        res["block"]["reads"]["completed_kib"].as_u64().unwrap(),
+        h["image_slots"].as_u64().unwrap() * 4
+    );
+    assert!(res["duration_s"].as_f64().unwrap() > 3.0, "the boot alone takes 3 s");
 }
 
 #[test]

@@ -57,10 +57,29 @@ impl Simulation {
                 PteState::None | PteState::Zero => {}
             }
         }
+        // A hibernation image holds its slots once each, with no folio, zero mark or
+        // zswap entry; while the machine is off, memory is exactly as at the snapshot.
+        if let Some(h) = &self.hibernation {
+            for &s in &h.slots {
+                assert_eq!(s.device, h.device, "image {s} off the resume device");
+                refs[s.device.0 as usize][s.offset as usize] += 1;
+                assert!(mm.swap.cached_frame(s).is_none(), "image {s} has a swap-cache folio");
+                assert!(!mm.swap.is_zero(s), "image {s} is marked zero-filled");
+                assert!(mm.swap.zswap_entry(s).is_none(), "image {s} holds a zswap entry");
+            }
+            if h.powered_off {
+                assert_eq!(
+                    Some(self.fingerprint()),
+                    h.fingerprint,
+                    "memory changed while the machine was hibernated"
+                );
+                assert!(h.image_pages > 0 && !h.slots.is_empty(), "a hibernated machine without an image");
+            }
+        }
         for (d, dev_refs) in refs.iter().enumerate() {
             for (off, &n) in dev_refs.iter().enumerate().skip(1) {
                 let slot = SwapSlot { device: DeviceId(d as u8), offset: off as u32 };
-                assert_eq!(mm.swap.count(slot), n, "{slot}: swap count vs PTE references");
+                assert_eq!(mm.swap.count(slot), n, "{slot}: swap count vs PTE references and image slots");
             }
         }
         let mut wb = 0;

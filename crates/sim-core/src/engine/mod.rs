@@ -26,6 +26,8 @@ mod bypass;
 mod charge;
 mod exit;
 mod fault;
+#[cfg(test)]
+mod hibernate_tests;
 mod invariants;
 #[cfg(test)]
 mod mglru_tests;
@@ -154,6 +156,8 @@ pub struct Simulation {
     op_running: Option<ops::RunningOp>,
     op_reports: Vec<crate::timeline::OpReport>,
     paused: bool,
+    /// A hibernation from the freeze until the resume has thawed the tasks.
+    hibernation: Option<ops::Hibernation>,
     workload_done: bool,
     /// User tasks in the setup, and how many of them have ended (finished their stream or
     /// were OOM-killed); the workload is over when the two are equal.
@@ -271,6 +275,8 @@ impl Simulation {
                 self.mm.complete_io(req, now);
                 self.after_io();
             }
+            // kswapd and zswap's worker are freezable: they wait while the machine hibernates.
+            Event::KswapdRun | Event::ZswapShrink if self.hibernation.is_some() => self.defer_frozen(ev),
             Event::KswapdRun => self.kswapd_run(now),
             Event::ZswapShrink => self.zswap_worker_run(now),
             Event::Timeline(i) => self.start_op(i as usize, now),

@@ -156,6 +156,7 @@ impl Simulation {
             op_running: None,
             op_reports: Vec::new(),
             paused: false,
+            hibernation: None,
             workload_done: n_tasks == 0,
             n_user_tasks: n_tasks,
             n_ended: 0,

@@ -66,6 +66,8 @@ pub(crate) enum TaskKind {
         /// Rounds in a row that freed and wrote nothing.
         fruitless: u32,
     },
+    /// Hibernate (freeze, shrink, write the image, power off) or resume from the image.
+    Hibernate(Box<super::ops::HibTask>),
 }
 
 #[derive(Debug, Default)]

@@ -93,6 +93,8 @@ pub(crate) struct Mm {
     pub(crate) io_done: Option<SimTime>,
     /// zswap: entries, LRU, pool and the shrinkers' protection policy.
     pub(crate) zswap: zswap::Zswap,
+    /// Hibernation image pages submitted and not yet completed (`crate::block::IMAGE_PFN`).
+    pub(crate) image_inflight: u64,
 }
 
 impl Mm {
@@ -125,6 +127,7 @@ impl Mm {
             write_done: None,
             io_done: None,
             zswap,
+            image_inflight: 0,
         }
     }
 

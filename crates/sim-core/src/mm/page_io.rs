@@ -7,7 +7,7 @@
 
 use super::frames::flag;
 use super::Mm;
-use crate::block::ReqId;
+use crate::block::{ReqId, IMAGE_PFN};
 use crate::device::IoDir;
 use crate::event::Event;
 use crate::time::SimTime;
@@ -37,7 +37,9 @@ impl Mm {
         match done.dir {
             IoDir::Read => {
                 for &pfn in &done.frames {
-                    if self.frames.test(pfn, flag::WAITED) {
+                    if pfn == IMAGE_PFN {
+                        self.image_inflight -= 1;
+                    } else if self.frames.test(pfn, flag::WAITED) {
                         self.reads_done.push((pfn, now));
                     } else {
                         self.frames.clear(pfn, flag::LOCKED);
@@ -46,6 +48,10 @@ impl Mm {
             }
             IoDir::Write => {
                 for &pfn in &done.frames {
+                    if pfn == IMAGE_PFN {
+                        self.image_inflight -= 1;
+                        continue;
+                    }
                     self.frames.clear(pfn, flag::WRITEBACK);
                     self.nr_writeback -= 1;
                     // A large folio's writeback ends with its last page.

@@ -381,6 +381,25 @@ impl Swap {
         None
     }
 
+    /// `swap_alloc_hibernation_slot`: one slot of `dev` for the hibernation image (from
+    /// `alloc_swapdev_block`), by the same cluster allocator as order-0 swap-out. It is
+    /// held with a count of one and no swap-cache folio, as the kernel's swap map holds it
+    /// without any PTE, until [`Swap::free_hibernation_slot`]. `None` when the device is
+    /// full or swapped off.
+    pub(crate) fn alloc_hibernation_slot(&mut self, dev: DeviceId) -> Option<SwapSlot> {
+        let d = &mut self.devices[dev.0 as usize];
+        let off = d.alloc(0, 0, Pfn(0))?;
+        d.cache[off as usize] = 0;
+        d.count[off as usize] = 1;
+        Some(SwapSlot { device: dev, offset: off })
+    }
+
+    /// Frees a slot of the hibernation image (`free_all_swap_pages` after resume).
+    pub(crate) fn free_hibernation_slot(&mut self, slot: SwapSlot) {
+        debug_assert_eq!(self.count(slot), 1, "image {slot} is held once");
+        self.dec_count(slot);
+    }
+
     #[inline]
     pub(crate) fn count(&self, slot: SwapSlot) -> u8 {
         self.devices[slot.device.0 as usize].count[slot.offset as usize]

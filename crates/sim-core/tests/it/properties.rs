@@ -149,6 +149,55 @@ proptest! {
     }
 
     #[test]
+    fn hibernate_resume_swapoff_restores_every_page_once(
+        tasks in prop::collection::vec(accesses(128, 400), 1..3),
+        limit_pages in 24u64..96,
+        image_size in prop::option::of(0u64..4096),
+        compress: bool,
+        lift_limit: bool,
+        mglru: bool,
+    ) {
+        let m = Machine {
+            limit_pages, swap_pages: 4096, cpus: 2, page_cluster: 3, plugging: true,
+            lru: if mglru { LruModel::Mglru } else { LruModel::Classic }, memcg_version: 2,
+        };
+        let distinct: Vec<usize> = tasks
+            .iter()
+            .map(|t| t.iter().map(|a| a.0).collect::<std::collections::BTreeSet<_>>().len())
+            .collect();
+        let tasks: Vec<_> = tasks.iter().map(|t| (128, first_touch_writes(t))).collect();
+        let after = |op| TimelineOp { trigger: Trigger::AfterPrevious, op };
+        let first = if lift_limit { Operation::SetMemcgLimit(None) } else { Operation::Mark("end".into()) };
+        let timeline = vec![
+            TimelineOp { trigger: Trigger::WorkloadEnd, op: first },
+            after(Operation::Hibernate(HibernateOp { image_size, compress, device: None })),
+            after(Operation::Resume { boot: SimDuration(1_000_000_000) }),
+            after(Operation::SetMemcgLimit(None)),
+            after(Operation::Swapoff { device: "swap0".into() }),
+        ];
+        let dev = TestDevice { ns: 15_000, synchronous: false, depth: 4 };
+        let r = run_checked(setup_with_timeline(&m, vec![Box::new(dev)], Box::new(AlignedWindow), tasks, timeline));
+        prop_assert_eq!(&r.outcome, &Outcome::Completed);
+        let results: Vec<&str> = r.operations.iter().map(|o| o.result.as_str()).collect();
+        prop_assert_eq!(results, vec!["completed"; 5]);
+        let (hib, res) = (&r.operations[1], &r.operations[2]);
+        let (hr, rr) = (hib.hibernation.as_ref().unwrap(), res.hibernation.as_ref().unwrap());
+        prop_assert!(hr.image_pages <= hr.target_pages.max(2048 + 64), "{:?}", hr);
+        prop_assert_eq!(hr.image_pages, rr.image_pages);
+        // The image is written and read whole, outside the swap counters: besides the
+        // shrink's swap-outs, the writes queued while hibernating are the image's.
+        prop_assert_eq!(hib.block.writes.queued_kib, (hr.image_slots + hib.pswpout) * 4);
+        prop_assert_eq!(res.block.reads.queued_kib, hr.image_slots * 4);
+        prop_assert_eq!(res.block.reads.completed_kib, hr.image_slots * 4);
+        prop_assert_eq!((res.pswpin, res.pswpout), (0, 0));
+        // Every page a task wrote is present, once, and swap is empty.
+        prop_assert_eq!(r.at_end.swap_slots_used, 0);
+        prop_assert_eq!(r.at_end.nr_swapcached, 0);
+        prop_assert_eq!(r.at_end.rss_pages, distinct.iter().sum::<usize>() as u64);
+        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
+    }
+
+    #[test]
     fn exact_lru_without_readahead_misses_like_a_naive_lru(
         raw in accesses(120, 800),
         limit_pages in 40u64..100,

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 use swapsim_core::config::{
-    BlockConfig, CpuCosts, LimitsConfig, LruGenConfig, LruModel, MachineConfig, MemcgConfig, SwapoffHits,
+    BlockConfig, CpuCosts, HibernationConfig, LimitsConfig, LruGenConfig, LruModel, MachineConfig,
+    MemcgConfig, SwapoffHits,
 };
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpHint;
@@ -30,6 +31,10 @@ pub struct ResolvedScenario {
     pub lru: LruModel,
     /// `[lru_gen]`.
     pub lru_gen: LruGenConfig,
+    /// `[hibernation]`, echoed only when it differs from the defaults (the hibernation
+    /// operations read it; reports of runs without them stay as they were).
+    #[serde(skip_serializing_if = "is_default_hibernation")]
+    pub hibernation: HibernationConfig,
     /// `[thp]`.
     pub thp: ThpSection,
     /// `[zswap]`.
@@ -189,4 +194,8 @@ pub struct ThpSection {
     pub hugepages: std::collections::BTreeMap<String, swapsim_core::thp::ThpSizeEnabled>,
     /// Swap-in size policy: "kernel" (default), "order0" or "throttled".
     pub swapin: swapsim_policies::SwapinConfig,
+}
+
+fn is_default_hibernation(h: &HibernationConfig) -> bool {
+    *h == HibernationConfig::default()
 }

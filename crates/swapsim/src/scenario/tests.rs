@@ -83,6 +83,19 @@ fn validation_errors_name_the_field() {
 }
 
 #[test]
+fn the_hibernation_section_reaches_the_core_and_is_checked() {
+    let text = format!("{BASE}\n[hibernation]\nkernel_image = \"64MiB\"\nfreeze_ms = 100\n");
+    let prepared = Scenario::from_toml_named(&text, "s.toml", "").and_then(|s| s.prepare()).unwrap();
+    let h = &prepared.resolved().hibernation;
+    assert_eq!((h.kernel_image, h.freeze_ms, h.poweroff_ms), (ByteSize::mib(64), 100, 500));
+    check(
+        BASE,
+        &["hibernation.poweroff_ms=4000000"],
+        expect!["error: scenario s.toml: hibernation.poweroff_ms: 4000000 is above one hour"],
+    );
+}
+
+#[test]
 fn bad_zswap_knobs_name_the_field() {
     let on = format!("{BASE}\n[zswap]\nenabled = true\n");
     check(&on, &[], expect!["seed 1 · swap virtio · page-cluster 3 · readahead cluster (kernel)"]);

@@ -2,12 +2,16 @@
 //! did. Operations that take effect at once (knobs, pause, resume, mark) are carried out
 //! here; the long ones run as kernel tasks whose steps live in a file per family:
 //! `swapoff.rs` (`try_to_unuse`: swapoff, `mm_reclaim/release`) and `reclaim.rs`
-//! (swap-out-all, lowering `memory.max`, `mm_reclaim/run`).
+//! (swap-out-all, lowering `memory.max`, `mm_reclaim/run`); `hibernate.rs` (hibernate,
+//! resume).
 
+mod hibernate;
 mod reclaim;
 mod swapoff;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use hibernate::{HibTask, Hibernation};
 
 use super::task::{Cpu, SwapoffState, Task, TaskKind, TaskState};
 use super::{Simulation, Step};
@@ -86,6 +90,14 @@ impl Simulation {
             OpReport { op: op.name().to_string(), start_s: now.as_secs_f64(), ..OpReport::default() };
         let at_start = self.counters();
         let mut finished = true;
+        if let Some(why) =
+            self.hibernated_refusal(op.name()).filter(|_| !matches!(op, Operation::Resume { .. }))
+        {
+            report.result = why;
+            self.op_running = Some(RunningOp { report, at_start });
+            self.op_finished(now);
+            return;
+        }
         match op {
             Operation::Swapoff { device } => {
                 report.device = Some(device.clone());
@@ -148,9 +160,8 @@ impl Simulation {
                 );
                 finished = false;
             }
-            Operation::Hibernate(_) | Operation::Resume { .. } => {
-                report.result = format!("failed: {} is not built yet", report.op);
-            }
+            Operation::Hibernate(h) => finished = !self.start_hibernate(h, now, &mut report),
+            Operation::Resume { boot } => finished = !self.start_resume(boot, now, &mut report),
             Operation::MmReclaimRun { pages, timeout } => {
                 report.reclaimed_pages = Some(0);
                 let deadline = timeout.map(|d| SimTime(now.0.saturating_add(d.0)));
@@ -263,6 +274,7 @@ impl Simulation {
             TaskKind::Swapoff(_) => self.swapoff_step(t),
             TaskKind::Reclaim { goal, .. } => self.reclaim_step(t, goal),
             TaskKind::MmReclaim { .. } => self.mm_reclaim_step(t),
+            TaskKind::Hibernate(_) => self.hibernate_step(t),
             TaskKind::User => unreachable!("user tasks replay accesses"),
         }
     }
