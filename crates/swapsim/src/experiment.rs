@@ -49,14 +49,11 @@ pub fn list() -> &'static [Info] {
 }
 
 /// All experiments, in the order `experiment list` prints them.
-const EXPERIMENTS: [Info; 4] = [
+const EXPERIMENTS: [Info; 5] = [
     Info {
         name: "swapoff-readahead",
         title: "swapoff time against page-cluster under four readahead policies (Andrea Righi, 2020)",
-        published: "8 GiB guest, 16 GiB swap file on virtio, 85% of memory allocated and forced out to swap, \
-                    then swapoff timed. Scaling readahead (pre-5.8 accounting): 21.5-28.3 s at every page-cluster \
-                    (22.09 s at 3). Fixed: 21.25, 12.66, 8.77, 7.60, 7.75, 8.32, 9.40, 8.93 s at page-cluster 1..8. \
-                    After commit ebc5951eea49 credited swapoff's readahead hits, scaling at page-cluster 3 took 12.19 s.",
+        published: SWAPOFF_PUBLISHED,
     },
     Info {
         name: "plug-merge",
@@ -85,7 +82,20 @@ const EXPERIMENTS: [Info; 4] = [
                     (-7.2%), each the average of 5 runs. The series' cover letter, from another run: 64.12% fewer \
                     swap-ins, 10.32% less build time.",
     },
+    Info {
+        name: "swapoff-readahead-resumed",
+        title: "swapoff-readahead from an emulated hibernate-and-resume state (default image_size, 2/5 of RAM) \
+                instead of everything pushed out to swap",
+        published: SWAPOFF_PUBLISHED,
+    },
 ];
+
+/// What the swapoff-readahead study published (both starting states compare with it).
+const SWAPOFF_PUBLISHED: &str =
+    "8 GiB guest, 16 GiB swap file on virtio, 85% of memory allocated and forced out \
+    to swap, then swapoff timed. Scaling readahead (pre-5.8 accounting): 21.5-28.3 s at every page-cluster \
+    (22.09 s at 3). Fixed: 21.25, 12.66, 8.77, 7.60, 7.75, 8.32, 9.40, 8.93 s at page-cluster 1..8. \
+    After commit ebc5951eea49 credited swapoff's readahead hits, scaling at page-cluster 3 took 12.19 s.";
 
 /// One row of an experiment's table.
 #[derive(Clone, Debug, Serialize)]
@@ -310,7 +320,8 @@ pub fn run_with_progress(name: &str, scale: f64, progress: &dyn Progress) -> Res
         bail!("--scale: {scale} is outside (0, 1]");
     }
     match name {
-        "swapoff-readahead" => swapoff_readahead(scale, progress),
+        "swapoff-readahead" => swapoff_readahead(scale, progress, SwapoffStart::SwapOutAll),
+        "swapoff-readahead-resumed" => swapoff_readahead(scale, progress, SwapoffStart::ShrinkToImage),
         "plug-merge" => plug_merge(scale, progress),
         "mthp-swapin" => mthp_swapin(scale, progress),
         "zswap-second-chance" => zswap_second_chance(scale, progress),
@@ -378,7 +389,21 @@ fn mib(full: f64, scale: f64, min: f64) -> u64 {
     (full * scale).max(min).round() as u64
 }
 
-fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
+/// The state swapoff starts from in the swapoff-readahead study.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SwapoffStart {
+    /// Every page pushed out to swap (`swap-out-all`): hibernation with image_size 0.
+    SwapOutAll,
+    /// A hibernated and resumed guest with the default image_size (2/5 of RAM),
+    /// emulated until a hibernate operation exists: `memory.max` lowered to the image
+    /// size (reclaim in the writer's context, as `shrink_all_memory` reclaims in the
+    /// hibernating task's), then lifted; swapoff starts once the disk is idle, as after a
+    /// resume. Unlike a resumed guest, the model's reclaim leaves most of the resident
+    /// 2/5 as unmapped swap cache rather than mapped pages (docs/swapoff-resumed-state.md).
+    ShrinkToImage,
+}
+
+fn swapoff_readahead(scale: f64, progress: &dyn Progress, start: SwapoffStart) -> Result<Outcome> {
     let ram = mib(8192.0, scale, 64.0);
     let swap = mib(16384.0, scale, 128.0);
     // 85% of memory, held by four processes that wrote their memory at the same time, so
@@ -386,6 +411,10 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     let n_procs = 4u64;
     let per_proc = (ram as f64 * 0.85 / n_procs as f64).round() as u64;
     let filled = per_proc * n_procs;
+    // The default /sys/power/image_size, and a time by which the reclaim's writes have
+    // long completed (the resumed guest's disk is idle).
+    let image = (ram as f64 * 0.4).round() as u64;
+    let settle_s = (10.0 + 60.0 * scale).round() as u64;
     // (column name, readahead policy, swapoff hit accounting)
     let policies: [(&'static str, ReadaheadConfig, SwapoffHits); 4] = [
         ("scaling-pre-5.8", ReadaheadConfig::Cluster, SwapoffHits::Ignored),
@@ -396,6 +425,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     let variants: Vec<(usize, u32)> =
         (1..=8).flat_map(|pc| (0..policies.len()).map(move |p| (p, pc))).collect();
     let runs = Runs::new(progress, variants.len() as u64);
+    let info = &EXPERIMENTS[if start == SwapoffStart::SwapOutAll { 0 } else { 4 }];
     let rows: Vec<Result<SwapoffRow>> = variants
         .par_iter()
         .map(|&(p, pc)| {
@@ -406,13 +436,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
             let mut file = ScenarioFile {
                 machine: MachineConfig { memory: mib_size(ram), cpus: 2, ..MachineConfig::default() },
                 workload: WorkloadSection::generator(generator),
-                timeline: vec![
-                    TimelineEntry::new(
-                        When { at: Some("workload-end".into()), ..When::default() },
-                        TimelineOp::SwapOutAll {},
-                    ),
-                    TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() }),
-                ],
+                timeline: swapoff_timeline(start, image, settle_s),
                 ..ScenarioFile::default()
             };
             file.swap.page_cluster = pc;
@@ -425,7 +449,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
                 priority: None,
                 model: DeviceConfig::preset("virtio"),
             }];
-            let report = run_file(&format!("swapoff-readahead/{column}/page_cluster={pc}"), file, &runs)?;
+            let report = run_file(&format!("{}/{column}/page_cluster={pc}", info.name), file, &runs)?;
             let op = report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
             Ok(SwapoffRow {
                 policy: column,
@@ -440,20 +464,45 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
         .collect();
     let rows: Vec<SwapoffRow> = rows.into_iter().collect::<Result<_>>()?;
     let verdict = verdict::swapoff(&rows);
+    let how = match start {
+        SwapoffStart::SwapOutAll => "everything is pushed out to swap (swap-out-all)".to_string(),
+        SwapoffStart::ShrinkToImage => format!(
+            "memory.max is lowered to {image} MiB (2/5 of memory, the default image_size) and lifted, \
+             emulating a hibernated and resumed guest; at {settle_s} s, the disk idle"
+        ),
+    };
     Ok(Outcome {
-        experiment: "swapoff-readahead",
-        title: EXPERIMENTS[0].title,
+        experiment: info.name,
+        title: info.title,
         setup: format!(
             "{ram} MiB guest, 2 CPUs, {swap} MiB swap on the virtio preset; {n_procs} processes write \
-             {per_proc} MiB each at the same time ({filled} MiB, 85% of memory), everything is pushed out to \
-             swap (swap-out-all), then swapoff is timed; page-cluster 1..8 under scaling readahead \
+             {per_proc} MiB each at the same time ({filled} MiB, 85% of memory), {how}, then swapoff is \
+             timed; page-cluster 1..8 under scaling readahead \
              with swapoff hits ignored (pre-5.8, and 6.18) or credited (5.8-6.17), fixed, and VMA readahead"
         ),
-        published: EXPERIMENTS[0].published,
+        published: info.published,
         scale,
         rows: rows.into_iter().map(Row::Swapoff).collect(),
         verdict,
     })
+}
+
+/// The timeline after the fill: the starting state, then swapoff of "vda".
+fn swapoff_timeline(start: SwapoffStart, image_mib: u64, settle_s: u64) -> Vec<TimelineEntry> {
+    let at = |t: &str| When { at: Some(t.into()), ..When::default() };
+    let mut timeline = match start {
+        SwapoffStart::SwapOutAll => vec![TimelineEntry::new(at("workload-end"), TimelineOp::SwapOutAll {})],
+        SwapoffStart::ShrinkToImage => vec![
+            TimelineEntry::new(
+                at("workload-end"),
+                TimelineOp::SetMemcgLimit { limit: format!("{image_mib}MiB") },
+            ),
+            TimelineEntry::new(When::default(), TimelineOp::SetMemcgLimit { limit: "max".into() }),
+            TimelineEntry::new(at(&format!("{settle_s}s")), TimelineOp::Mark { label: "resumed".into() }),
+        ],
+    };
+    timeline.push(TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() }));
+    timeline
 }
 
 fn plug_merge(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
