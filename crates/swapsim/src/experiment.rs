@@ -53,10 +53,7 @@ const EXPERIMENTS: [Info; 5] = [
     Info {
         name: "swapoff-readahead",
         title: "swapoff time against page-cluster under four readahead policies (Andrea Righi, 2020)",
-        published: "8 GiB guest, 16 GiB swap file on virtio, 85% of memory allocated and forced out to swap, \
-                    then swapoff timed. Scaling readahead (pre-5.8 accounting): 21.5-28.3 s at every page-cluster \
-                    (22.09 s at 3). Fixed: 21.25, 12.66, 8.77, 7.60, 7.75, 8.32, 9.40, 8.93 s at page-cluster 1..8. \
-                    After commit ebc5951eea49 credited swapoff's readahead hits, scaling at page-cluster 3 took 12.19 s.",
+        published: SWAPOFF_PUBLISHED,
     },
     Info {
         name: "plug-merge",
@@ -94,6 +91,13 @@ const EXPERIMENTS: [Info; 5] = [
                     image_size=0: hibernate 73.22 s / 5.36 s, resume 5.32 s / 5.26 s.",
     },
 ];
+
+/// What the swapoff-readahead study published (both starting states compare with it).
+const SWAPOFF_PUBLISHED: &str =
+    "8 GiB guest, 16 GiB swap file on virtio, 85% of memory allocated and forced out \
+    to swap, then swapoff timed. Scaling readahead (pre-5.8 accounting): 21.5-28.3 s at every page-cluster \
+    (22.09 s at 3). Fixed: 21.25, 12.66, 8.77, 7.60, 7.75, 8.32, 9.40, 8.93 s at page-cluster 1..8. \
+    After commit ebc5951eea49 credited swapoff's readahead hits, scaling at page-cluster 3 took 12.19 s.";
 
 /// One row of an experiment's table.
 #[derive(Clone, Debug, Serialize)]
@@ -436,6 +440,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     let variants: Vec<(usize, u32)> =
         (1..=8).flat_map(|pc| (0..policies.len()).map(move |p| (p, pc))).collect();
     let runs = Runs::new(progress, variants.len() as u64);
+    let info = &EXPERIMENTS[0];
     let rows: Vec<Result<SwapoffRow>> = variants
         .par_iter()
         .map(|&(p, pc)| {
@@ -446,13 +451,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
             let mut file = ScenarioFile {
                 machine: MachineConfig { memory: mib_size(ram), cpus: 2, ..MachineConfig::default() },
                 workload: WorkloadSection::generator(generator),
-                timeline: vec![
-                    TimelineEntry::new(
-                        When { at: Some("workload-end".into()), ..When::default() },
-                        TimelineOp::SwapOutAll {},
-                    ),
-                    TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() }),
-                ],
+                timeline: swapoff_timeline(),
                 ..ScenarioFile::default()
             };
             file.swap.page_cluster = pc;
@@ -465,7 +464,7 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
                 priority: None,
                 model: DeviceConfig::preset("virtio"),
             }];
-            let report = run_file(&format!("swapoff-readahead/{column}/page_cluster={pc}"), file, &runs)?;
+            let report = run_file(&format!("{}/{column}/page_cluster={pc}", info.name), file, &runs)?;
             let op = report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
             Ok(SwapoffRow {
                 policy: column,
@@ -481,15 +480,16 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
     let rows: Vec<SwapoffRow> = rows.into_iter().collect::<Result<_>>()?;
     let verdict = verdict::swapoff(&rows);
     Ok(Outcome {
-        experiment: "swapoff-readahead",
-        title: EXPERIMENTS[0].title,
+        experiment: info.name,
+        title: info.title,
         setup: format!(
             "{ram} MiB guest, 2 CPUs, {swap} MiB swap on the virtio preset; {n_procs} processes write \
-             {per_proc} MiB each at the same time ({filled} MiB, 85% of memory), everything is pushed out to \
-             swap (swap-out-all), then swapoff is timed; page-cluster 1..8 under scaling readahead \
+             {per_proc} MiB each at the same time ({filled} MiB, 85% of memory), the guest hibernates \
+             (default image_size, 2/5 of memory: the rest is reclaimed to swap) and resumes, then swapoff is \
+             timed; page-cluster 1..8 under scaling readahead \
              with swapoff hits ignored (pre-5.8, and 6.18) or credited (5.8-6.17), fixed, and VMA readahead"
         ),
-        published: EXPERIMENTS[0].published,
+        published: info.published,
         scale,
         rows: rows.into_iter().map(Row::Swapoff).collect(),
         verdict,
@@ -619,6 +619,21 @@ const IDLE_S: u64 = 60;
 /// A `mark` operation.
 fn mark(label: &str) -> TimelineOp {
     TimelineOp::Mark { label: label.to_string() }
+}
+
+/// The swapoff study's timeline after the fill: hibernate with the default image_size and
+/// resume, as the study's guest did, then swapoff of "vda". The resumed guest holds what
+/// its image held (2/5 of memory, mapped); the rest was reclaimed to swap by hibernation's
+/// shrink, in LRU order.
+fn swapoff_timeline() -> Vec<TimelineEntry> {
+    vec![
+        TimelineEntry::new(
+            When { at: Some("workload-end".into()), ..When::default() },
+            TimelineOp::Hibernate { image_size: None, compress: None, device: None },
+        ),
+        TimelineEntry::new(When::default(), TimelineOp::Resume { boot: None }),
+        TimelineEntry::new(When::default(), TimelineOp::Swapoff { device: "vda".into() }),
+    ]
 }
 
 fn plug_merge(scale: f64, progress: &dyn Progress) -> Result<Outcome> {

@@ -11,8 +11,26 @@ fn experiment(name: &str, scale: &str) -> Value {
 #[test]
 fn list_names_every_experiment() {
     let text = ok(&["experiment", "list"]);
-    for name in ["swapoff-readahead", "plug-merge", "mthp-swapin", "zswap-second-chance"] {
+    for name in ["swapoff-readahead", "plug-merge", "mthp-swapin", "zswap-second-chance", "hibernate-reclaim"]
+    {
         assert!(text.contains(name), "{name}: {text}");
+    }
+}
+
+#[test]
+fn swapoff_starts_from_the_resumed_state() {
+    // The guest hibernated with the default image_size: what the image held (2/5 of
+    // memory, less the kernel's part) is resident after resume, so swapoff reads only the
+    // rest of the 85% written, and every readahead window is used.
+    let doc = experiment("swapoff-readahead", "0.03");
+    assert!(doc["setup"].as_str().expect("setup").contains("hibernates"), "{}", doc["setup"]);
+    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 32);
+    // 246 MiB guest, 4 x 52 MiB written.
+    let written = 4 * 52 * 256;
+    for row in rows {
+        let pswpin = row["pswpin"].as_u64().expect("pswpin");
+        assert!(pswpin * 10 > written * 5 && pswpin * 10 < written * 8, "{row}: {pswpin} of {written}");
     }
 }
 

@@ -280,7 +280,9 @@ fn mm_reclaim_values_are_checked_by_field() {
     );
     check_entry(
         "[[timeline]]\nop = \"mm-reclaim-run\"\npages = 10\ntimeout = \"soon\"\n",
-        expect![[r#"error: scenario s.toml: timeline[0].timeout: "soon" is not a duration (expected e.g. "3s", "500ms")"#]],
+        expect![[
+            r#"error: scenario s.toml: timeline[0].timeout: "soon" is not a duration (expected e.g. "3s", "500ms")"#
+        ]],
     );
     check_entry(
         "[[timeline]]\nop = \"mm-reclaim-run\"\ntimeout = \"1s\"\n",
