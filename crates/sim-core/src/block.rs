@@ -167,6 +167,11 @@ impl BlockLayer {
         self.queues[dev.0 as usize].traits.synchronous
     }
 
+    /// The device's tags (`nr_requests`).
+    pub(crate) fn queue_depth(&self, dev: DeviceId) -> u32 {
+        self.queues[dev.0 as usize].traits.queue_depth
+    }
+
     /// `blk_start_plug`; nested plugs join the outer one.
     pub(crate) fn start_plug(&mut self, owner: usize) {
         if self.cfg.plugging {

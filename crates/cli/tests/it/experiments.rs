@@ -209,3 +209,29 @@ fn unknown_experiment_is_an_error() {
     let err = fails(&["experiment", "run", "nope"]);
     assert!(err.contains("unknown experiment \"nope\"") && err.contains("swapoff-readahead"), "{err}");
 }
+
+#[test]
+fn hibernate_reclaim_moves_the_time_out_of_hibernation() {
+    let doc = experiment("hibernate-reclaim", "0.05");
+    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4);
+    let row = |kernel: &str, image: &str| {
+        rows.iter().find(|r| r["kernel"] == kernel && r["image_size"] == image).expect("row")
+    };
+    let f = |r: &Value, key: &str| r[key].as_f64().unwrap_or_else(|| panic!("{key}: {r}"));
+    for image in ["default", "0"] {
+        let (vanilla, mm) = (row("vanilla", image), row("mm_reclaim", image));
+        // Reclaiming beforehand leaves hibernation only the kernel's part to write.
+        assert!(f(mm, "hibernate_s") * 3.0 < f(vanilla, "hibernate_s"), "{vanilla} {mm}");
+        assert_eq!(mm["reclaimed_pages"], 0, "{mm}");
+        assert!(mm["pre_reclaimed_pages"].as_u64().unwrap() > 0, "{mm}");
+        assert!(f(mm, "release_s") > 0.0, "{mm}");
+        assert!(vanilla["reclaimed_pages"].as_u64().unwrap() > 0, "{vanilla}");
+    }
+    // The default image holds 2/5 of memory: a longer resume, a shorter shrink than 0's.
+    let (default, zero) = (row("vanilla", "default"), row("vanilla", "0"));
+    assert!(f(default, "resume_s") > f(zero, "resume_s"));
+    assert!(f(default, "shrink_s") < f(zero, "shrink_s"));
+    assert!(default["image_pages"].as_u64().unwrap() > 2 * zero["image_pages"].as_u64().unwrap());
+    check_verdict(&doc);
+}

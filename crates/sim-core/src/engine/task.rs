@@ -53,8 +53,8 @@ pub(crate) enum TaskKind {
     /// Reclaim until memcg usage is at most `goal` pages, or everything that can go.
     Reclaim {
         goal: Option<u64>,
-        /// Rounds in a row that freed and wrote nothing.
-        fruitless: u32,
+        /// Where the paced `shrink_all_memory` stands.
+        shrink: super::ops::ShrinkAll,
     },
     /// `/sys/power/mm_reclaim/run`: reclaim until `target` pages were freed (0: until
     /// nothing more can go) or the clock reaches `deadline`.
@@ -63,8 +63,8 @@ pub(crate) enum TaskKind {
         /// Pages freed so far.
         reclaimed: u64,
         deadline: Option<SimTime>,
-        /// Rounds in a row that freed and wrote nothing.
-        fruitless: u32,
+        /// Where the paced `shrink_all_memory` stands.
+        shrink: super::ops::ShrinkAll,
     },
     /// Hibernate (freeze, shrink, write the image, power off) or resume from the image.
     Hibernate(Box<super::ops::HibTask>),

@@ -47,18 +47,16 @@
 //!   not modelled beyond `boot`; decompression costs LZO's per-page figures.
 //! - Every operation but `resume` fails while the machine is off, `mark` included.
 //! - The shrink makes its own priority passes rather than call the engine's `reclaim`,
-//!   to pace its writes by the disk (see `shrink_step`).
+//!   to pace its writes by the disk (see `Simulation::shrink_pass` in `reclaim.rs`).
 
 use super::super::{Simulation, Step, Wait};
 use crate::block::{Bio, IMAGE_PFN};
 use crate::contents::{compressed_len, Compressor, Contents};
 use crate::device::IoDir;
-use crate::engine::reclaim::{DEF_PRIORITY, MAX_RECLAIM_RETRIES};
 use crate::engine::task::{TaskKind, TaskState};
 use crate::event::Event;
 use crate::ids::{DeviceId, SwapSlot, PAGE_SIZE};
 use crate::mm::pagetable::PteState;
-use crate::mm::vmscan::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
 use crate::time::{SimDuration, SimTime};
 use crate::timeline::{HibernateOp, HibernationReport, OpReport};
 use std::hash::{Hash, Hasher};
@@ -133,13 +131,8 @@ pub(crate) struct HibTask {
     target: u64,
     /// `max_size` of `hibernate_preallocate_memory`.
     max_size: u64,
-    /// Sweeps in a row that freed and wrote nothing.
-    fruitless: u32,
-    /// The shrink's reclaim priority, and whether it ages the active list regardless.
-    priority: u32,
-    force_deactivate: bool,
-    /// Pages scanned by passes in a row that only aged pages.
-    aging_scanned: u64,
+    /// Where the shrink stands.
+    shrink: super::ShrinkAll,
     reclaimed: u64,
     shrink_start: SimTime,
     io_start: SimTime,
@@ -192,10 +185,7 @@ impl Simulation {
             op,
             target: 0,
             max_size: 0,
-            fruitless: 0,
-            priority: DEF_PRIORITY,
-            force_deactivate: false,
-            aging_scanned: 0,
+            shrink: super::ShrinkAll::default(),
             reclaimed: 0,
             shrink_start: now,
             io_start: now,
@@ -239,10 +229,7 @@ impl Simulation {
             op: HibernateOp { image_size: None, compress: true, device: None },
             target: 0,
             max_size: 0,
-            fruitless: 0,
-            priority: DEF_PRIORITY,
-            force_deactivate: false,
-            aging_scanned: 0,
+            shrink: super::ShrinkAll::default(),
             reclaimed: 0,
             shrink_start: now,
             io_start: now,
@@ -401,19 +388,10 @@ impl Simulation {
         self.hib_report_mut().target_pages = target;
     }
 
-    /// `shrink_all_memory(saveable - target)`: `do_try_to_free_pages` one priority pass
-    /// per step, until the image fits or `MAX_RECLAIM_RETRIES` sweeps from `DEF_PRIORITY`
-    /// down to 0 in a row free and write nothing.
-    ///
-    /// The model's block layer never makes a submitter wait for a tag, where the kernel's
-    /// reclaimer sleeps in `blk_mq_get_tag` once the queue is full and so writes no faster
-    /// than the disk. Without that, scanning at CPU speed would write far more than the
-    /// target needs (written pages are freed only when a later pass finds them clean). So
-    /// pages under writeback count as going: the shrink writes no more than the excess
-    /// and waits for writeback when that is in flight; the passes after it free the
-    /// written pages, rotated to the tail. For the same reason a pass that writes, frees
-    /// or ages something starts the next at `DEF_PRIORITY` again, so that one pass never
-    /// scans (and writes) the whole list: only passes that find nothing widen the scan.
+    /// `shrink_all_memory(saveable - target)`, one paced pass per step
+    /// ([`Simulation::shrink_pass`], shared with mm-reclaim-run, swap-out-all and lowering
+    /// `memory.max`), until the image fits or `MAX_RECLAIM_RETRIES` sweeps in a row free
+    /// and write nothing.
     fn shrink_step(&mut self, t: usize) -> Step {
         let saveable = self.saveable();
         let target = self.hib_task(t).target;
@@ -421,77 +399,18 @@ impl Simulation {
             self.hib_task(t).phase = Phase::Drain;
             return Step::Done;
         }
-        let excess = saveable - target;
-        if self.mm.nr_writeback >= excess {
-            return Step::Blocked(Wait::Writeback);
-        }
-        let (owner, cpu) = (self.tasks[t].owner, self.tasks[t].cpu);
-        let (priority, force) = {
-            let h = self.hib_task(t);
-            (h.priority, h.force_deactivate)
-        };
-        let mut sc = ScanControl {
-            reclaimer: Reclaimer::Direct,
-            priority,
-            nr_to_reclaim: (excess - self.mm.nr_writeback).max(SWAP_CLUSTER_MAX),
-            nr_scanned: 0,
-            nr_reclaimed: 0,
-            swappiness: self.mm.cfg.memcg.swappiness,
-            owner,
-            cpu,
-            force_deactivate: force,
-            skipped_deactivate: false,
-        };
-        let writes_before = self.mm.vmstat.pswpout;
-        let aged_before = self.mm.vmstat.pgdeactivate;
-        self.mm.block.start_plug(owner);
-        self.lru.shrink(&mut self.mm, &mut sc);
-        let now = self.mm.now;
-        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
-        self.zswap_shrink_slab(&sc);
-        self.lru.reclaim_done(&mut self.mm);
-        self.zswap_kick_worker();
-        let freed = sc.nr_reclaimed;
-        let progress = freed > 0 || self.mm.vmstat.pswpout > writes_before;
-        // Scanning ages too: it clears the referenced bits of the pages it keeps.
-        let aged = self.mm.vmstat.pgdeactivate > aged_before || sc.nr_scanned > 0;
-        let lru_pages = {
-            let sizes = self.lru.sizes();
-            sizes.inactive_anon + sizes.active_anon
-        };
-        let writeback = self.mm.nr_writeback > 0;
+        let mut state = self.hib_task(t).shrink;
+        let (freed, next) = self.shrink_pass(t, &mut state, saveable - target);
         let h = self.hib_task(t);
+        h.shrink = state;
         h.reclaimed += freed;
-        if progress {
-            (h.fruitless, h.force_deactivate, h.aging_scanned) = (0, false, 0);
-            h.priority = DEF_PRIORITY;
-            return Step::Done;
+        match next {
+            Some(step) => step,
+            None => {
+                h.phase = Phase::Drain;
+                Step::Done
+            }
         }
-        if writeback {
-            return Step::Blocked(Wait::Writeback);
-        }
-        // A pass that only aged pages (cleared referenced bits, deactivated) brought them
-        // closer to reclaim: stay at this priority, the next passes find them, rather than
-        // widen the scan to the whole list at once; but only until the aging passes have
-        // scanned the lists twice over.
-        if aged && h.aging_scanned < 2 * lru_pages {
-            h.aging_scanned += sc.nr_scanned.max(1);
-            return Step::Done;
-        }
-        h.aging_scanned = 0;
-        if h.priority > 0 {
-            h.priority -= 1;
-            return Step::Done;
-        }
-        // A sweep down to priority 0 found nothing: go round again, aging the active list
-        // whatever the statistics say, and give up after MAX_RECLAIM_RETRIES sweeps.
-        h.priority = DEF_PRIORITY;
-        h.force_deactivate = sc.skipped_deactivate;
-        h.fruitless += 1;
-        if h.fruitless >= MAX_RECLAIM_RETRIES {
-            h.phase = Phase::Drain;
-        }
-        Step::Done
     }
 
     /// Before the snapshot every I/O in flight completes (the freezer and `dpm_suspend`

@@ -12,6 +12,7 @@ mod swapoff;
 mod tests;
 
 pub(crate) use hibernate::{HibTask, Hibernation};
+pub(crate) use reclaim::ShrinkAll;
 
 use super::task::{Cpu, SwapoffState, Task, TaskKind, TaskState};
 use super::{Simulation, Step};
@@ -135,7 +136,7 @@ impl Simulation {
                 if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage > l) {
                     self.spawn_kernel_task(
                         "memory.max writer".into(),
-                        TaskKind::Reclaim { goal: Some(goal), fruitless: 0 },
+                        TaskKind::Reclaim { goal: Some(goal), shrink: ShrinkAll::default() },
                         now,
                     );
                     finished = false;
@@ -155,7 +156,7 @@ impl Simulation {
             Operation::SwapOutAll => {
                 self.spawn_kernel_task(
                     "swap out all".into(),
-                    TaskKind::Reclaim { goal: None, fruitless: 0 },
+                    TaskKind::Reclaim { goal: None, shrink: ShrinkAll::default() },
                     now,
                 );
                 finished = false;
@@ -167,7 +168,12 @@ impl Simulation {
                 let deadline = timeout.map(|d| SimTime(now.0.saturating_add(d.0)));
                 self.spawn_kernel_task(
                     "mm_reclaim run".into(),
-                    TaskKind::MmReclaim { target: pages, reclaimed: 0, deadline, fruitless: 0 },
+                    TaskKind::MmReclaim {
+                        target: pages,
+                        reclaimed: 0,
+                        deadline,
+                        shrink: ShrinkAll::default(),
+                    },
                     now,
                 );
                 finished = false;

@@ -120,13 +120,15 @@ fn run_stops_exhausted_when_swap_is_full() {
     let r = check(config(4096, 64), 20_000, Box::new(NoReadahead), 200, vec![run(150, None)]);
     let run = op(&r, 0);
     assert_eq!(run.stopped_by.as_deref(), Some("exhausted"));
-    // Every usable slot (the first holds the swap header) was written; with no free swap
-    // left, get_scan_count leaves anonymous pages alone, so the written ones stay in the
-    // swap cache: nothing was freed.
+    // Every usable slot (the first holds the swap header) was written. The passes are
+    // paced by writeback, so pages written early were freed by later passes once their
+    // writes completed; once swap is full, get_scan_count leaves anonymous pages alone and
+    // the rounds find nothing more.
     assert_eq!(run.pswpout, 63, "{run:?}");
     assert_eq!(r.at_end.swap_slots_used, 63);
-    assert_eq!(run.reclaimed_pages, Some(0), "{run:?}");
-    assert_eq!(r.at_end.memcg_usage_pages, 200);
+    let reclaimed = run.reclaimed_pages.unwrap();
+    assert!((1..=63).contains(&reclaimed), "{run:?}");
+    assert_eq!(r.at_end.memcg_usage_pages, 200 - reclaimed);
 }
 
 #[test]
