@@ -11,6 +11,27 @@ fn accesses(pages: u64, max_len: usize) -> impl Strategy<Value = Vec<(u64, bool)
     prop::collection::vec((0..pages, prop::bool::weighted(0.3)), 1..max_len)
 }
 
+/// A two-CPU machine with plugging and a cgroup v2 memcg, the classic LRU or MGLRU.
+fn machine(limit_pages: u64, swap_pages: u64, page_cluster: u32, mglru: bool) -> Machine {
+    Machine {
+        limit_pages,
+        swap_pages,
+        cpus: 2,
+        page_cluster,
+        plugging: true,
+        lru: if mglru { LruModel::Mglru } else { LruModel::Classic },
+        memcg_version: 2,
+    }
+}
+
+/// Each task's stream over a 128-page region with every first touch a write, and how
+/// many distinct pages each one writes: what must be present, once, at the end.
+fn written_tasks(tasks: &[Vec<(u64, bool)>]) -> (Vec<(u64, Vec<Access>)>, u64) {
+    let distinct: usize =
+        tasks.iter().map(|t| t.iter().map(|a| a.0).collect::<std::collections::BTreeSet<_>>().len()).sum();
+    (tasks.iter().map(|t| (128, first_touch_writes(t))).collect(), distinct as u64)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -57,16 +78,9 @@ proptest! {
         vma_window: bool,
         mglru: bool,
     ) {
-        let m = Machine {
-            limit_pages, swap_pages: 600, cpus: 2, page_cluster, plugging: true,
-            lru: if mglru { LruModel::Mglru } else { LruModel::Classic }, memcg_version: 2,
-        };
+        let m = machine(limit_pages, 600, page_cluster, mglru);
         let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
-        let distinct: Vec<usize> = tasks
-            .iter()
-            .map(|t| t.iter().map(|a| a.0).collect::<std::collections::BTreeSet<_>>().len())
-            .collect();
-        let tasks: Vec<_> = tasks.iter().map(|t| (128, first_touch_writes(t))).collect();
+        let (tasks, distinct) = written_tasks(&tasks);
         let mut timeline = vec![TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SetMemcgLimit(None) }];
         if swap_out_all_first {
             timeline.push(TimelineOp { trigger: Trigger::AfterPrevious, op: Operation::SwapOutAll });
@@ -82,7 +96,7 @@ proptest! {
         prop_assert_eq!(r.at_end.swap_pages, 0);
         prop_assert_eq!(r.at_end.nr_swapcached, 0);
         // Every page a task wrote is present, once.
-        prop_assert_eq!(r.at_end.rss_pages, distinct.iter().sum::<usize>() as u64);
+        prop_assert_eq!(r.at_end.rss_pages, distinct);
         prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
         if swap_out_all_first {
             let out = &r.operations[1];
@@ -102,16 +116,9 @@ proptest! {
         vma_window: bool,
         mglru: bool,
     ) {
-        let m = Machine {
-            limit_pages, swap_pages: 600, cpus: 2, page_cluster, plugging: true,
-            lru: if mglru { LruModel::Mglru } else { LruModel::Classic }, memcg_version: 2,
-        };
+        let m = machine(limit_pages, 600, page_cluster, mglru);
         let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
-        let distinct: Vec<usize> = tasks
-            .iter()
-            .map(|t| t.iter().map(|a| a.0).collect::<std::collections::BTreeSet<_>>().len())
-            .collect();
-        let tasks: Vec<_> = tasks.iter().map(|t| (128, first_touch_writes(t))).collect();
+        let (tasks, distinct) = written_tasks(&tasks);
         let after = |op| TimelineOp { trigger: Trigger::AfterPrevious, op };
         let timeline = vec![
             TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SetMemcgLimit(None) },
@@ -144,7 +151,7 @@ proptest! {
         prop_assert_eq!(r.at_end.swap_pages, 0);
         prop_assert_eq!(r.at_end.nr_swapcached, 0);
         // Every page a task wrote is present, once.
-        prop_assert_eq!(r.at_end.rss_pages, distinct.iter().sum::<usize>() as u64);
+        prop_assert_eq!(r.at_end.rss_pages, distinct);
         prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
     }
 
@@ -157,15 +164,8 @@ proptest! {
         lift_limit: bool,
         mglru: bool,
     ) {
-        let m = Machine {
-            limit_pages, swap_pages: 4096, cpus: 2, page_cluster: 3, plugging: true,
-            lru: if mglru { LruModel::Mglru } else { LruModel::Classic }, memcg_version: 2,
-        };
-        let distinct: Vec<usize> = tasks
-            .iter()
-            .map(|t| t.iter().map(|a| a.0).collect::<std::collections::BTreeSet<_>>().len())
-            .collect();
-        let tasks: Vec<_> = tasks.iter().map(|t| (128, first_touch_writes(t))).collect();
+        let m = machine(limit_pages, 4096, 3, mglru);
+        let (tasks, distinct) = written_tasks(&tasks);
         let after = |op| TimelineOp { trigger: Trigger::AfterPrevious, op };
         let first = if lift_limit { Operation::SetMemcgLimit(None) } else { Operation::Mark("end".into()) };
         let timeline = vec![
@@ -193,7 +193,7 @@ proptest! {
         // Every page a task wrote is present, once, and swap is empty.
         prop_assert_eq!(r.at_end.swap_slots_used, 0);
         prop_assert_eq!(r.at_end.nr_swapcached, 0);
-        prop_assert_eq!(r.at_end.rss_pages, distinct.iter().sum::<usize>() as u64);
+        prop_assert_eq!(r.at_end.rss_pages, distinct);
         prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
     }
 

@@ -149,6 +149,28 @@ pub(crate) struct HibTask {
     boot: SimDuration,
 }
 
+impl HibTask {
+    /// A task at `phase`, started at `now`, nothing done yet.
+    fn new(phase: Phase, op: HibernateOp, now: SimTime, threads: u64) -> HibTask {
+        HibTask {
+            phase,
+            op,
+            target: 0,
+            max_size: 0,
+            shrink: super::ShrinkAll::default(),
+            reclaimed: 0,
+            shrink_start: now,
+            io_start: now,
+            next: 0,
+            total_slots: 0,
+            cpu_ns: 0,
+            threads,
+            window: CMP_MIN_RD_PAGES,
+            boot: SimDuration::ZERO,
+        }
+    }
+}
+
 impl Simulation {
     /// Starts a `hibernate`: checks the resume device, freezes the tasks and spawns the
     /// kernel task. Returns false when the operation failed at once (the report says why).
@@ -180,22 +202,7 @@ impl Simulation {
             fingerprint: None,
         });
         self.paused = true;
-        let task = HibTask {
-            phase: Phase::Freeze,
-            op,
-            target: 0,
-            max_size: 0,
-            shrink: super::ShrinkAll::default(),
-            reclaimed: 0,
-            shrink_start: now,
-            io_start: now,
-            next: 0,
-            total_slots: 0,
-            cpu_ns: 0,
-            threads: self.compress_threads(),
-            window: CMP_MIN_RD_PAGES,
-            boot: SimDuration::ZERO,
-        };
+        let task = HibTask::new(Phase::Freeze, op, now, self.compress_threads());
         self.spawn_kernel_task("hibernate".into(), TaskKind::Hibernate(Box::new(task)), now);
         true
     }
@@ -224,21 +231,12 @@ impl Simulation {
             cpu_s: SimDuration(cpu_ns / self.compress_threads()).as_secs_f64(),
             ..Default::default()
         });
+        let op = HibernateOp { image_size: None, compress: true, device: None };
         let task = HibTask {
-            phase: Phase::Boot,
-            op: HibernateOp { image_size: None, compress: true, device: None },
-            target: 0,
-            max_size: 0,
-            shrink: super::ShrinkAll::default(),
-            reclaimed: 0,
-            shrink_start: now,
-            io_start: now,
-            next: 0,
             total_slots: slots,
             cpu_ns,
-            threads: self.compress_threads(),
-            window: CMP_MIN_RD_PAGES,
             boot,
+            ..HibTask::new(Phase::Boot, op, now, self.compress_threads())
         };
         self.spawn_kernel_task("resume".into(), TaskKind::Hibernate(Box::new(task)), now);
         true
