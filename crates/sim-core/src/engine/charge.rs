@@ -32,7 +32,8 @@ impl Simulation {
         let mut retries = 0;
         loop {
             if self.mm.memcg_over() {
-                let got = self.reclaim(owner, cpu, Reclaimer::Memcg, SWAP_CLUSTER_MAX);
+                let batch = self.lru.charge_batch();
+                let got = self.reclaim(owner, cpu, Reclaimer::Memcg, batch);
                 if self.mm.memcg_over() {
                     if got == 0 {
                         if !may_wait {

@@ -68,8 +68,9 @@ pub(crate) struct ClassicLru {
     scratch: Vec<Pfn>,
     fates: Vec<Fate>,
     /// Exact LRU mode: one list in access order, no second chance, eviction of exactly
-    /// `nr_to_reclaim` folios from the tail. A reference model for tests, not a kernel
-    /// policy.
+    /// `nr_to_reclaim` folios from the tail, and a memcg charge at the limit asks for one
+    /// page, not `SWAP_CLUSTER_MAX`: with no readahead its misses are a textbook LRU
+    /// cache's. A reference model for tests and comparisons, not a kernel policy.
     exact: bool,
 }
 
@@ -349,6 +350,14 @@ impl Lru for ClassicLru {
         self.exact
     }
 
+    fn charge_batch(&self) -> u64 {
+        if self.exact {
+            1
+        } else {
+            SWAP_CLUSTER_MAX
+        }
+    }
+
     fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, _in_fault: bool) -> Placement {
         let active_anon = self.flushed_stats(mm).active_anon;
         if mm.workingset_refault(pfn, shadow, active_anon) {
@@ -369,7 +378,10 @@ impl Lru for ClassicLru {
 
     fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
         if self.exact {
-            let want = sc.nr_to_reclaim.saturating_sub(sc.nr_reclaimed);
+            // Every folio the exact mode isolates leaves (freed, or written and freed once
+            // its write completes), so what it scanned is what it evicted: the passes of
+            // one reclaim evict `nr_to_reclaim` folios in all, whatever the writes' timing.
+            let want = sc.nr_to_reclaim.saturating_sub(sc.nr_reclaimed.max(sc.nr_scanned));
             if want > 0 && mm.can_reclaim_anon() {
                 self.shrink_inactive(mm, sc, want);
             }

@@ -80,6 +80,12 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, in_fault: bool) -> Placement;
     /// Current list sizes.
     fn sizes(&self) -> LruSizes;
+    /// Pages a memory cgroup charge asks reclaim for when the group is at its limit:
+    /// `SWAP_CLUSTER_MAX` in the kernel; one for a reference model that evicts exactly one
+    /// page per miss, as a textbook LRU cache does.
+    fn charge_batch(&self) -> u64 {
+        crate::mm::vmscan::SWAP_CLUSTER_MAX
+    }
     /// Whether the engine must call [`Lru::accessed`] on every resident access. Real
     /// kernels learn of accesses through PTE young bits, so only reference models say yes.
     fn tracks_accesses(&self) -> bool {

@@ -214,8 +214,8 @@ proptest! {
 }
 
 /// A textbook LRU of `capacity` pages as a `Vec` (most recent last). When a page must
-/// come in and the cache is full, the 32 least recently used pages leave together, as
-/// one reclaim batch (`SWAP_CLUSTER_MAX`) does. Returns misses on pages seen before.
+/// come in and the cache is full, the least recently used page leaves. Returns misses on
+/// pages seen before.
 fn reference_swapins(acc: &[Access], capacity: u64) -> u64 {
     let mut lru: Vec<u64> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -229,8 +229,7 @@ fn reference_swapins(acc: &[Access], capacity: u64) -> u64 {
                 swapins += 1;
             }
             if lru.len() as u64 >= capacity {
-                let n = lru.len().min(32);
-                lru.drain(..n);
+                lru.remove(0);
             }
         }
         lru.push(p);
