@@ -72,6 +72,9 @@ enum Command {
     Demo(DemoArgs),
     /// The older spelling of `trace generate SCENARIO`.
     WriteTrace(TraceGenerateArgs),
+    /// Miss-ratio curves of a trace: LRU (from stack distances, one pass) and Belady's
+    /// optimal policy, at the memory sizes given.
+    Mrc(MrcArgs),
     /// Look at, convert and generate traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -192,6 +195,40 @@ impl TraceReadArgs {
 
 fn parse_trace_format(name: &str) -> Result<swapsim_trace_formats::Format, String> {
     swapsim::parse_format(name)
+}
+
+#[derive(Debug, clap::Args)]
+struct MrcArgs {
+    /// The trace (any supported format, plain, gzip or zstd).
+    file: PathBuf,
+    #[command(flatten)]
+    read: TraceReadArgs,
+    /// Memory sizes, comma-separated: a number of pages (`512`) or a size (`2MiB`, a
+    /// multiple of 4 KiB).
+    #[arg(long, value_delimiter = ',', required = true, value_parser = parse_mrc_size)]
+    sizes: Vec<u64>,
+    /// Print one JSON document instead of the table.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV, one line per size, instead of the table.
+    #[arg(long)]
+    csv: bool,
+    /// Also draw the curves as an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+}
+
+/// A memory size of `mrc --sizes`, in pages: a plain number is pages, anything else a size.
+fn parse_mrc_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) {
+        return text.parse::<u64>().map_err(|_| format!("\"{text}\" is too many pages"));
+    }
+    let size = swapsim_core::ByteSize::parse(text).map_err(|e| e.to_string())?;
+    if size.0 % 4096 != 0 {
+        return Err(format!("{text} is not a whole number of 4 KiB pages"));
+    }
+    Ok(size.0 / 4096)
 }
 
 #[derive(Debug, clap::Args)]
@@ -578,6 +615,20 @@ fn dispatch(cli: Cli) -> Result<Ended> {
         }
         Command::WriteTrace(args) => run_trace_command(&mut out, TraceCommand::Generate(args))?,
         Command::Trace(command) => run_trace_command(&mut out, command)?,
+        Command::Mrc(args) => {
+            let mrc = swapsim::mrc::compute(&TraceSource::File(args.file), args.read.options(), &args.sizes)?;
+            if let Some(path) = &args.plot {
+                std::fs::write(path, plot::mrc_svg(&mrc)?)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            if args.json {
+                output::write_json(&mut out, &mrc)?;
+            } else if args.csv {
+                tracecmd::write_mrc_csv(&mut out, &mrc)?;
+            } else {
+                tracecmd::write_mrc_table(&mut out, &mrc)?;
+            }
+        }
         Command::Sweep(args) => sweepcmd::run_sweep(&mut out, &args)?,
         Command::Merge(args) => sweepcmd::run_merge(&mut out, &args)?,
     }

@@ -55,6 +55,23 @@ struct Plot {
     lines: Vec<Line>,
 }
 
+/// The miss-ratio curves of `mrc`: LRU and OPT miss ratio against memory in MiB.
+pub(crate) fn mrc_svg(mrc: &swapsim::mrc::Mrc) -> Result<String> {
+    let mib: Vec<f64> = mrc.points.iter().map(|p| p.pages as f64 * 4096.0 / (1u64 << 20) as f64).collect();
+    let line = |label: &str, ratio: fn(&swapsim::mrc::MrcPoint) -> f64| Line {
+        label: label.to_string(),
+        points: mib.iter().zip(&mrc.points).map(|(&x, p)| (x, ratio(p))).collect(),
+    };
+    draw(&Plot {
+        caption: format!("miss ratio of {}", mrc.trace),
+        x_key: "memory (MiB)".to_string(),
+        y_name: "miss ratio".to_string(),
+        x_texts: mib.iter().map(number_label).collect(),
+        numeric: Some(mib.clone()),
+        lines: vec![line("LRU", |p| p.lru_miss_ratio), line("OPT (Belady)", |p| p.opt_miss_ratio)],
+    })
+}
+
 /// Draws `metric_name` (checked by the caller) for every variant of `view`.
 pub(crate) fn svg(view: &SweepView, metric_name: &str) -> Result<String> {
     let (x_key, x_values) = &view.axes[0];

@@ -59,6 +59,7 @@
 
 mod document;
 pub mod experiment;
+pub mod mrc;
 mod overrides;
 pub mod profile;
 pub mod progress;

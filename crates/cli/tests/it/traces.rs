@@ -340,3 +340,34 @@ fn exact_lru_misses_exactly_like_libcachesim_lru() {
     let classic = parse(&run_json(&data("exact-lru.toml"), &["--set", "lru=classic"]));
     assert_ne!(classic["vmstat"]["pgfault"].as_u64(), Some(LIBCACHESIM_LRU_MISSES));
 }
+
+/// `swapsim mrc` on the bundled check trace: its LRU curve at 512 pages is libCacheSim's
+/// LRU count (and so the exact model's faults), its OPT curve libCacheSim's Belady count
+/// (traces/README.md); CSV and the SVG plot come out too.
+#[test]
+fn mrc_matches_libcachesim_lru_and_belady() {
+    let trace = crate::support::in_repo("traces/zipf-16M-lru-check.trace.zst");
+    let dir = scratch("mrc");
+    let svg = path(&dir, "mrc.svg");
+    let doc = parse(&ok(&["mrc", &trace, "--sizes", "256,2MiB,4096", "--json", "--plot", &svg]));
+    assert_eq!((doc["accesses"].as_u64(), doc["distinct_pages"].as_u64()), (Some(36_864), Some(4096)));
+    let points = doc["points"].as_array().expect("points");
+    let at = |pages: u64| points.iter().find(|p| p["pages"] == pages).expect("size");
+    assert_eq!(at(512)["lru_misses"], 18_337);
+    assert_eq!(at(512)["opt_misses"], 11_945);
+    // With room for every page, only the compulsory misses are left.
+    assert_eq!((at(4096)["lru_misses"].as_u64(), at(4096)["opt_misses"].as_u64()), (Some(4096), Some(4096)));
+    let drawn = std::fs::read_to_string(&svg).expect("the plot was written");
+    assert!(
+        drawn.starts_with("<svg") && drawn.contains("OPT (Belady)"),
+        "{}",
+        &drawn[..200.min(drawn.len())]
+    );
+    let csv = ok(&["mrc", &trace, "--sizes", "512", "--csv"]);
+    assert_eq!(
+        csv.lines().nth(1).map(|l| l.split(',').take(2).collect::<Vec<_>>()),
+        Some(vec!["512", "18337"])
+    );
+    assert!(fails(&["mrc", &trace, "--sizes", "0"]).contains("--sizes: 0 pages is not a memory size"));
+    assert!(fails(&["mrc", &trace, "--sizes", "3KiB"]).contains("not a whole number of 4 KiB pages"));
+}
