@@ -429,6 +429,45 @@ impl swapsim_core::AccessSource for Chain {
     }
 }
 
+/// `swapsim mrc` as a table: one row per memory size.
+pub(crate) fn write_mrc_table(out: &mut impl Write, mrc: &swapsim::mrc::Mrc) -> Result<()> {
+    writeln!(out, "trace           {}", mrc.trace)?;
+    writeln!(out, "accesses        {}", mrc.accesses)?;
+    writeln!(out, "distinct pages  {} (each one compulsory miss)", mrc.distinct_pages)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>10} {:>10} {:>12} {:>9} {:>12} {:>9}",
+        "pages", "MiB", "LRU misses", "LRU", "OPT misses", "OPT"
+    )?;
+    for p in &mrc.points {
+        writeln!(
+            out,
+            "{:>10} {:>10.1} {:>12} {:>9.4} {:>12} {:>9.4}",
+            p.pages,
+            p.pages as f64 / 256.0,
+            p.lru_misses,
+            p.lru_miss_ratio,
+            p.opt_misses,
+            p.opt_miss_ratio
+        )?;
+    }
+    Ok(())
+}
+
+/// `swapsim mrc --format csv`.
+pub(crate) fn write_mrc_csv(out: &mut impl Write, mrc: &swapsim::mrc::Mrc) -> Result<()> {
+    writeln!(out, "pages,lru_misses,lru_miss_ratio,opt_misses,opt_miss_ratio")?;
+    for p in &mrc.points {
+        writeln!(
+            out,
+            "{},{},{},{},{}",
+            p.pages, p.lru_misses, p.lru_miss_ratio, p.opt_misses, p.opt_miss_ratio
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,43 +530,4 @@ mod tests {
         }
         assert_eq!(n_accesses, 122_880);
     }
-}
-
-/// `swapsim mrc` as a table: one row per memory size.
-pub(crate) fn write_mrc_table(out: &mut impl Write, mrc: &swapsim::mrc::Mrc) -> Result<()> {
-    writeln!(out, "trace           {}", mrc.trace)?;
-    writeln!(out, "accesses        {}", mrc.accesses)?;
-    writeln!(out, "distinct pages  {} (each one compulsory miss)", mrc.distinct_pages)?;
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:>10} {:>10} {:>12} {:>9} {:>12} {:>9}",
-        "pages", "MiB", "LRU misses", "LRU", "OPT misses", "OPT"
-    )?;
-    for p in &mrc.points {
-        writeln!(
-            out,
-            "{:>10} {:>10.1} {:>12} {:>9.4} {:>12} {:>9.4}",
-            p.pages,
-            p.pages as f64 / 256.0,
-            p.lru_misses,
-            p.lru_miss_ratio,
-            p.opt_misses,
-            p.opt_miss_ratio
-        )?;
-    }
-    Ok(())
-}
-
-/// `swapsim mrc --format csv`.
-pub(crate) fn write_mrc_csv(out: &mut impl Write, mrc: &swapsim::mrc::Mrc) -> Result<()> {
-    writeln!(out, "pages,lru_misses,lru_miss_ratio,opt_misses,opt_miss_ratio")?;
-    for p in &mrc.points {
-        writeln!(
-            out,
-            "{},{},{},{},{}",
-            p.pages, p.lru_misses, p.lru_miss_ratio, p.opt_misses, p.opt_miss_ratio
-        )?;
-    }
-    Ok(())
 }
