@@ -326,26 +326,14 @@ impl BlockLayer {
                 self.flush_plug(owner, now, true, out);
             }
             let frames = self.new_frames(pfn);
-            let id = self.alloc_req(Request {
-                device: dev,
-                dir,
-                sector,
-                frames,
-                issued: now,
-            });
+            let id = self.alloc_req(Request { device: dev, dir, sector, frames, issued: now });
             self.plugs[owner].requests.push(id);
         } else {
             if self.cfg.scheduler_merges && self.try_sched_merge(dev, dir, sector, pfn) {
                 return;
             }
             let frames = self.new_frames(pfn);
-            let id = self.alloc_req(Request {
-                device: dev,
-                dir,
-                sector,
-                frames,
-                issued: now,
-            });
+            let id = self.alloc_req(Request { device: dev, dir, sector, frames, issued: now });
             self.queues[dev.0 as usize].queued.push_back(id);
             self.dispatch(dev, now, out);
         }
