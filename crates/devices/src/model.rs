@@ -11,6 +11,8 @@
 //! can move a completion by a nanosecond.
 
 use rand_distr::{Distribution, LogNormal};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use swapsim_core::{BlockDevice, ConfigError, DeviceTraits, IoDir, IoRequest, SimRng, SimTime};
 
 use crate::profile::DeviceProfile;
@@ -49,8 +51,11 @@ pub(crate) struct ProfileDevice {
     /// deterministic profile draws nothing from its stream.
     jitter: Option<LogNormal<f64>>,
     rng: SimRng,
-    /// When each channel finishes its current request.
-    channel_free: Vec<SimTime>,
+    /// When each channel finishes its current request, as `(free, channel_idx)` in a
+    /// min-heap: the top is the channel that frees up first, the lowest index on a tie,
+    /// found in O(log channels) rather than by a scan of every channel per request
+    /// (48 for the nvme preset).
+    channel_free: BinaryHeap<Reverse<(SimTime, u32)>>,
     /// When the shared transfer pipe finishes the transfers already given to it.
     pipe_free: SimTime,
     /// Sector just past the previous request, where the head of a disk now is. Starts at 0.
@@ -77,7 +82,7 @@ impl ProfileDevice {
             profile,
             jitter,
             rng,
-            channel_free: vec![SimTime::ZERO; n_channels],
+            channel_free: (0..n_channels as u32).map(|idx| Reverse((SimTime::ZERO, idx))).collect(),
             pipe_free: SimTime::ZERO,
             head_sector: 0,
         }
@@ -127,13 +132,8 @@ impl BlockDevice for ProfileDevice {
 
     fn service(&mut self, now: SimTime, req: &IoRequest) -> SimTime {
         // Lowest index wins a tie, so the choice is deterministic.
-        let (channel_idx, channel_free) = self
-            .channel_free
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(idx, free)| (free, idx))
-            .expect("a validated profile has at least one channel");
+        let Reverse((channel_free, channel_idx)) =
+            *self.channel_free.peek().expect("a validated profile has at least one channel");
         let start = now.max(channel_free);
 
         let (base_us, us_per_kib) = match req.dir {
@@ -154,7 +154,8 @@ impl BlockDevice for ProfileDevice {
         self.pipe_free = pipe_done;
 
         let done = service_done.max(pipe_done).max(now);
-        self.channel_free[channel_idx] = done;
+        // Replacing the top sifts it down past the channels that now free up earlier.
+        *self.channel_free.peek_mut().expect("the top was just read") = Reverse((done, channel_idx));
         self.head_sector = req.sector.saturating_add(req.bytes / SECTOR_BYTES);
         done
     }

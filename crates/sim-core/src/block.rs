@@ -116,7 +116,15 @@ pub(crate) struct BlockLayer {
     slab: Vec<Option<Request>>,
     free_ids: Vec<u32>,
     plugs: Vec<Plug>,
+    /// Scratch for `flush_plug`: the devices a flush handed requests to, in first-seen order.
+    touched_scratch: Vec<DeviceId>,
+    /// Emptied frame lists of finished or merged requests, reused by new requests so that
+    /// a bio does not allocate; at most `SPARE_FRAMES_MAX` are kept.
+    spare_frames: Vec<VecDeque<Pfn>>,
 }
+
+/// How many emptied frame lists the block layer keeps for reuse.
+const SPARE_FRAMES_MAX: usize = 4096;
 
 /// Something the engine must schedule: a request completes at `at`.
 #[derive(Debug, Clone, Copy)]
@@ -153,6 +161,8 @@ impl BlockLayer {
             slab: Vec::new(),
             free_ids: Vec::new(),
             plugs: (0..plug_owners).map(|_| Plug::default()).collect(),
+            touched_scratch: Vec::new(),
+            spare_frames: Vec::new(),
         }
     }
 
@@ -192,19 +202,23 @@ impl BlockLayer {
     }
 
     fn flush_plug(&mut self, owner: usize, now: SimTime, explicit: bool, out: &mut Vec<Dispatched>) {
-        let requests = std::mem::take(&mut self.plugs[owner].requests);
-        if requests.is_empty() {
+        if self.plugs[owner].requests.is_empty() {
             return;
         }
-        let mut touched: Vec<DeviceId> = Vec::new();
-        for id in requests {
+        // The plug's vector and the touched-device list are taken and given back, not
+        // dropped, so a flush allocates nothing once they have grown to their working size.
+        let mut requests = std::mem::take(&mut self.plugs[owner].requests);
+        let mut touched = std::mem::take(&mut self.touched_scratch);
+        for &id in &requests {
             let dev = self.req(id).device;
             if !touched.contains(&dev) {
                 touched.push(dev);
             }
             self.insert(id);
         }
-        for dev in touched {
+        requests.clear();
+        self.plugs[owner].requests = requests;
+        for &dev in &touched {
             let q = &mut self.queues[dev.0 as usize];
             if explicit {
                 q.io_unplugs += 1;
@@ -212,6 +226,24 @@ impl BlockLayer {
                 q.timer_unplugs += 1;
             }
             self.dispatch(dev, now, out);
+        }
+        touched.clear();
+        self.touched_scratch = touched;
+    }
+
+    /// A frame list holding only `pfn`, reusing a spare one when there is one.
+    fn new_frames(&mut self, pfn: Pfn) -> VecDeque<Pfn> {
+        let mut frames = self.spare_frames.pop().unwrap_or_default();
+        frames.push_back(pfn);
+        frames
+    }
+
+    /// Takes back the frame list of a [`Completion`] once the engine has finished its
+    /// pages, for reuse by a later request.
+    pub(crate) fn recycle_frames(&mut self, mut frames: VecDeque<Pfn>) {
+        if self.spare_frames.len() < SPARE_FRAMES_MAX {
+            frames.clear();
+            self.spare_frames.push(frames);
         }
     }
 
@@ -293,25 +325,15 @@ impl BlockLayer {
             if flush {
                 self.flush_plug(owner, now, true, out);
             }
-            let id = self.alloc_req(Request {
-                device: dev,
-                dir,
-                sector,
-                frames: VecDeque::from([pfn]),
-                issued: now,
-            });
+            let frames = self.new_frames(pfn);
+            let id = self.alloc_req(Request { device: dev, dir, sector, frames, issued: now });
             self.plugs[owner].requests.push(id);
         } else {
             if self.cfg.scheduler_merges && self.try_sched_merge(dev, dir, sector, pfn) {
                 return;
             }
-            let id = self.alloc_req(Request {
-                device: dev,
-                dir,
-                sector,
-                frames: VecDeque::from([pfn]),
-                issued: now,
-            });
+            let frames = self.new_frames(pfn);
+            let id = self.alloc_req(Request { device: dev, dir, sector, frames, issued: now });
             self.queues[dev.0 as usize].queued.push_back(id);
             self.dispatch(dev, now, out);
         }
@@ -343,18 +365,19 @@ impl BlockLayer {
                     && (r.end_sector() == sector || end == r.sector)
             });
             if let Some(t) = target {
-                let moved = self.slab[id.0 as usize].take().expect("live request");
+                let mut moved = self.slab[id.0 as usize].take().expect("live request");
                 self.free_ids.push(id.0);
                 let n = moved.frames.len() as u64;
                 let tr = self.req_mut(t);
                 if tr.end_sector() == sector {
-                    tr.frames.extend(moved.frames);
+                    tr.frames.extend(moved.frames.drain(..));
                 } else {
-                    for f in moved.frames.into_iter().rev() {
+                    for f in moved.frames.drain(..).rev() {
                         tr.frames.push_front(f);
                     }
                     tr.sector = sector;
                 }
+                self.recycle_frames(moved.frames);
                 // Each page of the merged request joined an existing request.
                 self.queues[dev.0 as usize].dir(dir).stats.merges += n;
                 return;

@@ -237,11 +237,12 @@ impl Simulation {
             return Step::Done;
         }
         let plan = self.policies.readahead.plan(&view);
-        let window = self.window(space, region_idx, slot, plan);
+        let mut window = std::mem::take(&mut self.window_scratch);
+        self.window(space, region_idx, slot, plan, &mut window);
         self.mm.block.start_plug(owner);
         let mut target_read = true;
         let mut target_cached = false;
-        for s in window {
+        for &s in &window {
             if s == slot {
                 // A neighbour's charge may have reclaimed, and zswap's shrinker written the
                 // target back into the swap cache: __read_swap_cache_async finds it there.
@@ -262,6 +263,8 @@ impl Simulation {
                 }
             }
         }
+        window.clear();
+        self.window_scratch = window;
         let now = self.mm.now;
         self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
         if target_cached {
@@ -319,35 +322,33 @@ impl Simulation {
         region_idx: usize,
         target: SwapSlot,
         plan: ReadaheadPlan,
-    ) -> Vec<SwapSlot> {
+        out: &mut Vec<SwapSlot>,
+    ) {
+        debug_assert!(out.is_empty());
         match plan {
-            ReadaheadPlan::TargetOnly => vec![target],
+            ReadaheadPlan::TargetOnly => out.push(target),
             ReadaheadPlan::Slots { first, last } => {
                 let max = self.mm.swap.devices[target.device.0 as usize].max();
                 let first = first.max(1);
                 let last = last.min(max - 1);
-                let mut v: Vec<SwapSlot> =
-                    (first..=last).map(|o| SwapSlot { device: target.device, offset: o }).collect();
-                if !v.contains(&target) {
-                    v.push(target);
+                out.extend((first..=last).map(|o| SwapSlot { device: target.device, offset: o }));
+                if !out.contains(&target) {
+                    out.push(target);
                 }
-                v
             }
             ReadaheadPlan::Pages { first, last } => {
-                let mut v = Vec::new();
                 let mut has_target = false;
                 for vp in first.0..=last.0 {
                     if let Some(p) = self.mm.pt.existing_page(space, region_idx, VirtPage(vp)) {
                         if let PteState::Swap(s) = self.mm.pt.pte(p).state() {
                             has_target |= s == target;
-                            v.push(s);
+                            out.push(s);
                         }
                     }
                 }
                 if !has_target {
-                    v.push(target);
+                    out.push(target);
                 }
-                v
             }
         }
     }

@@ -50,7 +50,7 @@ use crate::config::ValidatedConfig;
 use crate::device::BlockDevice;
 use crate::error::SimError;
 use crate::event::Event;
-use crate::ids::Pfn;
+use crate::ids::{Pfn, SwapSlot};
 use crate::lru::Lru;
 use crate::mm::frames::flag;
 use crate::mm::Mm;
@@ -167,6 +167,8 @@ pub struct Simulation {
     after_task: Vec<(usize, usize)>,
     /// Tasks waiting for a number of ends, as (ends, the waiting task), sorted.
     after_ends: Vec<(u32, usize)>,
+    /// Scratch for a swap fault's readahead window, kept so that a fault allocates none.
+    window_scratch: Vec<SwapSlot>,
 }
 
 impl std::fmt::Debug for Simulation {

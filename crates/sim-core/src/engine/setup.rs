@@ -169,6 +169,7 @@ impl Simulation {
                 after_ends.sort_by_key(|&(n, _)| n);
                 after_ends
             },
+            window_scratch: Vec::new(),
         };
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].state == TaskState::Runnable {

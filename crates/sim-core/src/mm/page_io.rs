@@ -63,6 +63,7 @@ impl Mm {
                 self.write_done = Some(now);
             }
         }
+        self.block.recycle_frames(done.frames);
         self.io_done = Some(now);
         self.flush_dispatched();
     }
