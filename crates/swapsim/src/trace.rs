@@ -96,7 +96,7 @@ impl Pace {
 /// Parses a format name as the command line and scenario files give it.
 pub fn parse_format(name: &str) -> Result<Format, String> {
     Format::from_name(name).ok_or_else(|| {
-        format!("\"{name}\" is not a trace format (expected perf, ftrace, lackey, text or native)")
+        format!("\"{name}\" is not a trace format (expected perf, ftrace, lackey, text, native, oracle-general or lcs)")
     })
 }
 
@@ -184,7 +184,14 @@ pub struct TaskCount {
 impl TraceInput {
     /// The options the trace reader is opened with.
     pub(crate) fn open_options(&self) -> OpenOptions {
-        OpenOptions { format: self.format, lenient: self.lenient, instructions: self.instructions }
+        // libCacheSim traces are mapped modulo the default region; the scenario file does not
+        // choose the mapping yet.
+        OpenOptions {
+            format: self.format,
+            lenient: self.lenient,
+            instructions: self.instructions,
+            ..OpenOptions::default()
+        }
     }
 
     /// Checks that the trace opens and its format is recognised, without reading it through.

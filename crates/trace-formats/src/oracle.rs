@@ -44,8 +44,14 @@ use crate::format::Format;
 use crate::options::OpenOptions;
 pub use crate::options::{ObjectMap, REGION_PAGES_DEFAULT, REGION_PAGES_MAX};
 use crate::record::{NextAccess, Record, RecordSource, SkipCounts};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::io::{ErrorKind, Read, Write};
+
+/// Maps keyed by object id or page, for lookups only (never iterated), with a fixed hasher
+/// so that no run depends on a random seed.
+type ObjectMapTable = HashMap<u64, u64, BuildHasherDefault<DefaultHasher>>;
 
 /// Bytes in one oracleGeneral record (and one lcs version 1 record).
 pub const RECORD_BYTES: usize = 24;
@@ -118,7 +124,7 @@ pub struct OracleReader {
     layout: Layout,
     map: ObjectMap,
     /// Dense mapping: the page of every object seen.
-    pages: HashMap<u64, u64>,
+    pages: ObjectMapTable,
     /// Records read but not yet returned: `buf[pos..end]`.
     buf: Vec<u8>,
     pos: usize,
@@ -187,7 +193,7 @@ impl OracleReader {
             format,
             layout,
             map: options.object_map,
-            pages: HashMap::new(),
+            pages: ObjectMapTable::default(),
             buf: vec![0; layout.record_bytes * CHUNK_RECORDS],
             pos: 0,
             end: 0,
@@ -390,10 +396,10 @@ impl<W: Write> OracleGeneralWriter<W> {
     /// Computes the next accesses, writes every record and returns the output.
     pub fn finish(mut self) -> Result<W, FormatError> {
         let mut next_idx = vec![-1i64; self.requests.len()];
-        let mut seen: HashMap<u64, i64> = HashMap::new();
+        let mut seen = ObjectMapTable::default();
         for (idx, &(_, obj_id)) in self.requests.iter().enumerate().rev() {
-            if let Some(later_idx) = seen.insert(obj_id, idx as i64) {
-                next_idx[idx] = later_idx;
+            if let Some(later_idx) = seen.insert(obj_id, idx as u64) {
+                next_idx[idx] = later_idx as i64;
             }
         }
         drop(seen);

@@ -24,8 +24,8 @@ pub(crate) struct WorkloadSection {
     /// given by `--set`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace: Option<PathBuf>,
-    /// The trace's format: "perf", "ftrace", "lackey", "text" or "native". Default:
-    /// detected from the first bytes.
+    /// The trace's format: "perf", "ftrace", "lackey", "text", "native", "oracle-general"
+    /// or "lcs". Default: detected from the first bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace_format: Option<String>,
     /// Skip malformed trace lines, counting them by reason, instead of failing. Default false.
