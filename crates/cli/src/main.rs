@@ -73,6 +73,12 @@ enum Command {
     /// The older spelling of `trace generate SCENARIO`.
     WriteTrace(TraceGenerateArgs),
     /// Look at, convert and generate traces.
+    ///
+    /// Formats read, detected from the first bytes or named by --format: perf, ftrace,
+    /// lackey, text, native, and libCacheSim's oracle-general and lcs, plain, gzip or zstd.
+    /// A libCacheSim request becomes a read of one page: --object-map modulo (the default)
+    /// takes the object id modulo --object-region (default 1GiB), --object-map dense numbers
+    /// objects 0, 1, 2, ... in order of first request. See traces/README.md.
     #[command(subcommand)]
     Trace(TraceCommand),
     /// Run a scenario once per combination of `--vary` values and tabulate the results.
