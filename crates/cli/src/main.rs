@@ -223,6 +223,30 @@ struct ObjectMapArgs {
 }
 
 impl ObjectMapArgs {
+    /// The mapping the flags ask for, or `None` when neither flag was given.
+    fn given(&self) -> Result<Option<swapsim_trace_formats::ObjectMap>> {
+        if self.object_map.is_none() && self.object_region.is_none() {
+            return Ok(None);
+        }
+        self.object_map().map(Some)
+    }
+
+    /// The flags as typed, for the reproducing command.
+    fn command_text(&self) -> String {
+        let mut text = String::new();
+        if let Some(object_map) = self.object_map {
+            text.push_str(if object_map == ObjectMapArg::Dense {
+                " --object-map dense"
+            } else {
+                " --object-map modulo"
+            });
+        }
+        if let Some(region_pages) = self.object_region {
+            text.push_str(&format!(" --object-region {}", region_pages * 4096));
+        }
+        text
+    }
+
     fn object_map(&self) -> Result<swapsim_trace_formats::ObjectMap> {
         use swapsim_trace_formats::oracle::{ObjectMap, REGION_PAGES_DEFAULT};
         Ok(match (self.object_map, self.object_region) {
@@ -419,6 +443,8 @@ struct RunArgs {
     /// lackey: count instruction fetches as reads of their pages.
     #[arg(long)]
     instructions: bool,
+    #[command(flatten)]
+    objects: ObjectMapArgs,
     /// Root seed; overrides the scenario's `seed`.
     #[arg(long)]
     seed: Option<u64>,
@@ -523,6 +549,7 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
     if args.instructions {
         command.push_str(" --instructions");
     }
+    command.push_str(&args.objects.command_text());
     for set in &args.sets {
         command.push_str(&format!(" --set '{set}'"));
     }
@@ -546,6 +573,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
                     pace: args.pace.map(Pace::from),
                     repeat: args.repeat,
                     instructions: args.instructions,
+                    object_map: args.objects.given()?,
                 });
             if let Some(trace) = &args.trace {
                 scenario = scenario.with_trace(TraceSource::File(trace.clone()));

@@ -399,3 +399,26 @@ fn convert_round_trips_native_through_oracle_general() {
     let err = fails(&["trace", "convert", &data("sample.perf"), &path(&dir, "two.oracleGeneral")]);
     assert!(err.contains("the oracle-general format holds one task"), "{err}");
 }
+
+#[test]
+fn run_replays_oracle_general_under_the_flag_or_scenario_mapping() {
+    let sample = in_repo("traces/sample.oracleGeneral");
+    let doc = parse(&run_json(&data("tiny.toml"), &["--trace", &sample]));
+    assert_eq!(doc["outcome"]["kind"], "completed");
+    assert_eq!(doc["trace"]["format"], "oracle-general");
+    assert_eq!(doc["accesses"], 10);
+    assert!(doc["scenario"]["workload"].get("object_map").is_none(), "the default is not echoed");
+    let flag = parse(&run_json(&data("tiny.toml"), &["--trace", &sample, "--object-map", "dense"]));
+    assert_eq!(flag["scenario"]["workload"]["object_map"], "dense");
+    let set =
+        parse(&run_json(&data("tiny.toml"), &["--trace", &sample, "--set", "workload.object_map=dense"]));
+    assert_eq!(set["vmstat"], flag["vmstat"]);
+    assert_eq!(set["scenario"]["workload"]["object_map"], "dense");
+    let region = parse(&run_json(&data("tiny.toml"), &["--trace", &sample, "--object-region", "64KiB"]));
+    assert_eq!(region["scenario"]["workload"]["object_region"], "64KiB");
+    let err = fails(&["run", &data("tiny.toml"), "--trace", &sample, "--set", "workload.object_map=sparse"]);
+    assert!(
+        err.contains("workload.object_map: \"sparse\" is not an object mapping (expected modulo or dense)"),
+        "{err}"
+    );
+}
