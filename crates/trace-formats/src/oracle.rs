@@ -66,27 +66,27 @@ const CHUNK_RECORDS: usize = 4096;
 /// Below this, a `next_access_vtime` is plausible when detecting: 2^40 requests.
 const VTIME_PLAUSIBLE_MAX: i64 = 1 << 40;
 
-/// Where the fields of one record lie.
+/// Where the fields of one record lie. Every layout starts with `clock_time` at offset 0
+/// and `obj_id` at offset 4; the reader uses no other field but `next_access_vtime`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Layout {
     record_bytes: usize,
-    /// Offset of `obj_size`, and whether it is an i64 rather than a u32.
-    size_at: usize,
-    size_wide: bool,
     vtime_at: usize,
 }
 
-const ORACLE_GENERAL: Layout =
-    Layout { record_bytes: RECORD_BYTES, size_at: 12, size_wide: false, vtime_at: 16 };
+/// Offset of oracleGeneral's u32 `obj_size`, which detection checks.
+const OBJ_SIZE_AT: usize = 12;
+
+const ORACLE_GENERAL: Layout = Layout { record_bytes: RECORD_BYTES, vtime_at: 16 };
 
 /// The record layout of an lcs version, if known.
 fn lcs_layout(version: u64) -> Option<Layout> {
     match version {
         1 => Some(ORACLE_GENERAL),
-        2 => Some(Layout { record_bytes: 28, size_at: 12, size_wide: false, vtime_at: 20 }),
+        2 => Some(Layout { record_bytes: 28, vtime_at: 20 }),
         3..=LCS_VERSION_MAX => {
             let n_features = [0, 0, 0, 0, 1, 2, 4, 8, 16][version as usize];
-            Some(Layout { record_bytes: 36 + 4 * n_features, size_at: 12, size_wide: true, vtime_at: 28 })
+            Some(Layout { record_bytes: 36 + 4 * n_features, vtime_at: 28 })
         }
         _ => None,
     }
@@ -336,7 +336,7 @@ pub(crate) fn guess_oracle_general(prefix: &[u8], at_end: bool, peek_bytes: usiz
     let vtime_max = if whole { n_records as i64 } else { VTIME_PLAUSIBLE_MAX };
     for (idx, bytes) in prefix.chunks_exact(RECORD_BYTES).enumerate() {
         let offset = idx * RECORD_BYTES;
-        let size = u32_at(bytes, ORACLE_GENERAL.size_at);
+        let size = u32_at(bytes, OBJ_SIZE_AT);
         if size == 0 {
             return Guess::No(format!("record {idx} (byte offset {offset}) has obj_size 0"));
         }
@@ -367,8 +367,10 @@ pub(crate) fn guess_oracle_general(prefix: &[u8], at_end: bool, peek_bytes: usiz
 /// not kept.
 pub struct OracleGeneralWriter<W: Write> {
     out: W,
-    /// `(clock_time, obj_id)` of every request so far.
-    requests: Vec<(u32, u64)>,
+    /// `clock_time` and `obj_id` of every request so far, in two vectors so that a
+    /// request takes 12 bytes rather than a padded 16.
+    clock_times: Vec<u32>,
+    obj_ids: Vec<u64>,
 }
 
 /// The `obj_size` the writer gives every request: one page.
@@ -377,7 +379,7 @@ pub const OBJECT_BYTES: u32 = 4096;
 impl<W: Write> OracleGeneralWriter<W> {
     /// A writer into `out`; nothing is written before [`OracleGeneralWriter::finish`].
     pub fn new(out: W) -> OracleGeneralWriter<W> {
-        OracleGeneralWriter { out, requests: Vec::new() }
+        OracleGeneralWriter { out, clock_times: Vec::new(), obj_ids: Vec::new() }
     }
 
     /// Adds one request. Fails when its time does not fit a u32 of seconds.
@@ -386,25 +388,26 @@ impl<W: Write> OracleGeneralWriter<W> {
         let Ok(clock_time) = u32::try_from(seconds) else {
             return Err(FormatError::Unwritable(format!(
                 "record {}: time {seconds} s does not fit oracleGeneral's u32 clock_time",
-                self.requests.len()
+                self.obj_ids.len()
             )));
         };
-        self.requests.push((clock_time, record.page));
+        self.clock_times.push(clock_time);
+        self.obj_ids.push(record.page);
         Ok(())
     }
 
     /// Computes the next accesses, writes every record and returns the output.
     pub fn finish(mut self) -> Result<W, FormatError> {
-        let mut next_idx = vec![-1i64; self.requests.len()];
+        let mut next_idx = vec![-1i64; self.obj_ids.len()];
         let mut seen = ObjectMapTable::default();
-        for (idx, &(_, obj_id)) in self.requests.iter().enumerate().rev() {
+        for (idx, &obj_id) in self.obj_ids.iter().enumerate().rev() {
             if let Some(later_idx) = seen.insert(obj_id, idx as u64) {
                 next_idx[idx] = later_idx as i64;
             }
         }
         drop(seen);
         let mut bytes = [0u8; RECORD_BYTES];
-        for (&(clock_time, obj_id), vtime) in self.requests.iter().zip(next_idx) {
+        for ((&clock_time, &obj_id), vtime) in self.clock_times.iter().zip(&self.obj_ids).zip(next_idx) {
             bytes[0..4].copy_from_slice(&clock_time.to_le_bytes());
             bytes[4..12].copy_from_slice(&obj_id.to_le_bytes());
             bytes[12..16].copy_from_slice(&OBJECT_BYTES.to_le_bytes());
