@@ -76,6 +76,12 @@ enum Command {
     /// optimal policy, at the memory sizes given.
     Mrc(MrcArgs),
     /// Look at, convert and generate traces.
+    ///
+    /// Formats read, detected from the first bytes or named by --format: perf, ftrace,
+    /// lackey, text, native, and libCacheSim's oracle-general and lcs, plain, gzip or zstd.
+    /// A libCacheSim request becomes a read of one page: --object-map modulo (the default)
+    /// takes the object id modulo --object-region (default 1GiB), --object-map dense numbers
+    /// objects 0, 1, 2, ... in order of first request. See traces/README.md.
     #[command(subcommand)]
     Trace(TraceCommand),
     /// Run a scenario once per combination of `--vary` values and tabulate the results.
@@ -163,7 +169,7 @@ enum TraceCommand {
     Info(TraceInfoArgs),
     /// Print the first records as `pid/tid time_s R|W 0xADDRESS`.
     Head(TraceHeadArgs),
-    /// Rewrite a trace as native or text.
+    /// Rewrite a trace as native, text or libCacheSim oracleGeneral.
     Convert(TraceConvertArgs),
     /// Write a built-in generator's accesses as a trace.
     Generate(TraceGenerateArgs),
@@ -181,16 +187,96 @@ struct TraceReadArgs {
     /// lackey: count instruction fetches as reads of their pages.
     #[arg(long)]
     instructions: bool,
+    #[command(flatten)]
+    objects: ObjectMapArgs,
 }
 
 impl TraceReadArgs {
-    fn options(&self) -> swapsim_trace_formats::OpenOptions {
-        swapsim_trace_formats::OpenOptions {
+    fn options(&self) -> Result<swapsim_trace_formats::OpenOptions> {
+        Ok(swapsim_trace_formats::OpenOptions {
             format: self.format,
             lenient: self.lenient,
             instructions: self.instructions,
-        }
+            object_map: self.objects.object_map()?,
+        })
     }
+}
+
+/// `--object-map`: how libCacheSim's object ids become pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ObjectMapArg {
+    /// Page = object id modulo --object-region: no memory, the identity below the region,
+    /// and objects may share a page.
+    Modulo,
+    /// Pages 0, 1, 2, ... in order of each object's first request: one page per object,
+    /// at the cost of a hash map entry per object.
+    Dense,
+}
+
+/// How libCacheSim traces (oracle-general, lcs) map object ids to pages.
+#[derive(Debug, clap::Args)]
+struct ObjectMapArgs {
+    /// oracle-general and lcs: how object ids become pages [default: modulo].
+    #[arg(long, value_enum, value_name = "MAP")]
+    object_map: Option<ObjectMapArg>,
+    /// oracle-general and lcs with --object-map modulo: the region object ids wrap around,
+    /// a whole number of 4 KiB pages up to 128 TiB [default: 1GiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_object_region)]
+    object_region: Option<u64>,
+}
+
+impl ObjectMapArgs {
+    /// The mapping the flags ask for, or `None` when neither flag was given.
+    fn given(&self) -> Result<Option<swapsim_trace_formats::ObjectMap>> {
+        if self.object_map.is_none() && self.object_region.is_none() {
+            return Ok(None);
+        }
+        self.object_map().map(Some)
+    }
+
+    /// The flags as typed, for the reproducing command.
+    fn command_text(&self) -> String {
+        let mut text = String::new();
+        if let Some(object_map) = self.object_map {
+            text.push_str(if object_map == ObjectMapArg::Dense {
+                " --object-map dense"
+            } else {
+                " --object-map modulo"
+            });
+        }
+        if let Some(region_pages) = self.object_region {
+            text.push_str(&format!(" --object-region {}", region_pages * 4096));
+        }
+        text
+    }
+
+    fn object_map(&self) -> Result<swapsim_trace_formats::ObjectMap> {
+        use swapsim_trace_formats::oracle::{ObjectMap, REGION_PAGES_DEFAULT};
+        Ok(match (self.object_map, self.object_region) {
+            (Some(ObjectMapArg::Dense), Some(_)) => {
+                anyhow::bail!("--object-region: only applies to --object-map modulo")
+            }
+            (Some(ObjectMapArg::Dense), None) => ObjectMap::Dense,
+            (Some(ObjectMapArg::Modulo) | None, region_pages) => {
+                ObjectMap::Modulo { region_pages: region_pages.unwrap_or(REGION_PAGES_DEFAULT) }
+            }
+        })
+    }
+}
+
+/// Parses `--object-region` into pages.
+fn parse_object_region(text: &str) -> Result<u64, String> {
+    use swapsim_trace_formats::oracle::REGION_PAGES_MAX;
+    let size = swapsim_core::ByteSize::parse(text).map_err(|err| err.to_string())?;
+    let bytes = size.0;
+    if bytes == 0 || !bytes.is_multiple_of(4096) {
+        return Err(format!("{text} is not a positive whole number of 4 KiB pages"));
+    }
+    let pages = bytes / 4096;
+    if pages > REGION_PAGES_MAX {
+        return Err(format!("{text} is above the largest region, 128 TiB ({REGION_PAGES_MAX} pages)"));
+    }
+    Ok(pages)
 }
 
 fn parse_trace_format(name: &str) -> Result<swapsim_trace_formats::Format, String> {
@@ -259,7 +345,9 @@ struct TraceConvertArgs {
     input: PathBuf,
     /// Where to write; a name ending in `.zst` or `.gz` is compressed.
     output: PathBuf,
-    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, text otherwise].
+    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, oracle-general
+    /// when it ends in .oracleGeneral, text otherwise]. oracle-general keeps the whole trace
+    /// in memory (about 20 bytes per record) to compute each request's next access.
     #[arg(long, value_enum)]
     to: Option<tracecmd::WriteFormat>,
     /// The input's format [default: detected].
@@ -271,6 +359,8 @@ struct TraceConvertArgs {
     /// lackey: count instruction fetches as reads of their pages.
     #[arg(long)]
     instructions: bool,
+    #[command(flatten)]
+    objects: ObjectMapArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -305,7 +395,9 @@ struct TraceGenerateArgs {
     /// Where to write the trace; a name ending in `.zst` or `.gz` is compressed.
     #[arg(long, short)]
     output: PathBuf,
-    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, text otherwise].
+    /// Output format [default: native when OUTPUT ends in .swt or .swapsim, oracle-general
+    /// when it ends in .oracleGeneral, text otherwise]. oracle-general keeps the whole trace
+    /// in memory (about 20 bytes per record) to compute each request's next access.
     #[arg(long, value_enum)]
     to: Option<tracecmd::WriteFormat>,
     /// Root seed; overrides the scenario's `seed` [default: the scenario's, or 1].
@@ -366,7 +458,8 @@ struct RunArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
     /// Replay this trace instead of the scenario's workload: perf script, ftrace, valgrind
-    /// lackey, text or native, plain or gzip- or zstd-compressed (see traces/README.md). A
+    /// lackey, text, native, oracle-general or lcs, plain or gzip- or zstd-compressed (see
+    /// traces/README.md). A
     /// relative path is relative to the current directory.
     #[arg(long)]
     trace: Option<PathBuf>,
@@ -387,6 +480,8 @@ struct RunArgs {
     /// lackey: count instruction fetches as reads of their pages.
     #[arg(long)]
     instructions: bool,
+    #[command(flatten)]
+    objects: ObjectMapArgs,
     /// Root seed; overrides the scenario's `seed`.
     #[arg(long)]
     seed: Option<u64>,
@@ -491,6 +586,7 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
     if args.instructions {
         command.push_str(" --instructions");
     }
+    command.push_str(&args.objects.command_text());
     for set in &args.sets {
         command.push_str(&format!(" --set '{set}'"));
     }
@@ -514,6 +610,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
                     pace: args.pace.map(Pace::from),
                     repeat: args.repeat,
                     instructions: args.instructions,
+                    object_map: args.objects.given()?,
                 });
             if let Some(trace) = &args.trace {
                 scenario = scenario.with_trace(TraceSource::File(trace.clone()));
@@ -616,7 +713,8 @@ fn dispatch(cli: Cli) -> Result<Ended> {
         Command::WriteTrace(args) => run_trace_command(&mut out, TraceCommand::Generate(args))?,
         Command::Trace(command) => run_trace_command(&mut out, command)?,
         Command::Mrc(args) => {
-            let mrc = swapsim::mrc::compute(&TraceSource::File(args.file), args.read.options(), &args.sizes)?;
+            let mrc =
+                swapsim::mrc::compute(&TraceSource::File(args.file), args.read.options()?, &args.sizes)?;
             if let Some(path) = &args.plot {
                 std::fs::write(path, plot::mrc_svg(&mrc)?)
                     .with_context(|| format!("writing {}", path.display()))?;
@@ -639,7 +737,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
 fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> {
     match command {
         TraceCommand::Info(args) => {
-            let info = tracecmd::info(&TraceSource::File(args.file), args.read.options())?;
+            let info = tracecmd::info(&TraceSource::File(args.file), args.read.options()?)?;
             if args.json {
                 output::write_json(out, &info)?;
             } else {
@@ -647,20 +745,18 @@ fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> 
             }
         }
         TraceCommand::Head(args) => {
-            tracecmd::head(out, &TraceSource::File(args.file), args.read.options(), args.n)?;
+            tracecmd::head(out, &TraceSource::File(args.file), args.read.options()?, args.n)?;
         }
         TraceCommand::Convert(args) => {
             let options = swapsim_trace_formats::OpenOptions {
                 format: args.from,
                 lenient: args.lenient,
                 instructions: args.instructions,
+                object_map: args.objects.object_map()?,
             };
             let input = TraceSource::File(args.input);
             let done = tracecmd::convert(&input, options, &args.output, args.to)?;
-            let to = match done.to {
-                tracecmd::WriteFormat::Native => "native",
-                tracecmd::WriteFormat::Text => "text",
-            };
+            let to = done.to.name();
             writeln!(
                 out,
                 "wrote {} records ({} to {to}) to {}, {}",

@@ -1,7 +1,8 @@
 //! `swapsim trace info|head|convert|generate`: looking at traces and making them.
 //!
 //! `info` and `head` show what a trace holds before anyone replays it; `convert` rewrites
-//! any readable format as swapsim's native binary format or as the text format; `generate`
+//! any readable format as swapsim's native binary format, as the text format or as
+//! libCacheSim's oracleGeneral; `generate`
 //! writes the built-in generators' streams as a trace, so a synthetic workload can be kept,
 //! shared and replayed like a captured one. Reading goes through `swapsim-trace-formats`;
 //! only the text format is written here, one `R|W <page>` line per record.
@@ -13,6 +14,7 @@ use std::path::Path;
 use swapsim_core::gen::{GeneratorConfig, Pattern};
 use swapsim_core::{ByteSize, TaskSpec};
 use swapsim_trace_formats::native::NativeWriter;
+use swapsim_trace_formats::oracle::OracleGeneralWriter;
 use swapsim_trace_formats::{demux, Format, OpenOptions, Record};
 
 use swapsim::{Prepared, TaskCount, TraceSource};
@@ -32,15 +34,34 @@ pub(crate) enum WriteFormat {
     Native,
     /// `R|W <page>` lines (one task, no time).
     Text,
+    /// libCacheSim's oracleGeneral: 24-byte records (one task, whole seconds, reads only;
+    /// holds the whole trace in memory while writing).
+    OracleGeneral,
 }
 
 impl WriteFormat {
-    /// The default for an output name: native for `.swt` and `.swapsim`, text otherwise.
+    /// The default for an output name: native for `.swt` and `.swapsim`, oracleGeneral for
+    /// `.oracleGeneral`, text otherwise.
     pub(crate) fn for_path(path: &Path) -> WriteFormat {
         match path.extension().and_then(|ext| ext.to_str()) {
             Some("swt" | "swapsim") => WriteFormat::Native,
+            Some("oracleGeneral") => WriteFormat::OracleGeneral,
             _ => WriteFormat::Text,
         }
+    }
+
+    /// The name `--to` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            WriteFormat::Native => "native",
+            WriteFormat::Text => "text",
+            WriteFormat::OracleGeneral => "oracle-general",
+        }
+    }
+
+    /// Whether the format holds one task only.
+    fn single_task(self) -> bool {
+        self != WriteFormat::Native
     }
 }
 
@@ -172,6 +193,31 @@ enum RecordWriter {
         task: Option<(u32, u32)>,
     },
     Native(Box<NativeWriter<Output>>),
+    /// oracleGeneral has no pid or tid either; the task is remembered as for text.
+    OracleGeneral {
+        writer: OracleGeneralWriter<Output>,
+        task: Option<(u32, u32)>,
+    },
+}
+
+/// Remembers the first record's task in `task` and refuses a record of another one:
+/// `format` holds one task.
+fn check_one_task(task: &mut Option<(u32, u32)>, record: &Record, format: WriteFormat) -> Result<()> {
+    let this = (record.pid, record.tid);
+    match task {
+        None => *task = Some(this),
+        Some(first) if *first != this => bail!(
+            "the {} format holds one task, and the trace has at least two \
+             ({}/{} and {}/{}); write native instead (--to native)",
+            format.name(),
+            first.0,
+            first.1,
+            this.0,
+            this.1
+        ),
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 impl RecordWriter {
@@ -189,29 +235,24 @@ impl RecordWriter {
             WriteFormat::Native => {
                 RecordWriter::Native(Box::new(NativeWriter::new(out).with_context(context)?))
             }
+            WriteFormat::OracleGeneral => {
+                RecordWriter::OracleGeneral { writer: OracleGeneralWriter::new(out), task: None }
+            }
         })
     }
 
     fn write(&mut self, record: &Record) -> Result<()> {
         match self {
             RecordWriter::Text { out, task } => {
-                let this = (record.pid, record.tid);
-                match task {
-                    None => *task = Some(this),
-                    Some(first) if *first != this => bail!(
-                        "the text format holds one task, and the trace has at least two \
-                         ({}/{} and {}/{}); write native instead (--to native)",
-                        first.0,
-                        first.1,
-                        this.0,
-                        this.1
-                    ),
-                    Some(_) => {}
-                }
+                check_one_task(task, record, WriteFormat::Text)?;
                 let op = if record.write { 'W' } else { 'R' };
                 writeln!(out, "{op} {}", record.page)?;
             }
             RecordWriter::Native(writer) => writer.write(record)?,
+            RecordWriter::OracleGeneral { writer, task } => {
+                check_one_task(task, record, WriteFormat::OracleGeneral)?;
+                writer.write(record)?;
+            }
         }
         Ok(())
     }
@@ -220,6 +261,7 @@ impl RecordWriter {
         match self {
             RecordWriter::Text { out, .. } => out.finish(),
             RecordWriter::Native(writer) => writer.finish()?.finish(),
+            RecordWriter::OracleGeneral { writer, .. } => writer.finish()?.finish(),
         }
     }
 }
@@ -312,9 +354,10 @@ pub(crate) fn generate(input: GenerateInput<'_>, output: &Path, to: Option<Write
         GenerateInput::Scenario(prepared) => scenario_tasks(prepared)?,
         GenerateInput::Phases { phases, fill, seed } => phase_tasks(phases, fill, seed)?,
     };
-    if to == WriteFormat::Text && tasks.len() > 1 {
+    if to.single_task() && tasks.len() > 1 {
         bail!(
-            "the text format holds one task, the workload has {}; write native instead (--to native)",
+            "the {} format holds one task, the workload has {}; write native instead (--to native)",
+            to.name(),
             tasks.len()
         );
     }

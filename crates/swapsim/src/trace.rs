@@ -19,7 +19,7 @@ use std::sync::Arc;
 use swapsim_core::thp::ThpHint;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, TraceSummary};
-use swapsim_trace_formats::{Format, FormatError, OpenOptions, Record, RecordSource, SkipCounts};
+use swapsim_trace_formats::{Format, FormatError, ObjectMap, OpenOptions, Record, RecordSource, SkipCounts};
 
 /// Most times `--repeat` may replay a trace.
 pub const REPEAT_MAX: u32 = 1000;
@@ -96,7 +96,7 @@ impl Pace {
 /// Parses a format name as the command line and scenario files give it.
 pub fn parse_format(name: &str) -> Result<Format, String> {
     Format::from_name(name).ok_or_else(|| {
-        format!("\"{name}\" is not a trace format (expected perf, ftrace, lackey, text or native)")
+        format!("\"{name}\" is not a trace format (expected perf, ftrace, lackey, text, native, oracle-general or lcs)")
     })
 }
 
@@ -147,6 +147,8 @@ pub(crate) struct TraceInput {
     pub(crate) lenient: bool,
     /// lackey: count instruction fetches as reads.
     pub(crate) instructions: bool,
+    /// libCacheSim traces: how object ids become pages.
+    pub(crate) object_map: ObjectMap,
     /// The madvise hint of the regions the trace declares.
     pub(crate) madvise: ThpHint,
     pub(crate) pace: Pace,
@@ -184,7 +186,12 @@ pub struct TaskCount {
 impl TraceInput {
     /// The options the trace reader is opened with.
     pub(crate) fn open_options(&self) -> OpenOptions {
-        OpenOptions { format: self.format, lenient: self.lenient, instructions: self.instructions }
+        OpenOptions {
+            format: self.format,
+            lenient: self.lenient,
+            instructions: self.instructions,
+            object_map: self.object_map,
+        }
     }
 
     /// Checks that the trace opens and its format is recognised, without reading it through.
@@ -446,6 +453,7 @@ mod tests {
                 format: None,
                 lenient: false,
                 instructions: false,
+                object_map: ObjectMap::default(),
                 madvise: ThpHint::Default,
                 pace: Pace::Cpu,
                 repeat,

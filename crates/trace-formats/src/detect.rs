@@ -2,10 +2,13 @@
 //!
 //! [`open`] peeks at the first bytes: gzip (`1f 8b`) and zstd (`28 b5 2f fd`) streams are
 //! decompressed on the fly, then the format is recognised from the decompressed start:
-//! the native magic `SWAPSIMT`, an ftrace `# tracer:` header, or else the first line that
-//! is neither blank nor a `#` comment, matched against each text format's own line parser
-//! (for the `R|W` format, its shape: `R` or `W` and one more field, so that a bad page
-//! number gets that reader's precise error).
+//! the native magic `SWAPSIMT`, the lcs magic, an ftrace `# tracer:` header, or else the
+//! first line that is neither blank nor a `#` comment, matched against each text format's
+//! own line parser (for the `R|W` format, its shape: `R` or `W` and one more field, so that
+//! a bad page number gets that reader's precise error). libCacheSim's oracleGeneral has no
+//! magic, so it comes last: only when no other format matches and every 24-byte record in
+//! the peeked bytes is plausible (see [`crate::oracle`]), and, when the whole trace fits in
+//! the peek, its length is a multiple of 24.
 //! Detection looks at most [`PEEK_BYTES`] bytes ahead, and the peeked bytes are replayed to
 //! the reader, so nothing is read twice from the caller's stream.
 //!
@@ -16,6 +19,7 @@ use crate::error::FormatError;
 use crate::ftrace::FtraceReader;
 use crate::lackey::{LackeyLines, LackeyReader};
 use crate::lines::{quote, LineFormat, Step};
+use crate::oracle::{guess_oracle_general, Guess, OracleReader};
 use crate::perf::PerfScriptReader;
 use crate::record::RecordSource;
 use crate::text::TextReader;
@@ -32,6 +36,8 @@ pub const PEEK_BYTES: usize = 64 * 1024;
 const NATIVE_MAGIC: &[u8] = crate::native::MAGIC;
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+/// The magic bytes that start an lcs trace.
+const LCS_MAGIC: [u8; 8] = crate::oracle::LCS_MAGIC.to_le_bytes();
 
 /// Size of the read buffer of text readers.
 const BUFFER_BYTES: usize = 64 * 1024;
@@ -67,8 +73,11 @@ pub fn open(
             (format, replay(prefix, rest))
         }
     };
-    if format == Format::Native {
-        return open_native(stream);
+    match format {
+        Format::Native => return open_native(stream),
+        Format::OracleGeneral => return Ok(Box::new(OracleReader::oracle_general(stream, options))),
+        Format::Lcs => return Ok(Box::new(OracleReader::lcs(stream, options)?)),
+        _ => {}
     }
     let buffered = Box::new(BufReader::with_capacity(BUFFER_BYTES, stream));
     Ok(match format {
@@ -76,7 +85,7 @@ pub fn open(
         Format::Ftrace => Box::new(FtraceReader::new(buffered, options)),
         Format::Lackey => Box::new(LackeyReader::new(buffered, options)),
         Format::Text => Box::new(TextReader::new(buffered, options)?),
-        Format::Native => unreachable!("opened above"),
+        Format::Native | Format::OracleGeneral | Format::Lcs => unreachable!("opened above"),
     })
 }
 
@@ -158,12 +167,30 @@ enum Detected {
 /// Recognises the format from the start of the decompressed stream; `at_end` says that no
 /// more bytes will come (the input ended, or the peek limit was reached).
 fn detect(prefix: &[u8], at_end: bool) -> Detected {
-    if prefix.starts_with(NATIVE_MAGIC) {
-        return Detected::Format(Format::Native);
+    for (magic, format) in [(NATIVE_MAGIC, Format::Native), (&LCS_MAGIC[..], Format::Lcs)] {
+        if prefix.starts_with(magic) {
+            return Detected::Format(format);
+        }
     }
-    if !at_end && NATIVE_MAGIC.starts_with(prefix) {
+    if !at_end && (NATIVE_MAGIC.starts_with(prefix) || LCS_MAGIC.starts_with(prefix)) {
         return Detected::Undecided;
     }
+    match detect_lines(prefix, at_end) {
+        Detected::Unknown(message) => match guess_oracle_general(prefix, at_end, PEEK_BYTES) {
+            Guess::Yes => Detected::Format(Format::OracleGeneral),
+            Guess::NeedMore => Detected::Undecided,
+            // Text has no NUL byte: say why a binary trace is not oracleGeneral instead.
+            Guess::No(reason) if prefix.len() >= crate::oracle::RECORD_BYTES && prefix.contains(&0) => {
+                Detected::Unknown(format!("binary data that is not libCacheSim oracleGeneral: {reason}"))
+            }
+            Guess::No(_) => Detected::Unknown(message),
+        },
+        detected => detected,
+    }
+}
+
+/// Recognises a text format from its first data line.
+fn detect_lines(prefix: &[u8], at_end: bool) -> Detected {
     let mut rest = prefix;
     let mut n_lines = 0;
     loop {
@@ -501,7 +528,7 @@ mod tests {
                 ),
                 Format::Lackey => format!(" {} {:x},4\n", if record.write { "S" } else { "L" }, address),
                 Format::Text => format!("{} {}\n", if record.write { "W" } else { "R" }, record.page),
-                Format::Native => unreachable!("not a text format"),
+                Format::Native | Format::OracleGeneral | Format::Lcs => unreachable!("not a text format"),
             };
         }
         out
@@ -576,12 +603,14 @@ mod tests {
             ),
             forced in proptest::option::of(proptest::sample::select(vec![
                 Format::PerfScript, Format::Ftrace, Format::Lackey, Format::Text, Format::Native,
+                Format::OracleGeneral, Format::Lcs,
             ])),
             lenient in any::<bool>(),
             instructions in any::<bool>(),
         ) {
-            let options = OpenOptions { format: forced, lenient, instructions };
+            let options = OpenOptions { format: forced, lenient, instructions, ..OpenOptions::default() };
             let n_lines = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1;
+            let n_bytes = bytes.len() as u64;
             let Ok(mut source) = open_bytes(bytes, options) else { return Ok(()) };
             for _ in 0..10_000 {
                 match source.next_record() {
@@ -590,6 +619,13 @@ mod tests {
                     Err(FormatError::Line { line, .. }) => {
                         prop_assert!((1..=n_lines).contains(&line), "line {} of {}", line, n_lines);
                         prop_assert!(!lenient || line > 0);
+                        prop_assert!(source.next_record().is_err());
+                        break;
+                    }
+                    // The binary formats: libCacheSim's records are 24 bytes or more.
+                    Err(FormatError::Offset { offset, .. }) => {
+                        prop_assert!(matches!(source.format(), Format::OracleGeneral | Format::Lcs | Format::Native));
+                        prop_assert!(offset <= n_bytes, "offset {} of {}", offset, n_bytes);
                         prop_assert!(source.next_record().is_err());
                         break;
                     }

@@ -27,6 +27,9 @@ pub enum FormatError {
     /// The format could not be recognised.
     #[error("unrecognised trace format: {0}")]
     Unknown(String),
+    /// A record cannot be written in the format asked for.
+    #[error("{0}")]
+    Unwritable(String),
     /// Reading failed.
     #[error("read error: {0}")]
     Io(#[from] std::io::Error),

@@ -16,11 +16,16 @@ pub enum Format {
     Text,
     /// swapsim's native binary format.
     Native,
+    /// libCacheSim's `oracleGeneral` binary records.
+    OracleGeneral,
+    /// libCacheSim's `lcs` binary format (a header, then versioned records).
+    Lcs,
 }
 
 impl Format {
     /// Stable name used on the command line and in reports: "perf", "ftrace", "lackey",
-    /// "text", "native".
+    /// "text", "native",
+    /// "oracle-general", "lcs".
     pub fn name(self) -> &'static str {
         match self {
             Format::PerfScript => "perf",
@@ -28,13 +33,23 @@ impl Format {
             Format::Lackey => "lackey",
             Format::Text => "text",
             Format::Native => "native",
+            Format::OracleGeneral => "oracle-general",
+            Format::Lcs => "lcs",
         }
     }
 
     /// Parses a name as given by [`Format::name`].
     pub fn from_name(name: &str) -> Option<Format> {
-        [Format::PerfScript, Format::Ftrace, Format::Lackey, Format::Text, Format::Native]
-            .into_iter()
-            .find(|f| f.name() == name)
+        [
+            Format::PerfScript,
+            Format::Ftrace,
+            Format::Lackey,
+            Format::Text,
+            Format::Native,
+            Format::OracleGeneral,
+            Format::Lcs,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
     }
 }

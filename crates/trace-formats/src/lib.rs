@@ -28,6 +28,9 @@
 //! # Ok::<(), swapsim_trace_formats::FormatError>(())
 //! ```
 //!
+//! libCacheSim's binary `oracleGeneral` and `lcs` traces of object requests are read too
+//! ([`oracle`]), each request as a read of the page its object maps to.
+//!
 //! [`tasks`] turns a trace into one engine task per thread, the threads of a process
 //! sharing an address space.
 
@@ -40,6 +43,7 @@ pub mod lackey;
 mod lines;
 pub mod native;
 mod options;
+pub mod oracle;
 pub mod perf;
 pub mod record;
 #[cfg(test)]
@@ -51,4 +55,5 @@ pub use detect::open;
 pub use error::FormatError;
 pub use format::Format;
 pub use options::OpenOptions;
-pub use record::{Record, RecordSource, SkipCounts};
+pub use oracle::ObjectMap;
+pub use record::{NextAccess, Record, RecordSource, SkipCounts};

@@ -41,6 +41,16 @@ impl SkipCounts {
     }
 }
 
+/// When the request a record came from is made again, for formats that record it
+/// (libCacheSim's `next_access_vtime`); what an OPT (Belady) policy needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextAccess {
+    /// The request with this index, counted from the trace's first request (index 0).
+    At(u64),
+    /// The object is not requested again.
+    Never,
+}
+
 /// A stream of records from one trace.
 pub trait RecordSource: Send {
     /// The next record, `Ok(None)` at the end, or an error naming the line or offset.
@@ -52,6 +62,11 @@ pub trait RecordSource: Send {
     /// The number of pages the trace's header declares for its address space (the text
     /// format's `pages=N`), if it declares one. Known once the source is open.
     fn declared_pages(&self) -> Option<u64> {
+        None
+    }
+    /// When the request of the record last returned is made again, if the format records
+    /// it; `None` for other formats, and before the first record and after the last.
+    fn next_access(&self) -> Option<NextAccess> {
         None
     }
 }

@@ -6,7 +6,7 @@
 //! (valgrind lackey with its `==pid==` banner lines and one load spanning two pages) and
 //! `sample.txt` (the text format). Native files are made by `trace convert` in the tests.
 
-use crate::support::{data, fails, ok, parse, run_json, swapsim};
+use crate::support::{data, fails, in_repo, ok, parse, run_json, swapsim};
 use std::path::{Path, PathBuf};
 
 /// A fresh directory for one test's files, under Cargo's scratch directory for tests.
@@ -370,4 +370,107 @@ fn mrc_matches_libcachesim_lru_and_belady() {
     );
     assert!(fails(&["mrc", &trace, "--sizes", "0"]).contains("--sizes: 0 pages is not a memory size"));
     assert!(fails(&["mrc", &trace, "--sizes", "3KiB"]).contains("not a whole number of 4 KiB pages"));
+
+/// The page addresses `trace head` prints, in order.
+fn head_addresses(file: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["trace", "head", file, "-n", "1000"];
+    args.extend_from_slice(extra);
+    ok(&args).lines().map(|line| line.rsplit(' ').next().expect("an address").to_string()).collect()
+}
+
+/// `traces/sample.oracleGeneral`, written by hand (see traces/README.md): ten requests of
+/// objects 42, 7, 42, 1 << 40, 7, 9, 42, 1 << 40, 5, 9 over seconds 100 to 104.
+#[test]
+fn libcachesim_oracle_general_sample_reads_under_both_mappings() {
+    let sample = in_repo("traces/sample.oracleGeneral");
+    let summary = info(&sample, &[]);
+    assert_eq!(summary["format"], "oracle-general");
+    assert_eq!(summary["records"], 10);
+    assert_eq!(summary["distinct_pages"], 5);
+    assert_eq!((summary["reads"].as_u64(), summary["writes"].as_u64()), (Some(10), Some(0)));
+    assert_eq!(summary["time_span_s"], 4.0);
+    // The default mapping: object ids modulo 1 GiB of pages, so 1 << 40 lands on page 0.
+    expect_test::expect![[r#"
+        0/0 100.000000000 R 0x2a000
+        0/0 100.000000000 R 0x7000
+        0/0 101.000000000 R 0x2a000
+        0/0 101.000000000 R 0x0
+    "#]]
+    .assert_eq(&ok(&["trace", "head", &sample, "-n", "4"]));
+    let dense = head_addresses(&sample, &["--object-map", "dense"]);
+    assert_eq!(
+        dense,
+        ["0x0", "0x1000", "0x0", "0x2000", "0x1000", "0x3000", "0x0", "0x2000", "0x4000", "0x3000"]
+    );
+    let small = head_addresses(&sample, &["--object-region", "16KiB", "--format", "oracle-general"]);
+    assert_eq!(
+        small,
+        ["0x2000", "0x3000", "0x2000", "0x0", "0x3000", "0x1000", "0x2000", "0x0", "0x1000", "0x1000"]
+    );
+    let err = fails(&["trace", "info", &sample, "--object-map", "dense", "--object-region", "1GiB"]);
+    assert!(err.contains("--object-region: only applies to --object-map modulo"), "{err}");
+    let err = fails(&["trace", "info", &sample, "--object-region", "5000"]);
+    assert!(err.contains("5000 is not a positive whole number of 4 KiB pages"), "{err}");
+}
+
+#[test]
+fn a_truncated_oracle_general_trace_names_the_byte_offset() {
+    let dir = scratch("oracle-truncated");
+    let truncated = path(&dir, "cut.oracleGeneral");
+    let bytes = std::fs::read(in_repo("traces/sample.oracleGeneral")).expect("the sample exists");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 5]).expect("the scratch file can be written");
+    let err = fails(&["trace", "info", &truncated, "--format", "oracle-general"]);
+    assert!(err.contains("byte offset 216: last record is truncated: 19 of 24 bytes (request 9)"), "{err}");
+}
+
+#[test]
+fn convert_round_trips_native_through_oracle_general() {
+    let dir = scratch("convert-oracle");
+    let native = path(&dir, "sample.swt");
+    let oracle = path(&dir, "sample.oracleGeneral");
+    let packed = path(&dir, "sample.oracleGeneral.zst");
+    let back = path(&dir, "back.swt");
+    ok(&["trace", "convert", &data("sample.txt"), &native]);
+    let said = ok(&["trace", "convert", &native, &oracle]);
+    assert!(said.starts_with("wrote 8 records (native to oracle-general) to "), "{said}");
+    ok(&["trace", "convert", &native, &packed, "--to", "oracle-general"]);
+    ok(&["trace", "convert", &packed, &back]);
+    assert_eq!(info(&oracle, &[])["format"], "oracle-general");
+    assert_eq!(info(&packed, &[])["format"], "oracle-general");
+    // Pages below the region come back as they were (as reads: oracleGeneral has no writes).
+    let original = head_addresses(&native, &[]);
+    assert_eq!(head_addresses(&oracle, &[]), original);
+    assert_eq!(head_addresses(&back, &[]), original);
+    // The dense mapping is the identity when pages first appear in order 0, 1, 2, ...
+    let in_order = path(&dir, "in-order.txt");
+    std::fs::write(&in_order, "R 0\nR 1\nW 0\nR 2\nR 1\nR 3\n").expect("the scratch file can be written");
+    let in_order_oracle = path(&dir, "in-order.oracleGeneral");
+    ok(&["trace", "convert", &in_order, &in_order_oracle]);
+    assert_eq!(head_addresses(&in_order_oracle, &["--object-map", "dense"]), head_addresses(&in_order, &[]));
+    // Two tasks do not fit.
+    let err = fails(&["trace", "convert", &data("sample.perf"), &path(&dir, "two.oracleGeneral")]);
+    assert!(err.contains("the oracle-general format holds one task"), "{err}");
+}
+
+#[test]
+fn run_replays_oracle_general_under_the_flag_or_scenario_mapping() {
+    let sample = in_repo("traces/sample.oracleGeneral");
+    let doc = parse(&run_json(&data("tiny.toml"), &["--trace", &sample]));
+    assert_eq!(doc["outcome"]["kind"], "completed");
+    assert_eq!(doc["trace"]["format"], "oracle-general");
+    assert_eq!(doc["accesses"], 10);
+    assert!(doc["scenario"]["workload"].get("object_map").is_none(), "the default is not echoed");
+    let flag = parse(&run_json(&data("tiny.toml"), &["--trace", &sample, "--object-map", "dense"]));
+    assert_eq!(flag["scenario"]["workload"]["object_map"], "dense");
+    let set =
+        parse(&run_json(&data("tiny.toml"), &["--trace", &sample, "--set", "workload.object_map=dense"]));
+    assert_eq!(set["vmstat"], flag["vmstat"]);
+    assert_eq!(set["scenario"]["workload"]["object_map"], "dense");
+    let region = parse(&run_json(&data("tiny.toml"), &["--trace", &sample, "--object-region", "64KiB"]));
+    assert_eq!(region["scenario"]["workload"]["object_region"], "64KiB");
+    let err = fails(&["run", &data("tiny.toml"), "--trace", &sample, "--set", "workload.object_map=sparse"]);
+    assert!(
+        err.contains("workload.object_map: \"sparse\" is not an object mapping (expected modulo or dense)"),
+        "{err}"
+    );
 }

@@ -11,7 +11,7 @@ use swapsim_core::thp::ThpHint;
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
 use swapsim_policies::ReadaheadConfig;
-use swapsim_trace_formats::Format;
+use swapsim_trace_formats::{Format, ObjectMap};
 
 use crate::timeline::TimelineEntry;
 use crate::trace::{Pace, TraceInput};
@@ -108,6 +108,12 @@ pub struct ResolvedWorkload {
     /// lackey: whether instruction fetches count as reads.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub instructions: bool,
+    /// libCacheSim traces: the object mapping, when not the default modulo 1GiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_map: Option<&'static str>,
+    /// libCacheSim traces: the modulo mapping's region, when not the default 1GiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_region: Option<ByteSize>,
     /// The generator with every default filled in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<GeneratorConfig>,
@@ -131,6 +137,13 @@ impl ResolvedWorkload {
             pace: (input.pace != Pace::default()).then_some(input.pace),
             repeat: (input.repeat != 1).then_some(input.repeat),
             instructions: input.instructions,
+            object_map: (input.object_map != ObjectMap::default()).then_some(input.object_map.name()),
+            object_region: match input.object_map {
+                ObjectMap::Modulo { region_pages } if input.object_map != ObjectMap::default() => {
+                    Some(ByteSize(region_pages * 4096))
+                }
+                _ => None,
+            },
             madvise: (input.madvise != ThpHint::Default).then_some(input.madvise),
             contents: None,
             generator: None,

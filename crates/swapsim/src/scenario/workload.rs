@@ -10,7 +10,9 @@ use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
-use swapsim_trace_formats::Format;
+use swapsim_core::ByteSize;
+use swapsim_trace_formats::oracle::{REGION_PAGES_DEFAULT, REGION_PAGES_MAX};
+use swapsim_trace_formats::{Format, ObjectMap};
 
 use super::{ResolvedWorkload, Scenario, Workload};
 use crate::trace::{self, Pace, PathOrigin, TraceInput, TraceSource};
@@ -24,8 +26,8 @@ pub(crate) struct WorkloadSection {
     /// given by `--set`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace: Option<PathBuf>,
-    /// The trace's format: "perf", "ftrace", "lackey", "text" or "native". Default:
-    /// detected from the first bytes.
+    /// The trace's format: "perf", "ftrace", "lackey", "text", "native", "oracle-general"
+    /// or "lcs". Default: detected from the first bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace_format: Option<String>,
     /// Skip malformed trace lines, counting them by reason, instead of failing. Default false.
@@ -41,6 +43,15 @@ pub(crate) struct WorkloadSection {
     /// lackey: count instruction fetches as reads of their pages. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) instructions: Option<bool>,
+    /// libCacheSim traces (oracle-general, lcs): how object ids become pages, "modulo"
+    /// (the id modulo `object_region`) or "dense" (0, 1, 2, ... in order of first
+    /// request). Default "modulo".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) object_map: Option<String>,
+    /// libCacheSim traces with `object_map = "modulo"`: the region object ids wrap around,
+    /// a whole number of 4 KiB pages up to 128 TiB. Default 1GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) object_region: Option<ByteSize>,
     /// A synthetic workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) generator: Option<GeneratorConfig>,
@@ -72,6 +83,8 @@ impl WorkloadSection {
             ("pace", self.pace.is_some()),
             ("repeat", self.repeat.is_some()),
             ("instructions", self.instructions.is_some()),
+            ("object_map", self.object_map.is_some()),
+            ("object_region", self.object_region.is_some()),
             ("madvise", self.madvise.is_some()),
         ]
         .into_iter()
@@ -95,6 +108,8 @@ pub struct TraceFlags {
     pub repeat: Option<u32>,
     /// lackey: count instruction fetches as reads of their pages.
     pub instructions: bool,
+    /// libCacheSim traces: how object ids become pages; `None` keeps the scenario's.
+    pub object_map: Option<ObjectMap>,
 }
 
 impl TraceFlags {
@@ -105,6 +120,7 @@ impl TraceFlags {
             ("--pace", self.pace.is_some()),
             ("--repeat", self.repeat.is_some()),
             ("--instructions", self.instructions),
+            ("--object-map or --object-region", self.object_map.is_some()),
         ]
         .into_iter()
         .find(|(_, given)| *given)
@@ -178,18 +194,47 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
         let key = if flags.repeat.is_some() { "--repeat" } else { "workload.repeat" };
         bail!("{key}: {repeat} is outside 1..={}", trace::REPEAT_MAX);
     }
+    let object_map = match flags.object_map {
+        Some(object_map) => object_map,
+        None => object_map_of(&section)?,
+    };
     let input = TraceInput {
         source: trace,
         origin,
         format,
         lenient: flags.lenient || section.lenient.unwrap_or(false),
         instructions: flags.instructions || section.instructions.unwrap_or(false),
+        object_map,
         madvise: section.madvise.unwrap_or_default(),
         pace,
         repeat,
     };
     let resolved = ResolvedWorkload::of_trace(written, &input);
     Ok((Workload::Trace(input), resolved))
+}
+
+/// `workload.object_map` and `workload.object_region`, checked.
+fn object_map_of(section: &WorkloadSection) -> Result<ObjectMap> {
+    let region_pages = match section.object_region {
+        None => None,
+        Some(size) => {
+            let bytes = size.0;
+            if bytes == 0 || !bytes.is_multiple_of(4096) || bytes / 4096 > REGION_PAGES_MAX {
+                bail!("workload.object_region: {size} is not a whole number of 4 KiB pages in 4KiB..=128TiB");
+            }
+            Some(bytes / 4096)
+        }
+    };
+    Ok(match (section.object_map.as_deref(), region_pages) {
+        (Some("dense"), Some(_)) => bail!("workload.object_region: only applies to object_map = \"modulo\""),
+        (Some("dense"), None) => ObjectMap::Dense,
+        (Some("modulo") | None, region_pages) => {
+            ObjectMap::Modulo { region_pages: region_pages.unwrap_or(REGION_PAGES_DEFAULT) }
+        }
+        (Some(other), _) => {
+            bail!("workload.object_map: \"{other}\" is not an object mapping (expected modulo or dense)")
+        }
+    })
 }
 
 /// A generated workload (generator or job queue) takes none of the trace options.

@@ -11,7 +11,12 @@ pub fn run(data: &[u8], format: Option<Format>) {
     let Some((&flags, bytes)) = data.split_first() else {
         return;
     };
-    let options = OpenOptions { format, lenient: flags & 1 != 0, instructions: flags & 2 != 0 };
+    let options = OpenOptions {
+        format,
+        lenient: flags & 1 != 0,
+        instructions: flags & 2 != 0,
+        ..OpenOptions::default()
+    };
     let n_lines = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1;
     let Ok(mut source) = open(Box::new(Cursor::new(bytes.to_vec())), options) else {
         return;
