@@ -370,6 +370,7 @@ fn mrc_matches_libcachesim_lru_and_belady() {
     );
     assert!(fails(&["mrc", &trace, "--sizes", "0"]).contains("--sizes: 0 pages is not a memory size"));
     assert!(fails(&["mrc", &trace, "--sizes", "3KiB"]).contains("not a whole number of 4 KiB pages"));
+}
 
 /// The page addresses `trace head` prints, in order.
 fn head_addresses(file: &str, extra: &[&str]) -> Vec<String> {
