@@ -59,7 +59,6 @@ use crate::ids::{DeviceId, SwapSlot, PAGE_SIZE};
 use crate::mm::pagetable::PteState;
 use crate::time::{SimDuration, SimTime};
 use crate::timeline::{HibernateOp, HibernationReport, OpReport};
-use std::hash::{Hash, Hasher};
 
 /// `PAGES_FOR_IO`: pages kept free for I/O while the image is written (4 MiB).
 pub(crate) const PAGES_FOR_IO: u64 = 1024;
@@ -637,22 +636,38 @@ impl Simulation {
     /// A digest of what a resume must find as it was at the snapshot: every PTE, the
     /// frames in use, the LRU sizes, memcg usage and the swap slots besides the image.
     pub(in crate::engine) fn fingerprint(&self) -> u64 {
-        let mut s = std::collections::hash_map::DefaultHasher::new();
+        let mut d = Digest(0);
+        let slot_word = |slot: SwapSlot| u64::from(slot.device.0) | u64::from(slot.offset) << 8;
         for pte in &self.mm.pt.ptes {
-            match pte.state() {
-                PteState::None => 0u8.hash(&mut s),
-                PteState::Zero => 1u8.hash(&mut s),
-                PteState::Present(p) => (2u8, p.0).hash(&mut s),
-                PteState::Swap(slot) => (3u8, slot.device.0, slot.offset).hash(&mut s),
-            }
+            d.add(match pte.state() {
+                PteState::None => 0,
+                PteState::Zero => 1,
+                PteState::Present(p) => 2 | u64::from(p.0) << 2,
+                PteState::Swap(slot) => 3 | slot_word(slot) << 2,
+            });
         }
         for pfn in self.mm.frames.in_use() {
-            (pfn.0, self.mm.frames.owner(pfn).map(|p| p.0), self.mm.frames.swap_slot(pfn)).hash(&mut s);
+            d.add(u64::from(pfn.0));
+            d.add(self.mm.frames.owner(pfn).map_or(0, |p| u64::from(p.0) + 1));
+            d.add(self.mm.frames.swap_slot(pfn).map_or(0, |slot| slot_word(slot) + 1));
         }
         let sizes = self.lru.sizes();
         let image = self.hibernation.as_ref().map_or(0, |h| h.slots.len() as u64);
-        (sizes.inactive_anon, sizes.active_anon, self.mm.memcg_usage, self.mm.swap.used_slots() - image)
-            .hash(&mut s);
-        s.finish()
+        for word in
+            [sizes.inactive_anon, sizes.active_anon, self.mm.memcg_usage, self.mm.swap.used_slots() - image]
+        {
+            d.add(word);
+        }
+        d.0
+    }
+}
+
+/// A 64-bit digest folded word by word (xor, multiply, rotate): fast, not cryptographic;
+/// it only has to tell a changed memory state from the one saved at the snapshot.
+struct Digest(u64);
+
+impl Digest {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0 ^ word).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
     }
 }
