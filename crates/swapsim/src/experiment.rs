@@ -596,13 +596,14 @@ fn hibernate_reclaim(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
         .collect();
     let rows: Vec<HibernateRow> = rows.into_iter().collect::<Result<_>>()?;
     let verdict = verdict::hibernate(&rows);
+    let boot = crate::timeline::DEFAULT_BOOT.as_secs_f64();
     Ok(Outcome {
         experiment: "hibernate-reclaim",
         title: EXPERIMENTS[4].title,
         setup: format!(
             "{ram} MiB guest, 2 CPUs, {swap} MiB swap on the disk-100mbs preset; {n_procs} processes write \
              {per_proc} MiB each at once (85% of memory; pages compress about 2:1), the guest idles until \
-             {IDLE_S} s, hibernates (compressed image, image_size 2/5 of RAM or 0) and resumes (3 s boot). \
+             {IDLE_S} s, hibernates (compressed image, image_size 2/5 of RAM or 0) and resumes ({boot:.0} s boot). \
              mm_reclaim runs mm-reclaim-run 0 right after the fill and mm-reclaim-release 0 after resume"
         ),
         published: EXPERIMENTS[4].published,

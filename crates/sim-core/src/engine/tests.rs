@@ -40,7 +40,7 @@ impl BlockDevice for FixedLatency {
 /// Readahead that reads the whole aligned 8-slot cluster, for tests that need readahead
 /// without depending on the policies crate.
 #[derive(Debug)]
-struct Aligned8;
+pub(super) struct Aligned8;
 impl Readahead for Aligned8 {
     fn kind(&self) -> &'static str {
         "aligned8"

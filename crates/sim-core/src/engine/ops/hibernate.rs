@@ -543,10 +543,7 @@ impl Simulation {
                 );
             };
             self.hibernation.as_mut().expect("hibernating").slots.push(slot);
-            let bio = Bio { device, dir: IoDir::Write, offset: slot.offset, pfn: IMAGE_PFN };
-            self.mm.image_inflight += 1;
-            let now = self.mm.now;
-            self.mm.block.submit(owner, bio, now, &mut self.mm.dispatched);
+            self.submit_image_bio(owner, device, IoDir::Write, slot.offset);
         }
         let now = self.mm.now;
         self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
@@ -558,6 +555,14 @@ impl Simulation {
         Step::Done
     }
 
+    /// One page of the image as a bio under the caller's plug, counted in flight.
+    fn submit_image_bio(&mut self, owner: usize, device: DeviceId, dir: IoDir, offset: u32) {
+        let bio = Bio { device, dir, offset, pfn: IMAGE_PFN };
+        self.mm.image_inflight += 1;
+        let now = self.mm.now;
+        self.mm.block.submit(owner, bio, now, &mut self.mm.dispatched);
+    }
+
     /// `load_compressed_image` / `load_image`: read the image ahead in windows of
     /// `CMP_MIN_RD_PAGES` growing to `CMP_MAX_RD_PAGES`, decompressing as it arrives.
     fn read_step(&mut self, t: usize) -> Step {
@@ -567,16 +572,11 @@ impl Simulation {
         }
         let owner = self.tasks[t].owner;
         let n = (window - self.mm.image_inflight).min(total_slots - next);
-        let (device, slots) = {
-            let h = self.hibernation.as_ref().expect("an image");
-            (h.device, h.slots[next as usize..(next + n) as usize].to_vec())
-        };
+        let device = self.hibernation.as_ref().expect("an image").device;
         self.mm.block.start_plug(owner);
-        for slot in slots {
-            let bio = Bio { device, dir: IoDir::Read, offset: slot.offset, pfn: IMAGE_PFN };
-            self.mm.image_inflight += 1;
-            let now = self.mm.now;
-            self.mm.block.submit(owner, bio, now, &mut self.mm.dispatched);
+        for i in next..next + n {
+            let offset = self.hibernation.as_ref().expect("an image").slots[i as usize].offset;
+            self.submit_image_bio(owner, device, IoDir::Read, offset);
         }
         let now = self.mm.now;
         self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);

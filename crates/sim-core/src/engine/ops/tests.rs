@@ -2,27 +2,15 @@
 //! and `mm-reclaim-release`, with invariants checked after every event.
 
 use crate::config::CoreConfig;
-use crate::engine::tests::{config, FixedLatency};
+use crate::engine::tests::{config, Aligned8, FixedLatency};
 use crate::engine::{Setup, SimReport, Simulation, TaskSpec};
 use crate::ids::VirtPage;
-use crate::policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
+use crate::policy::readahead::{NoReadahead, Readahead};
 use crate::policy::Policies;
 use crate::time::SimDuration;
 use crate::timeline::{OpReport, Operation, TimelineOp, Trigger};
 use crate::workload::{Access, RegionSpec};
 use crate::SwapDeviceSpec;
-
-/// Readahead of the whole aligned 8-slot cluster.
-#[derive(Debug)]
-struct Aligned8;
-impl Readahead for Aligned8 {
-    fn kind(&self) -> &'static str {
-        "aligned8"
-    }
-    fn plan(&mut self, f: &FaultView) -> ReadaheadPlan {
-        ReadaheadPlan::Slots { first: f.offset & !7, last: f.offset | 7 }
-    }
-}
 
 /// A machine with room for everything: reclaim happens only when an operation asks.
 fn roomy() -> CoreConfig {
@@ -133,8 +121,8 @@ fn run_stops_exhausted_when_swap_is_full() {
 
 #[test]
 fn run_stops_at_its_timeout() {
-    // The first round writes everything; the writes take 2 ms, so nothing is freed
-    // before the 1 ms timeout.
+    // Each write takes 2 ms, so the paced passes have written some pages and freed few
+    // of them when the 1 ms timeout stops the run.
     let ops = vec![run(0, Some(1)), Operation::Mark("after".into())];
     let r = check(roomy(), 2_000_000, Box::new(NoReadahead), 2000, ops);
     let run = op(&r, 0);
