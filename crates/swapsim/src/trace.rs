@@ -222,12 +222,13 @@ impl TraceInput {
         let open = move || -> Result<Box<dyn RecordSource>, FormatError> {
             let raw = source.raw()?;
             let records = swapsim_trace_formats::open(raw, options)?;
+            // Decoded on a thread of its own, overlapping the simulation (same records).
             if repeat == 1 {
-                return Ok(records);
+                return swapsim_trace_formats::read_ahead(records);
             }
             let source = source.clone();
             let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
-            Ok(Box::new(Repeat::new(records, reopen, repeat)))
+            swapsim_trace_formats::read_ahead(Box::new(Repeat::new(records, reopen, repeat)))
         };
         let (mut tasks, summary) =
             demux::tasks(open, &name, self.pace.demux()).with_context(|| format!("trace {name}"))?;

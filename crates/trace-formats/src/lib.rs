@@ -45,6 +45,7 @@ pub mod native;
 mod options;
 pub mod oracle;
 pub mod perf;
+pub mod readahead;
 pub mod record;
 #[cfg(test)]
 mod testutil;
@@ -56,4 +57,5 @@ pub use error::FormatError;
 pub use format::Format;
 pub use options::OpenOptions;
 pub use oracle::ObjectMap;
+pub use readahead::read_ahead;
 pub use record::{NextAccess, Record, RecordSource, SkipCounts};
