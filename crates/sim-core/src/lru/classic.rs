@@ -190,6 +190,7 @@ impl ClassicLru {
     fn shrink_active(&mut self, mm: &mut Mm, sc: &mut ScanControl, n: u64) {
         let scanned = self.isolate(mm, ACTIVE, n);
         let batch = std::mem::take(&mut self.scratch);
+        mm.warm_batch(&batch);
         for &pfn in &batch {
             // The rmap walk clears young bits; for anonymous folios the result does not
             // matter: they are deactivated regardless.

@@ -446,6 +446,14 @@ impl Swap {
             .collect()
     }
 
+    /// The slot's swap-cache word and count folded together: reading them is all that
+    /// matters (see `Mm::warm_batch`).
+    #[inline]
+    pub(crate) fn slot_words(&self, slot: SwapSlot) -> u64 {
+        let dev = &self.devices[slot.device.0 as usize];
+        u64::from(dev.cache[slot.offset as usize]) ^ u64::from(dev.count[slot.offset as usize])
+    }
+
     #[inline]
     pub(crate) fn cached_frame(&self, slot: SwapSlot) -> Option<Pfn> {
         let w = self.devices[slot.device.0 as usize].cache[slot.offset as usize];
