@@ -77,6 +77,14 @@ enum List {
     Nonfull(u8),
 }
 
+/// A slot's swap count (`si->swap_map`) and swap-cache word (a frame, a shadow or
+/// nothing: `TAG_*`), kept together.
+#[derive(Clone, Copy, Debug)]
+struct SlotWords {
+    cache: u32,
+    count: u8,
+}
+
 /// One swap area.
 #[derive(Debug)]
 pub(crate) struct SwapDevice {
@@ -87,8 +95,9 @@ pub(crate) struct SwapDevice {
     /// A block device rather than a swap file (`SWP_BLKDEV`): only these take large
     /// folios whole. Set by swapon.
     pub(crate) blkdev: bool,
-    count: Vec<u8>,
-    cache: Vec<u32>,
+    /// Per slot, its swap count and swap-cache word side by side: the paths that read one
+    /// read the other, so one cache line serves both.
+    slots: Vec<SlotWords>,
     /// The zero map (`si->zeromap`): one bit per slot whose page was all zeros when written.
     zeromap: Vec<u64>,
     /// zswap's entry per slot (`NO_ZSWAP` for none); empty while zswap is off.
@@ -111,8 +120,8 @@ impl SwapDevice {
         let n_clusters = slots.div_ceil(cluster_slots);
         let mut clusters =
             vec![Cluster { used: 0, state: ClusterState::Free, order: 0 }; n_clusters as usize];
-        let mut count = vec![0u8; slots as usize];
-        count[0] = BAD_SLOT;
+        let mut words = vec![SlotWords { cache: 0, count: 0 }; slots as usize];
+        words[0].count = BAD_SLOT;
         clusters[0].used = 1;
         // The tail of the last cluster beyond the device's end is never usable.
         let tail = n_clusters * cluster_slots - slots;
@@ -123,8 +132,7 @@ impl SwapDevice {
             rotational,
             writeok: true,
             blkdev: true,
-            count,
-            cache: vec![0; slots as usize],
+            slots: words,
             zeromap: vec![0; (slots as usize).div_ceil(64)],
             zswap: Vec::new(),
             inuse: 0,
@@ -138,7 +146,7 @@ impl SwapDevice {
 
     /// Slots including the header (the kernel's `si->max`).
     pub(crate) fn max(&self) -> u32 {
-        self.count.len() as u32
+        self.slots.len() as u32
     }
     /// Usable slots (the kernel's `si->pages`).
     pub(crate) fn pages(&self) -> u32 {
@@ -151,7 +159,7 @@ impl SwapDevice {
 
     #[inline]
     fn is_free(&self, off: u32) -> bool {
-        self.count[off as usize] == 0 && self.cache[off as usize] & TAG_FRAME == 0
+        self.slots[off as usize].count == 0 && self.slots[off as usize].cache & TAG_FRAME == 0
     }
 
     /// `alloc_swap_scan_cluster`: the first `nr` free slots of cluster `c` at or after
@@ -263,7 +271,7 @@ impl SwapDevice {
         let c = off / self.cluster_slots;
         debug_assert!(order == 0 || self.clusters[c as usize].order == order, "order-{order} slots at {off}");
         for i in 0..nr {
-            self.cache[(off + i) as usize] = TAG_FRAME | (head.0 + i);
+            self.slots[(off + i) as usize].cache = TAG_FRAME | (head.0 + i);
         }
         self.inuse += nr;
         self.clusters[c as usize].used += nr;
@@ -278,7 +286,7 @@ impl SwapDevice {
     }
 
     fn release(&mut self, off: u32) {
-        self.cache[off as usize] = 0;
+        self.slots[off as usize].cache = 0;
         self.inuse -= 1;
         let c = off / self.cluster_slots;
         let cl = &mut self.clusters[c as usize];
@@ -389,8 +397,8 @@ impl Swap {
     pub(crate) fn alloc_hibernation_slot(&mut self, dev: DeviceId) -> Option<SwapSlot> {
         let d = &mut self.devices[dev.0 as usize];
         let off = d.alloc(0, 0, Pfn(0))?;
-        d.cache[off as usize] = 0;
-        d.count[off as usize] = 1;
+        d.slots[off as usize].cache = 0;
+        d.slots[off as usize].count = 1;
         Some(SwapSlot { device: dev, offset: off })
     }
 
@@ -402,17 +410,17 @@ impl Swap {
 
     #[inline]
     pub(crate) fn count(&self, slot: SwapSlot) -> u8 {
-        self.devices[slot.device.0 as usize].count[slot.offset as usize]
+        self.devices[slot.device.0 as usize].slots[slot.offset as usize].count
     }
     pub(crate) fn inc_count(&mut self, slot: SwapSlot) {
-        let c = &mut self.devices[slot.device.0 as usize].count[slot.offset as usize];
+        let c = &mut self.devices[slot.device.0 as usize].slots[slot.offset as usize].count;
         assert!(*c < BAD_SLOT - 1, "swap count overflow at {slot}");
         *c += 1;
     }
     /// Drops one PTE reference (`swap_free`); releases the slot if nothing else holds it.
     pub(crate) fn dec_count(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
-        let c = &mut dev.count[slot.offset as usize];
+        let c = &mut dev.slots[slot.offset as usize].count;
         assert!(*c > 0 && *c != BAD_SLOT, "swap count underflow at {slot}");
         *c -= 1;
         self.release_if_unused(slot);
@@ -426,7 +434,7 @@ impl Swap {
     }
 
     pub(crate) fn cache_entry(&self, slot: SwapSlot) -> CacheEntry {
-        let w = self.devices[slot.device.0 as usize].cache[slot.offset as usize];
+        let w = self.devices[slot.device.0 as usize].slots[slot.offset as usize].cache;
         match w & TAG_MASK {
             0 => CacheEntry::Empty,
             TAG_FRAME => CacheEntry::Frame(Pfn(w & !TAG_MASK)),
@@ -438,11 +446,11 @@ impl Swap {
     /// Every slot of `dev` that a frame caches, in offset order.
     pub(crate) fn cached_slots(&self, dev: DeviceId) -> Vec<(u32, Pfn)> {
         let d = &self.devices[dev.0 as usize];
-        d.cache
+        d.slots
             .iter()
             .enumerate()
-            .filter(|(_, &w)| w & TAG_MASK == TAG_FRAME)
-            .map(|(off, &w)| (off as u32, Pfn(w & !TAG_MASK)))
+            .filter(|(_, w)| w.cache & TAG_MASK == TAG_FRAME)
+            .map(|(off, w)| (off as u32, Pfn(w.cache & !TAG_MASK)))
             .collect()
     }
 
@@ -451,12 +459,12 @@ impl Swap {
     #[inline]
     pub(crate) fn slot_words(&self, slot: SwapSlot) -> u64 {
         let dev = &self.devices[slot.device.0 as usize];
-        u64::from(dev.cache[slot.offset as usize]) ^ u64::from(dev.count[slot.offset as usize])
+        u64::from(dev.slots[slot.offset as usize].cache) ^ u64::from(dev.slots[slot.offset as usize].count)
     }
 
     #[inline]
     pub(crate) fn cached_frame(&self, slot: SwapSlot) -> Option<Pfn> {
-        let w = self.devices[slot.device.0 as usize].cache[slot.offset as usize];
+        let w = self.devices[slot.device.0 as usize].slots[slot.offset as usize].cache;
         (w & TAG_MASK == TAG_FRAME).then_some(Pfn(w & !TAG_MASK))
     }
 
@@ -465,7 +473,7 @@ impl Swap {
         let old = self.cache_entry(slot);
         assert!(!matches!(old, CacheEntry::Frame(_)), "{slot} already cached");
         assert!(self.count(slot) > 0, "caching free {slot}");
-        self.devices[slot.device.0 as usize].cache[slot.offset as usize] = TAG_FRAME | pfn.0;
+        self.devices[slot.device.0 as usize].slots[slot.offset as usize].cache = TAG_FRAME | pfn.0;
         match old {
             CacheEntry::Shadow(s) => Some(s),
             _ => None,
@@ -476,7 +484,7 @@ impl Swap {
     /// slot stays allocated; releases the slot when no PTE references it.
     pub(crate) fn cache_delete(&mut self, slot: SwapSlot, shadow: Option<Shadow>) {
         let dev = &mut self.devices[slot.device.0 as usize];
-        let w = &mut dev.cache[slot.offset as usize];
+        let w = &mut dev.slots[slot.offset as usize].cache;
         assert!(*w & TAG_MASK == TAG_FRAME, "{slot} not cached");
         *w = match shadow {
             Some(s) => TAG_SHADOW | (s.0 & !TAG_MASK),
@@ -488,7 +496,7 @@ impl Swap {
     fn release_if_unused(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
         let off = slot.offset as usize;
-        if dev.count[off] == 0 && dev.cache[off] & TAG_MASK != TAG_FRAME {
+        if dev.slots[off].count == 0 && dev.slots[off].cache & TAG_MASK != TAG_FRAME {
             dev.release(slot.offset);
             // swap_entries_free: the zero mark goes, and zswap_invalidate frees the
             // slot's entry (the memory model frees the orphan at its next zswap step).
@@ -558,7 +566,7 @@ impl Swap {
     /// Recounts every device from scratch and checks the cluster and list bookkeeping.
     pub(crate) fn check_invariants(&self) {
         for (d, dev) in self.devices.iter().enumerate() {
-            assert_eq!(dev.count[0], BAD_SLOT, "device {d}: header slot lost its mark");
+            assert_eq!(dev.slots[0].count, BAD_SLOT, "device {d}: header slot lost its mark");
             let mut inuse = 0;
             let mut unusable = vec![0u32; dev.clusters.len()];
             unusable[0] = 1;
@@ -566,7 +574,7 @@ impl Swap {
             unusable[last] += dev.clusters.len() as u32 * dev.cluster_slots - dev.max();
             let mut per_cluster = unusable.clone();
             for off in 1..dev.max() {
-                let w = dev.cache[off as usize];
+                let w = dev.slots[off as usize].cache;
                 assert_ne!(w & TAG_MASK, TAG_MASK, "device {d} slot {off}: corrupt cache word");
                 if !dev.is_free(off) {
                     inuse += 1;
