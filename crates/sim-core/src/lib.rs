@@ -60,6 +60,7 @@ mod engine;
 mod event;
 mod lru;
 mod mm;
+mod prefetch;
 
 pub use config::{ByteSize, CoreConfig, SwapBacking, SwapDeviceSpec, ValidatedConfig};
 pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};

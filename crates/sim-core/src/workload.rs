@@ -19,6 +19,11 @@ pub struct Access {
 }
 
 /// A stream of accesses for one task.
+///
+/// The engine reads a task's stream a few accesses ahead of the one it simulates (to start
+/// loading their page-table entries early), and stops reading when the task ends or is
+/// killed. A source's stream must therefore not depend on when it is asked; every source
+/// in the workspace is a fixed sequence.
 pub trait AccessSource: Send {
     /// The next access, `Ok(None)` at the end, or an error naming the line.
     fn next_access(&mut self) -> Result<Option<Access>, TraceError>;

@@ -115,6 +115,7 @@ impl Simulation {
                 cpu: i % cpus,
                 owner: i,
                 source: spec.accesses,
+                ahead: std::collections::VecDeque::new(),
                 retry: None,
                 state: if at_start { TaskState::Runnable } else { TaskState::Waiting },
                 wait: None,

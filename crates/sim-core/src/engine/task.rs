@@ -5,7 +5,9 @@
 use super::Wait;
 use crate::ids::DeviceId;
 use crate::time::{SimDuration, SimTime};
+use crate::error::TraceError;
 use crate::workload::{Access, AccessSource, TaskStart};
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TaskState {
@@ -25,6 +27,9 @@ pub(crate) struct Task {
     /// Plug owner index in the block layer.
     pub(crate) owner: usize,
     pub(crate) source: Box<dyn AccessSource>,
+    /// Accesses taken from `source` ahead of the one being simulated, ending with the
+    /// stream's end or error once the source gave it (see `Simulation::next_access`).
+    pub(crate) ahead: VecDeque<Result<Option<Access>, TraceError>>,
     /// An access to retry after a wait.
     pub(crate) retry: Option<Access>,
     pub(crate) state: TaskState,

@@ -259,6 +259,29 @@ impl PageTables {
         Some(Lookup { region_idx: idx, page })
     }
 
+    /// Prefetches the PTE of `page` (see `Mm::warm_batch`).
+    #[inline]
+    pub(crate) fn prefetch_pte(&self, page: PageId) {
+        if let Some(pte) = self.ptes.get(page.0 as usize) {
+            crate::prefetch::prefetch(pte);
+        }
+    }
+
+    /// Prefetches the PTE of `vpage` when its page exists in the region `lookup` found
+    /// last (see `Simulation::next_access`); changes nothing.
+    #[inline]
+    pub(crate) fn prefetch(&self, space: usize, vpage: VirtPage) {
+        let asp = &self.spaces[space];
+        let Some(region) = asp.regions.get(asp.last).filter(|r| r.contains(vpage)) else { return };
+        let chunk = region.chunks[region.chunk_index(vpage)];
+        if chunk != NO_CHUNK {
+            let index = chunk as usize * CHUNK_PAGES as usize + (vpage.0 % CHUNK_PAGES) as usize;
+            if let Some(pte) = self.ptes.get(index) {
+                crate::prefetch::prefetch(pte);
+            }
+        }
+    }
+
     /// The PTE of `vpage` in the given region, allocating its chunk on first touch.
     pub(crate) fn page_for(
         &mut self,

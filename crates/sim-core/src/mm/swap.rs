@@ -454,12 +454,12 @@ impl Swap {
             .collect()
     }
 
-    /// The slot's swap-cache word and count folded together: reading them is all that
-    /// matters (see `Mm::warm_batch`).
+    /// Prefetches the slot's count and swap-cache word (see `Mm::warm_batch`).
     #[inline]
-    pub(crate) fn slot_words(&self, slot: SwapSlot) -> u64 {
-        let dev = &self.devices[slot.device.0 as usize];
-        u64::from(dev.slots[slot.offset as usize].cache) ^ u64::from(dev.slots[slot.offset as usize].count)
+    pub(crate) fn prefetch_slot(&self, slot: SwapSlot) {
+        if let Some(words) = self.devices[slot.device.0 as usize].slots.get(slot.offset as usize) {
+            crate::prefetch::prefetch(words);
+        }
     }
 
     #[inline]

@@ -256,6 +256,7 @@ impl Simulation {
             cpu,
             owner,
             source: Box::new(std::iter::empty()),
+            ahead: std::collections::VecDeque::new(),
             retry: None,
             state: TaskState::Runnable,
             wait: None,
