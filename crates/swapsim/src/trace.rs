@@ -213,8 +213,9 @@ impl TraceInput {
 
     /// Reads the trace through once to find its tasks, and returns them with what was
     /// found. Accesses are read lazily while the simulation runs, each task from a stream
-    /// of its own.
-    pub(crate) fn tasks(&self) -> Result<(Vec<TaskSpec>, TraceReport)> {
+    /// of its own. With `next_uses` (for `lru = "opt"`), a second pass computes each
+    /// access's next use, which every task's stream then carries (see `next_use.rs`).
+    pub(crate) fn tasks(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceReport)> {
         let name = self.source.name();
         let source = self.source.clone();
         let options = self.open_options();
@@ -229,8 +230,17 @@ impl TraceInput {
             let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
             Ok(Box::new(Repeat::new(records, reopen, repeat)))
         };
+        let reopen = open.clone();
         let (mut tasks, summary) =
             demux::tasks(open, &name, self.pace.demux()).with_context(|| format!("trace {name}"))?;
+        if next_uses {
+            let mut records = reopen().with_context(|| format!("trace {name}"))?;
+            let per_thread = crate::next_use::per_thread(&mut *records, &summary.tasks, &name)?;
+            for (task, next_uses) in tasks.iter_mut().zip(per_thread) {
+                let accesses = std::mem::replace(&mut task.accesses, Box::new(std::iter::empty()));
+                task.accesses = Box::new(crate::next_use::WithNextUses::new(accesses, next_uses));
+            }
+        }
         if let [task] = tasks.as_mut_slice() {
             // One task is named after the trace alone, as reports have always named it.
             task.name.clone_from(&name);
@@ -459,7 +469,7 @@ mod tests {
                 repeat,
             };
             input.check().expect("the trace opens");
-            let (tasks, report) = input.tasks().expect("the trace has tasks");
+            let (tasks, report) = input.tasks(false).expect("the trace has tasks");
             assert_eq!(report.records, 2);
             assert_eq!(tasks.len(), 1);
             assert_eq!(tasks[0].regions, vec![RegionSpec::new(VirtPage(0), 64)]);

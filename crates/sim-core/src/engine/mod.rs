@@ -133,8 +133,10 @@ pub(crate) enum Wait {
 pub struct Simulation {
     mm: Mm,
     lru: Box<dyn Lru>,
-    /// The LRU wants to hear of every resident access (exact LRU only).
+    /// The LRU wants to hear of every resident access (the exact and OPT reference models).
     track_access: bool,
+    /// The LRU wants each access's next use (OPT only); implies `track_access`.
+    track_next_use: bool,
     policies: Policies,
     tasks: Vec<Task>,
     cpus: Vec<Cpu>,

@@ -74,6 +74,17 @@ impl Simulation {
                 }
             }
         }
+        if cfg.lru == crate::config::LruModel::Opt {
+            if let Some((i, spec)) =
+                setup.tasks.iter().enumerate().find(|(_, s)| !s.accesses.knows_next_uses())
+            {
+                return Err(SimError::Setup(format!(
+                    "lru = \"opt\": task {i} ({}) does not know when its pages are used next; \
+                     Belady's policy needs a trace replayed with next uses (a generated workload has none)",
+                    spec.name
+                )));
+            }
+        }
         let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
         let mut pt = PageTables::new();
         pt.default_orders = cfg.thp.allowed(cfg.thp.implicit_madvise);
@@ -137,6 +148,7 @@ impl Simulation {
         let mut sim = Simulation {
             mm,
             track_access: lru.tracks_accesses(),
+            track_next_use: lru.wants_next_uses(),
             lru,
             policies,
             tasks,
