@@ -117,6 +117,17 @@ impl OptLru {
         }
     }
 
+    /// Copies the next uses of the folio at `head`'s pages to their swap slots, once
+    /// reclaim has unmapped them: the slots are what finds the pages again.
+    fn save_to_slots(&mut self, mm: &Mm, head: Pfn) {
+        if let Some(first) = mm.frames.swap_slot(head) {
+            for i in 0..mm.frames.nr_pages(head) {
+                let next = get(&self.frame_next, (head.0 + i) as usize);
+                self.set_slot_next(first.nth(i), next);
+            }
+        }
+    }
+
     /// Recomputes the key of the folio at `head` from its pages, and queues it on the
     /// heap if the folio is on the list.
     fn rekey(&mut self, mm: &Mm, head: Pfn) {
@@ -202,12 +213,7 @@ impl ReclaimHooks for OptReclaimHooks<'_> {
     }
 
     fn eviction_shadow(&mut self, mm: &mut Mm, pfn: Pfn) -> Shadow {
-        if let Some(first) = mm.frames.swap_slot(pfn) {
-            for i in 0..mm.frames.nr_pages(pfn) {
-                let next = get(&self.lru.frame_next, (pfn.0 + i) as usize);
-                self.lru.set_slot_next(first.nth(i), next);
-            }
-        }
+        self.lru.save_to_slots(mm, pfn);
         mm.workingset_eviction(pfn)
     }
 }
@@ -258,7 +264,8 @@ impl Lru for OptLru {
         for (&pfn, &fate) in batch.iter().zip(&fates) {
             if fate != Fate::Freed {
                 // A folio split by `folio_alloc_swap` comes back page by page; each page
-                // keeps its own next use.
+                // keeps its own next use. One left under writeback is unmapped already.
+                self.save_to_slots(mm, pfn);
                 self.link(mm, pfn);
             }
         }
