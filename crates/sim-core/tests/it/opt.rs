@@ -8,37 +8,6 @@ use proptest::prelude::*;
 use swapsim_core::config::LruModel;
 use swapsim_core::*;
 
-/// Accesses with the next use of each attached, numbered across `streams` in the order
-/// of a trace that lists them one after another.
-struct Oracle {
-    accesses: std::vec::IntoIter<(Access, Option<u64>)>,
-    last: Option<u64>,
-}
-
-impl AccessSource for Oracle {
-    fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
-        let next = self.accesses.next();
-        self.last = next.and_then(|(_, n)| n);
-        Ok(next.map(|(a, _)| a))
-    }
-    fn knows_next_uses(&self) -> bool {
-        true
-    }
-    fn next_use(&self) -> Option<u64> {
-        self.last
-    }
-}
-
-/// For each access of `pages`, the index of the next access to the same page.
-fn next_uses(pages: &[u64]) -> Vec<Option<u64>> {
-    let mut later = std::collections::BTreeMap::new();
-    let mut out = vec![None; pages.len()];
-    for (i, p) in pages.iter().enumerate().rev() {
-        out[i] = later.insert(*p, i as u64);
-    }
-    out
-}
-
 /// A setup whose tasks replay `tasks` (each a region size and its accesses) with next
 /// uses counted over the tasks' accesses laid end to end.
 fn opt_setup(
