@@ -35,6 +35,8 @@ mod mthp;
 #[cfg(test)]
 mod mthp_tests;
 mod ops;
+#[cfg(test)]
+mod opt_tests;
 mod reclaim;
 mod report;
 mod sched;

@@ -119,6 +119,11 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     }
     /// Recounts the lists from scratch and checks them against the frame flags.
     fn check_invariants(&self, mm: &Mm);
+    /// The OPT policy behind this trait object, for tests that inspect its state.
+    #[cfg(test)]
+    fn as_opt(&self) -> Option<&opt::OptLru> {
+        None
+    }
 }
 
 /// The LRU a scenario's `lru` setting names.

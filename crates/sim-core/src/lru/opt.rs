@@ -199,6 +199,19 @@ impl OptLru {
     }
 }
 
+#[cfg(test)]
+impl OptLru {
+    /// The next use of the page held in frame `pfn`.
+    pub(crate) fn frame_next_use(&self, pfn: Pfn) -> Option<u64> {
+        Some(get(&self.frame_next, pfn.0 as usize)).filter(|&n| n != NEVER)
+    }
+
+    /// Entries on the heap, stale ones included.
+    pub(crate) fn heap_len(&self) -> usize {
+        self.heap.len()
+    }
+}
+
 /// OPT's answers to `shrink_folio_list`: every isolated folio is evicted, whatever its
 /// young bits say, and it leaves the classic shadow; its pages' next uses stay with
 /// their swap slots, for a later readahead of them.
@@ -314,6 +327,11 @@ impl Lru for OptLru {
         };
         put(&mut self.frame_next, pfn.0 as usize, next);
         self.rekey(mm, mm.frames.head(pfn));
+    }
+
+    #[cfg(test)]
+    fn as_opt(&self) -> Option<&OptLru> {
+        Some(self)
     }
 
     fn check_invariants(&self, mm: &Mm) {
