@@ -454,6 +454,33 @@ mod tests {
         assert_eq!(check(records, 1), "None 5\nNone 6\nskipped {}");
     }
 
+    /// With next uses asked for (`lru = "opt"`), each task's accesses carry them,
+    /// counted across the rounds of `repeat`.
+    #[test]
+    fn next_uses_count_across_repeated_rounds() {
+        let input = TraceInput {
+            source: TraceSource::Embedded { name: "t", bytes: b"R 1\nW 2\nR 1\n" },
+            origin: PathOrigin::TraceFlag,
+            format: None,
+            lenient: false,
+            instructions: false,
+            object_map: ObjectMap::default(),
+            madvise: ThpHint::Default,
+            pace: Pace::Cpu,
+            repeat: 2,
+        };
+        let (mut tasks, _) = input.tasks(true).expect("the trace has tasks");
+        let stream = &mut tasks[0].accesses;
+        assert!(stream.knows_next_uses());
+        let mut seen = Vec::new();
+        while let Some(access) = stream.next_access().expect("valid") {
+            seen.push((access.vpage.0, stream.next_use()));
+        }
+        assert_eq!(seen, [(1, Some(2)), (2, Some(4)), (1, Some(3)), (1, Some(5)), (2, None), (1, None)]);
+        let (tasks, _) = input.tasks(false).expect("the trace has tasks");
+        assert!(!tasks[0].accesses.knows_next_uses());
+    }
+
     #[test]
     fn a_text_header_declares_every_task_region_also_when_repeated() {
         for repeat in [1, 3] {
