@@ -151,6 +151,7 @@ fn a_stream_without_next_uses_is_refused_by_setting_and_task() {
     let dev = TestDevice { ns: 20_000, synchronous: false, depth: 2 };
     let s =
         setup(&m, vec![Box::new(dev)], Box::new(NoReadahead), vec![(8, first_touch_writes(&[(1, true)]))], 1);
-    let err = Simulation::new(s).err().expect("refused").to_string();
+    let Err(err) = Simulation::new(s) else { panic!("a stream without next uses was accepted") };
+    let err = err.to_string();
     assert!(err.contains("lru = \"opt\": task 0 (t0) does not know when its pages are used next"), "{err}");
 }
