@@ -1,7 +1,9 @@
 //! What tasks do: streams of page accesses.
 //!
 //! A task replays an [`AccessSource`]: a trace reader or a built-in generator. The engine
-//! pulls one access at a time, so a trace of any length replays in constant memory.
+//! pulls one access at a time, so a trace of any length replays in constant memory (save
+//! under `lru = "opt"`, whose next uses a stream holds per record, see
+//! [`AccessSource::next_use`]).
 
 use crate::error::TraceError;
 use crate::ids::VirtPage;
