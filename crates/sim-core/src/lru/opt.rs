@@ -21,8 +21,11 @@
 //! of all). The victim comes from a max-heap of `(key, frame)` with lazy deletion: an
 //! entry is current while its frame heads a folio on the list whose key it still equals;
 //! other entries are dropped when they reach the top, and the heap is rebuilt from its
-//! current entries when stale ones outnumber them. Each access and each eviction cost
-//! O(log n). Among folios no page of which is used again, the highest frame goes first.
+//! current entries once it holds more than twice as many entries as there are folios on
+//! the list (plus a fixed slack). Each access and each eviction cost O(log n), amortised.
+//! Among folios no page of which is used again, the highest frame goes first. A victim
+//! that `shrink_folio_list` leaves under writeback goes back under the same key, so the
+//! next reclaim takes it again and frees it once its write has completed, as one eviction.
 //!
 //! Simplified: pages of a large folio never accessed yet count as never used (their first
 //! use is not known), so with large folios the policy is not Belady's; a frame added
