@@ -291,6 +291,11 @@ pub enum LruModel {
     /// The multi-generational LRU (`CONFIG_LRU_GEN`, mm/vmscan.c's lru_gen section),
     /// tuned by [`LruGenConfig`].
     Mglru,
+    /// Belady's optimal policy: like `Exact`, one page evicted per memory-cgroup miss, but
+    /// the victim is the resident page used again furthest in the future. It needs every
+    /// task's access stream to know each access's next use
+    /// ([`crate::AccessSource::next_use`]); a reference model, not a kernel policy.
+    Opt,
 }
 
 /// MGLRU's knobs, `/sys/kernel/mm/lru_gen/`. Read only when `lru = "mglru"`.
@@ -369,7 +374,7 @@ pub struct CoreConfig {
     pub swap: SwapConfig,
     /// Swap devices in swapon order.
     pub devices: Vec<SwapDeviceSpec>,
-    /// LRU model: "classic" (default), "mglru" or "exact".
+    /// LRU model: "classic" (default), "mglru", "exact" or "opt".
     pub lru: LruModel,
     /// MGLRU's knobs (`lru = "mglru"`).
     pub lru_gen: LruGenConfig,

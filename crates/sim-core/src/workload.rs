@@ -1,7 +1,9 @@
 //! What tasks do: streams of page accesses.
 //!
 //! A task replays an [`AccessSource`]: a trace reader or a built-in generator. The engine
-//! pulls one access at a time, so a trace of any length replays in constant memory.
+//! pulls one access at a time, so a trace of any length replays in constant memory (save
+//! under `lru = "opt"`, whose next uses a stream holds per record, see
+//! [`AccessSource::next_use`]).
 
 use crate::error::TraceError;
 use crate::ids::VirtPage;
@@ -27,6 +29,21 @@ pub struct Access {
 pub trait AccessSource: Send {
     /// The next access, `Ok(None)` at the end, or an error naming the line.
     fn next_access(&mut self) -> Result<Option<Access>, TraceError>;
+    /// Whether [`AccessSource::next_use`] answers for this stream. Asked once per task,
+    /// when a run with `lru = "opt"` is set up, which refuses a stream that does not.
+    /// Default false.
+    fn knows_next_uses(&self) -> bool {
+        false
+    }
+    /// When the page of the access last returned is accessed again: the position of that
+    /// later access in the numbering the workload's streams share (for a trace, its
+    /// records in file order, counted from 0), or `None` when it never is. What Belady's
+    /// optimal policy (`lru = "opt"`) evicts by; the engine asks only then, once per
+    /// access, so an implementation keeps the answer at hand rather than computing it.
+    /// Meaningless unless [`AccessSource::knows_next_uses`]; the default says never.
+    fn next_use(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<I> AccessSource for I

@@ -60,6 +60,7 @@
 mod document;
 pub mod experiment;
 pub mod mrc;
+mod next_use;
 mod overrides;
 pub mod profile;
 pub mod progress;

@@ -18,7 +18,8 @@
 //!
 //! These are cache models, not the kernel's: no readahead, no reclaim batches, no
 //! watermarks. `lru = "exact"` with `readahead = "none"` takes as many page faults in a
-//! memory cgroup of `C` pages as the LRU curve says misses at `C`.
+//! memory cgroup of `C` pages as the LRU curve says misses at `C`, and `lru = "opt"` as
+//! many as the OPT curve says.
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;

@@ -20,7 +20,7 @@
 //! Scenarios built inside this crate (experiments, validation cases) are typed values
 //! ([`ScenarioFile`]) that take the same validation path as a file.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use swapsim_core::config::{
@@ -74,7 +74,8 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub(crate) swap: SwapSection,
     /// LRU model: "classic" (the kernel's two lists, default), "mglru" (the
-    /// multi-generational LRU) or "exact".
+    /// multi-generational LRU), "exact" (a strict LRU cache) or "opt" (Belady's optimal
+    /// policy; a trace workload only).
     #[serde(default)]
     pub(crate) lru: LruModel,
     /// MGLRU's knobs (`enabled`, `min_ttl_ms`), read with `lru = "mglru"`.
@@ -436,6 +437,11 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
     resolved_workload.contents = contents.filter(|c| *c != swapsim_core::contents::Contents::Random);
     if let Workload::Trace(trace) = &workload {
         trace.check()?;
+    } else if file.lru == LruModel::Opt {
+        bail!(
+            "lru: \"opt\" needs a trace workload: Belady's policy evicts by each access's next use, \
+             which a pass over the trace computes, and a generated workload or job queue has none"
+        );
     }
 
     let resolved = ResolvedScenario {
@@ -513,7 +519,7 @@ impl Prepared {
         let readahead = self.resolved.swap.readahead.build(&self.readahead_ctx);
         let (tasks, trace_report) = match &self.workload {
             Workload::Trace(trace) => {
-                let (tasks, report) = trace.tasks()?;
+                let (tasks, report) = trace.tasks(self.core.get().lru == LruModel::Opt)?;
                 (tasks, Some(report))
             }
             Workload::Generator(generator) => (generator.tasks(seed), None),

@@ -213,8 +213,9 @@ impl TraceInput {
 
     /// Reads the trace through once to find its tasks, and returns them with what was
     /// found. Accesses are read lazily while the simulation runs, each task from a stream
-    /// of its own.
-    pub(crate) fn tasks(&self) -> Result<(Vec<TaskSpec>, TraceReport)> {
+    /// of its own. With `next_uses` (for `lru = "opt"`), a second pass computes each
+    /// access's next use, which every task's stream then carries (see `next_use.rs`).
+    pub(crate) fn tasks(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceReport)> {
         let name = self.source.name();
         let source = self.source.clone();
         let options = self.open_options();
@@ -230,8 +231,17 @@ impl TraceInput {
             let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
             swapsim_trace_formats::read_ahead(Box::new(Repeat::new(records, reopen, repeat)))
         };
+        let reopen = open.clone();
         let (mut tasks, summary) =
             demux::tasks(open, &name, self.pace.demux()).with_context(|| format!("trace {name}"))?;
+        if next_uses {
+            let mut records = reopen().with_context(|| format!("trace {name}"))?;
+            let per_thread = crate::next_use::per_thread(&mut *records, &summary.tasks, &name)?;
+            for (task, next_uses) in tasks.iter_mut().zip(per_thread) {
+                let accesses = std::mem::replace(&mut task.accesses, Box::new(std::iter::empty()));
+                task.accesses = Box::new(crate::next_use::WithNextUses::new(accesses, next_uses));
+            }
+        }
         if let [task] = tasks.as_mut_slice() {
             // One task is named after the trace alone, as reports have always named it.
             task.name.clone_from(&name);
@@ -445,6 +455,33 @@ mod tests {
         assert_eq!(check(records, 1), "None 5\nNone 6\nskipped {}");
     }
 
+    /// With next uses asked for (`lru = "opt"`), each task's accesses carry them,
+    /// counted across the rounds of `repeat`.
+    #[test]
+    fn next_uses_count_across_repeated_rounds() {
+        let input = TraceInput {
+            source: TraceSource::Embedded { name: "t", bytes: b"R 1\nW 2\nR 1\n" },
+            origin: PathOrigin::TraceFlag,
+            format: None,
+            lenient: false,
+            instructions: false,
+            object_map: ObjectMap::default(),
+            madvise: ThpHint::Default,
+            pace: Pace::Cpu,
+            repeat: 2,
+        };
+        let (mut tasks, _) = input.tasks(true).expect("the trace has tasks");
+        let stream = &mut tasks[0].accesses;
+        assert!(stream.knows_next_uses());
+        let mut seen = Vec::new();
+        while let Some(access) = stream.next_access().expect("valid") {
+            seen.push((access.vpage.0, stream.next_use()));
+        }
+        assert_eq!(seen, [(1, Some(2)), (2, Some(4)), (1, Some(3)), (1, Some(5)), (2, None), (1, None)]);
+        let (tasks, _) = input.tasks(false).expect("the trace has tasks");
+        assert!(!tasks[0].accesses.knows_next_uses());
+    }
+
     #[test]
     fn a_text_header_declares_every_task_region_also_when_repeated() {
         for repeat in [1, 3] {
@@ -460,7 +497,7 @@ mod tests {
                 repeat,
             };
             input.check().expect("the trace opens");
-            let (tasks, report) = input.tasks().expect("the trace has tasks");
+            let (tasks, report) = input.tasks(false).expect("the trace has tasks");
             assert_eq!(report.records, 2);
             assert_eq!(tasks.len(), 1);
             assert_eq!(tasks[0].regions, vec![RegionSpec::new(VirtPage(0), 64)]);

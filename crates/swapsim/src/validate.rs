@@ -195,14 +195,15 @@ pub fn lru_name(lru: LruModel) -> &'static str {
     match lru {
         LruModel::Classic => "classic",
         LruModel::Exact => "exact",
+        LruModel::Opt => "opt",
         LruModel::Mglru => "mglru",
     }
 }
 
 /// The LRU models a case can be replayed with: the kernel's two, not the textbook one.
 fn check_lru(lru: LruModel) -> Result<()> {
-    if lru == LruModel::Exact {
-        bail!("validate replays cases with the classic LRU or MGLRU, not \"exact\"");
+    if matches!(lru, LruModel::Exact | LruModel::Opt) {
+        bail!("validate replays cases with the classic LRU or MGLRU, not \"{}\"", lru_name(lru));
     }
     Ok(())
 }

@@ -341,6 +341,33 @@ fn exact_lru_misses_exactly_like_libcachesim_lru() {
     assert_ne!(classic["vmstat"]["pgfault"].as_u64(), Some(LIBCACHESIM_LRU_MISSES));
 }
 
+/// `lru = "opt"` evicts, one page per miss, the resident page used again furthest in the
+/// future, so with no readahead its page faults are Belady's misses: libCacheSim 0.3.5's
+/// `Belady` on the same page sequence and capacity counts 11,945 (traces/README.md), and so
+/// does `swapsim mrc`'s OPT curve at 512 pages.
+#[test]
+fn opt_misses_exactly_like_libcachesim_belady() {
+    const LIBCACHESIM_BELADY_MISSES: u64 = 11_945;
+    let doc = parse(&run_json(&data("opt-lru.toml"), &[]));
+    assert_eq!(doc["outcome"]["kind"], "completed");
+    let vmstat = &doc["vmstat"];
+    assert_eq!(vmstat["pgfault"].as_u64(), Some(LIBCACHESIM_BELADY_MISSES), "{vmstat}");
+    assert_eq!(
+        vmstat["pgfault"].as_u64().unwrap() - vmstat["pswpin"].as_u64().unwrap(),
+        4096,
+        "first touches"
+    );
+    // Eviction went through reclaim's mechanics, one page per miss once the 512 pages
+    // were full.
+    assert_eq!(vmstat["pgsteal_anon"].as_u64(), Some(LIBCACHESIM_BELADY_MISSES - 512), "{vmstat}");
+    // The same run twice gives the same report.
+    let again = parse(&run_json(&data("opt-lru.toml"), &[]));
+    assert_eq!(again["vmstat"], doc["vmstat"]);
+    // A generated workload has no next uses: the setting is refused, by name.
+    let err = fails(&["run", &data("tiny.toml"), "--set", "lru=opt"]);
+    assert!(err.contains("lru: \"opt\" needs a trace workload"), "{err}");
+}
+
 /// `swapsim mrc` on the bundled check trace: its LRU curve at 512 pages is libCacheSim's
 /// LRU count (and so the exact model's faults), its OPT curve libCacheSim's Belady count
 /// (traces/README.md); CSV and the SVG plot come out too.

@@ -82,6 +82,9 @@ impl Simulation {
                 if pte.is_present() {
                     pte.touch(a.write);
                     if self.track_access {
+                        if self.track_next_use {
+                            self.tell_next_use(t, p);
+                        }
                         if let PteState::Present(pfn) = self.mm.pt.pte(p).state() {
                             self.lru.accessed(&mut self.mm, pfn);
                         }
@@ -96,6 +99,9 @@ impl Simulation {
                 .page_for(space, look.region_idx, a.vpage)
                 .map_err(|e| self.map_error(t, a.vpage, e))?,
         };
+        if self.track_next_use {
+            self.tell_next_use(t, page);
+        }
         match self.mm.pt.pte(page).state() {
             PteState::Present(_) => unreachable!("handled on the fast path"),
             PteState::Zero if !a.write => {
@@ -122,6 +128,13 @@ impl Simulation {
                 swapoff: false,
             })),
         }
+    }
+
+    /// Tells the LRU (OPT) when task `t`'s current access to `page` is followed by the
+    /// next one to it, as the task's stream says.
+    fn tell_next_use(&mut self, t: usize, page: PageId) {
+        let next_use = self.tasks[t].source.next_use();
+        self.lru.next_use(&mut self.mm, page, next_use);
     }
 
     pub(super) fn map_error(&self, t: usize, vpage: VirtPage, e: MapError) -> SimError {

@@ -35,6 +35,8 @@ mod mthp;
 #[cfg(test)]
 mod mthp_tests;
 mod ops;
+#[cfg(test)]
+mod opt_tests;
 mod reclaim;
 mod report;
 mod sched;
@@ -133,8 +135,10 @@ pub(crate) enum Wait {
 pub struct Simulation {
     mm: Mm,
     lru: Box<dyn Lru>,
-    /// The LRU wants to hear of every resident access (exact LRU only).
+    /// The LRU wants to hear of every resident access (the exact and OPT reference models).
     track_access: bool,
+    /// The LRU wants each access's next use (OPT only); implies `track_access`.
+    track_next_use: bool,
     policies: Policies,
     tasks: Vec<Task>,
     cpus: Vec<Cpu>,

@@ -135,9 +135,19 @@ impl Simulation {
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
         let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
         let lru = crate::lru::build(mm.cfg.lru, &mm.cfg.lru_gen);
+        if lru.wants_next_uses() {
+            if let Some((i, task)) = tasks.iter().enumerate().find(|(_, t)| !t.source.knows_next_uses()) {
+                return Err(SimError::Setup(format!(
+                    "lru = \"opt\": task {i} ({}) does not know when its pages are used next; \
+                     Belady's policy needs a trace replayed with next uses (a generated workload has none)",
+                    task.name
+                )));
+            }
+        }
         let mut sim = Simulation {
             mm,
             track_access: lru.tracks_accesses(),
+            track_next_use: lru.wants_next_uses(),
             lru,
             policies,
             tasks,

@@ -1,7 +1,8 @@
 //! The LRU boundary: which folios reclaim looks at, and where folios go afterwards.
 //!
 //! An `Lru` owns list membership and aging: the classic active/inactive lists
-//! (`classic.rs`) today; MGLRU's generations implement the same trait. It does not free
+//! (`classic.rs`), MGLRU's generations (`mglru.rs`) and Belady's optimal policy
+//! (`opt.rs`, a reference model that evicts by next use) implement it. It does not free
 //! anything itself: it hands isolated folios to [`Mm::shrink_folio_list`], which performs
 //! the mechanics (trylock, writeback, swap allocation, unmapping, pageout, freeing) and
 //! reports each folio's [`Fate`]; the LRU then puts survivors back. The three decisions
@@ -15,9 +16,11 @@
 pub(crate) mod classic;
 mod list;
 pub(crate) mod mglru;
+pub(crate) mod opt;
 
 use crate::config::LruModel;
 use crate::ids::Pfn;
+use crate::mm::pagetable::PageId;
 use crate::mm::swap::Shadow;
 use crate::mm::Mm;
 
@@ -93,6 +96,16 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     }
     /// A resident page was accessed (only when [`Lru::tracks_accesses`]).
     fn accessed(&mut self, _mm: &mut Mm, _pfn: Pfn) {}
+    /// Whether the engine must call [`Lru::next_use`] on every access by a task. Only a
+    /// policy that sees the future (OPT) says yes; it must say yes to
+    /// [`Lru::tracks_accesses`] too, under which the engine asks.
+    fn wants_next_uses(&self) -> bool {
+        false
+    }
+    /// A task accesses `page` (resident or about to fault), and accesses it next at
+    /// `next_use` (`None`: never), as its access stream says. Called before the access
+    /// is handled, and again if the access is retried after a wait.
+    fn next_use(&mut self, _mm: &mut Mm, _page: PageId, _next_use: Option<u64>) {}
     /// kswapd's `lru_gen_age_node` at `priority`: false when every generation is
     /// younger than MGLRU's `min_ttl_ms`, so that kswapd calls the OOM killer instead of
     /// evicting the working set. The classic lists have no such test.
@@ -106,6 +119,11 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
     }
     /// Recounts the lists from scratch and checks them against the frame flags.
     fn check_invariants(&self, mm: &Mm);
+    /// The OPT policy behind this trait object, for tests that inspect its state.
+    #[cfg(test)]
+    fn as_opt(&self) -> Option<&opt::OptLru> {
+        None
+    }
 }
 
 /// The LRU a scenario's `lru` setting names.
@@ -114,5 +132,6 @@ pub(crate) fn build(model: LruModel, lru_gen: &crate::config::LruGenConfig) -> B
         LruModel::Classic => Box::new(classic::ClassicLru::default()),
         LruModel::Exact => Box::new(classic::ClassicLru::exact()),
         LruModel::Mglru => Box::new(mglru::MgLru::new(lru_gen)),
+        LruModel::Opt => Box::new(opt::OptLru::default()),
     }
 }

@@ -3,6 +3,7 @@
 
 mod determinism;
 mod mthp;
+mod opt;
 mod properties;
 mod support;
 mod zswap;

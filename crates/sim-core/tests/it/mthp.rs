@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use proptest::prelude::*;
-use swapsim_core::config::SwapBacking;
+use swapsim_core::config::{LruModel, SwapBacking};
 use swapsim_core::thp::{OrderMask, ThpEnabled, ThpHint, ThpSizeEnabled};
 use swapsim_core::*;
 
@@ -34,7 +34,7 @@ struct Knobs {
     block: bool,
     large_swapin: bool,
     ever_enabled: bool,
-    mglru: bool,
+    lru: LruModel,
 }
 
 fn knobs() -> impl Strategy<Value = Knobs> {
@@ -54,10 +54,17 @@ fn knobs() -> impl Strategy<Value = Knobs> {
         any::<bool>(),
         any::<bool>(),
         prop::bool::weighted(0.2),
-        any::<bool>(),
+        prop_oneof![Just(LruModel::Classic), Just(LruModel::Mglru), Just(LruModel::Opt)],
     )
-        .prop_map(|(sizes, enabled, hint, synchronous, block, large_swapin, ever_enabled, mglru)| {
-            Knobs { sizes, enabled, hint, synchronous, block, large_swapin, ever_enabled, mglru }
+        .prop_map(|(sizes, enabled, hint, synchronous, block, large_swapin, ever_enabled, lru)| Knobs {
+            sizes,
+            enabled,
+            hint,
+            synchronous,
+            block,
+            large_swapin,
+            ever_enabled,
+            lru,
         })
 }
 
@@ -83,8 +90,7 @@ fn run(
         cfg.thp.hugepages.insert(thp::size_name(order), s);
     }
     cfg.zswap.ever_enabled = k.ever_enabled;
-    cfg.lru =
-        if k.mglru { swapsim_core::config::LruModel::Mglru } else { swapsim_core::config::LruModel::Classic };
+    cfg.lru = k.lru;
     let dev = TestDevice { ns: 15_000, synchronous: k.synchronous, depth: 4 };
     let setup = Setup {
         config: cfg.validate().expect("test config is valid"),
@@ -96,7 +102,8 @@ fn run(
         tasks: vec![TaskSpec::new(
             "t",
             vec![RegionSpec { thp: k.hint, ..RegionSpec::new(VirtPage(0), pages) }],
-            Box::new(first_touch_writes(acc).into_iter()),
+            // Next uses attached for OPT; the other LRUs never ask for them.
+            Box::new(oracle(first_touch_writes(acc))),
         )],
         timeline: Vec::new(),
     };

@@ -73,6 +73,44 @@ pub(crate) fn first_touch_writes(accesses: &[(u64, bool)]) -> Vec<Access> {
         .collect()
 }
 
+/// Accesses with the next use of each attached, as a trace replayed for `lru = "opt"`
+/// carries them.
+pub(crate) struct Oracle {
+    pub(crate) accesses: std::vec::IntoIter<(Access, Option<u64>)>,
+    pub(crate) last: Option<u64>,
+}
+
+impl AccessSource for Oracle {
+    fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
+        let next = self.accesses.next();
+        self.last = next.and_then(|(_, n)| n);
+        Ok(next.map(|(a, _)| a))
+    }
+    fn knows_next_uses(&self) -> bool {
+        true
+    }
+    fn next_use(&self) -> Option<u64> {
+        self.last
+    }
+}
+
+/// For each access of `pages`, the index of the next access to the same page.
+pub(crate) fn next_uses(pages: &[u64]) -> Vec<Option<u64>> {
+    let mut later = std::collections::BTreeMap::new();
+    let mut out = vec![None; pages.len()];
+    for (i, p) in pages.iter().enumerate().rev() {
+        out[i] = later.insert(*p, i as u64);
+    }
+    out
+}
+
+/// One task's accesses with their next uses.
+pub(crate) fn oracle(acc: Vec<Access>) -> Oracle {
+    let pages: Vec<u64> = acc.iter().map(|a| a.vpage.0).collect();
+    let with_next: Vec<(Access, Option<u64>)> = acc.into_iter().zip(next_uses(&pages)).collect();
+    Oracle { accesses: with_next.into_iter(), last: None }
+}
+
 pub(crate) struct Machine {
     pub(crate) limit_pages: u64,
     pub(crate) swap_pages: u64,

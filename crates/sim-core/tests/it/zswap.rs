@@ -5,6 +5,7 @@
 
 use crate::support::*;
 use proptest::prelude::*;
+use swapsim_core::config::LruModel;
 use swapsim_core::contents::{Contents, SizeTable};
 use swapsim_core::thp::ThpSizeEnabled;
 use swapsim_core::zswap::Incompressible;
@@ -58,7 +59,7 @@ struct Knobs {
     synchronous: bool,
     page_cluster: u32,
     large_folios: bool,
-    mglru: bool,
+    lru: LruModel,
 }
 
 fn contents() -> impl Strategy<Value = Contents> {
@@ -77,7 +78,12 @@ fn knobs() -> impl Strategy<Value = Knobs> {
     (
         (24u64..128, 0u32..=30, 0u32..=100, [contents(), contents()], any::<bool>(), 1u8..3),
         (prop::option::weighted(0.2, 4u64..64), prop::bool::weighted(0.8), any::<bool>(), any::<bool>()),
-        (any::<bool>(), 0u32..4, prop::bool::weighted(0.3), any::<bool>()),
+        (
+            any::<bool>(),
+            0u32..4,
+            prop::bool::weighted(0.3),
+            prop_oneof![Just(LruModel::Classic), Just(LruModel::Mglru), Just(LruModel::Opt)],
+        ),
     )
         .prop_map(|(a, b, c)| {
             let (
@@ -89,7 +95,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
                 memcg_version,
             ) = a;
             let (zswap_max_pages, zswap_writeback, referenced, reject) = b;
-            let (synchronous, page_cluster, large_folios, mglru) = c;
+            let (synchronous, page_cluster, large_folios, lru) = c;
             let v2 = memcg_version == 2;
             Knobs {
                 limit_pages,
@@ -105,7 +111,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
                 synchronous,
                 page_cluster,
                 large_folios,
-                mglru,
+                lru,
             }
         })
 }
@@ -147,8 +153,7 @@ fn setup(k: &Knobs, streams: &[&[(u64, bool)]]) -> Setup {
         cfg.thp.hugepages.insert("64kB".into(), ThpSizeEnabled::Always);
     }
     cfg.zswap.enabled = true;
-    cfg.lru =
-        if k.mglru { swapsim_core::config::LruModel::Mglru } else { swapsim_core::config::LruModel::Classic };
+    cfg.lru = k.lru;
     cfg.zswap.max_pool_percent = k.max_pool_percent;
     cfg.zswap.accept_threshold_percent = k.accept_threshold_percent;
     cfg.zswap.shrinker_enabled = k.shrinker_enabled;
@@ -172,7 +177,9 @@ fn setup(k: &Knobs, streams: &[&[(u64, bool)]]) -> Setup {
             .iter()
             .enumerate()
             .map(|(i, acc)| {
-                TaskSpec::new(format!("t{i}"), regions(), Box::new(first_touch_writes(acc).into_iter()))
+                // Next uses attached for OPT (each task numbering its own accesses); the
+                // other LRUs never ask for them.
+                TaskSpec::new(format!("t{i}"), regions(), Box::new(oracle(first_touch_writes(acc))))
             })
             .collect(),
         timeline: Vec::new(),
@@ -274,7 +281,7 @@ fn a_target_written_back_while_its_neighbours_are_charged_is_found_in_the_swap_c
         synchronous: false,
         page_cluster: 2,
         large_folios: false,
-        mglru: false,
+        lru: LruModel::Classic,
     };
     let runs = [(0, 30), (239, 243), (161, 173), (108, 121), (79, 110), (76, 79), (119, 120)];
     let acc: Vec<(u64, bool)> = runs.iter().flat_map(|&(a, b)| (a..b).map(|p| (p, false))).collect();
