@@ -38,8 +38,9 @@ pub trait AccessSource: Send {
     /// When the page of the access last returned is accessed again: the position of that
     /// later access in the numbering the workload's streams share (for a trace, its
     /// records in file order, counted from 0), or `None` when it never is. What Belady's
-    /// optimal policy (`lru = "opt"`) evicts by; the engine asks only then, once per
-    /// access, so an implementation keeps the answer at hand rather than computing it.
+    /// optimal policy (`lru = "opt"`) evicts by; the engine asks only then, right after
+    /// each access it reads, so an implementation keeps the answer at hand rather than
+    /// computing it.
     /// Meaningless unless [`AccessSource::knows_next_uses`]; the default says never.
     fn next_use(&self) -> Option<u64> {
         None

@@ -133,7 +133,7 @@ impl Simulation {
     /// Tells the LRU (OPT) when task `t`'s current access to `page` is followed by the
     /// next one to it, as the task's stream says.
     fn tell_next_use(&mut self, t: usize, page: PageId) {
-        let next_use = self.tasks[t].source.next_use();
+        let next_use = self.tasks[t].next_use;
         self.lru.next_use(&mut self.mm, page, next_use);
     }
 

@@ -25,14 +25,17 @@ impl Simulation {
     #[inline]
     fn next_access(&mut self, t: usize) -> Result<Option<Access>, TraceError> {
         let task = &mut self.tasks[t];
-        while task.ahead.len() < LOOKAHEAD && !matches!(task.ahead.back(), Some(Ok(None) | Err(_))) {
+        while task.ahead.len() < LOOKAHEAD && !matches!(task.ahead.back(), Some((Ok(None) | Err(_), _))) {
             let next = task.source.next_access();
             if let Ok(Some(a)) = &next {
                 self.mm.pt.prefetch(task.space, a.vpage);
             }
-            task.ahead.push_back(next);
+            let next_use = if self.track_next_use { task.source.next_use() } else { None };
+            task.ahead.push_back((next, next_use));
         }
-        task.ahead.pop_front().unwrap_or(Ok(None))
+        let (next, next_use) = task.ahead.pop_front().unwrap_or((Ok(None), None));
+        task.next_use = next_use;
+        next
     }
 
     pub(super) fn run_cpu(

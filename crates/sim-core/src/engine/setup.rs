@@ -116,6 +116,7 @@ impl Simulation {
                 owner: i,
                 source: spec.accesses,
                 ahead: std::collections::VecDeque::new(),
+                next_use: None,
                 retry: None,
                 state: if at_start { TaskState::Runnable } else { TaskState::Waiting },
                 wait: None,

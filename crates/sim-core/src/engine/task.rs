@@ -3,9 +3,9 @@
 //! operations all name these types, and they name none of those.
 
 use super::Wait;
+use crate::error::TraceError;
 use crate::ids::DeviceId;
 use crate::time::{SimDuration, SimTime};
-use crate::error::TraceError;
 use crate::workload::{Access, AccessSource, TaskStart};
 use std::collections::VecDeque;
 
@@ -28,8 +28,12 @@ pub(crate) struct Task {
     pub(crate) owner: usize,
     pub(crate) source: Box<dyn AccessSource>,
     /// Accesses taken from `source` ahead of the one being simulated, ending with the
-    /// stream's end or error once the source gave it (see `Simulation::next_access`).
-    pub(crate) ahead: VecDeque<Result<Option<Access>, TraceError>>,
+    /// stream's end or error once the source gave it (see `Simulation::next_access`), each
+    /// with its next use when the LRU wants next uses.
+    pub(crate) ahead: VecDeque<(Result<Option<Access>, TraceError>, Option<u64>)>,
+    /// The next use of the access being simulated (`AccessSource::next_use`), when the LRU
+    /// wants next uses.
+    pub(crate) next_use: Option<u64>,
     /// An access to retry after a wait.
     pub(crate) retry: Option<Access>,
     pub(crate) state: TaskState,

@@ -257,6 +257,7 @@ impl Simulation {
             owner,
             source: Box::new(std::iter::empty()),
             ahead: std::collections::VecDeque::new(),
+            next_use: None,
             retry: None,
             state: TaskState::Runnable,
             wait: None,
