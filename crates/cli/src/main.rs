@@ -16,6 +16,7 @@
 //! a report comes from the library; this crate only formats it and adds the host timings,
 //! which it keeps under one `host` key so the rest of a report stays reproducible.
 
+mod alloc;
 mod demo;
 mod experiment_output;
 mod merge;
@@ -36,6 +37,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use swapsim::{Host, Pace, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
 use sweepcmd::{MergeArgs, SweepArgs};
+
+#[global_allocator]
+static GLOBAL: alloc::HugePageAlloc = alloc::HugePageAlloc;
 
 /// What the exit status means; printed at the end of `swapsim --help`.
 const EXIT_STATUS: &str = "\
