@@ -30,7 +30,7 @@ pub(crate) struct Task {
     /// Accesses taken from `source` ahead of the one being simulated, ending with the
     /// stream's end or error once the source gave it (see `Simulation::next_access`), each
     /// with its next use when the LRU wants next uses.
-    pub(crate) ahead: VecDeque<(Result<Option<Access>, TraceError>, Option<u64>)>,
+    pub(crate) ahead: VecDeque<(Next, Option<u64>)>,
     /// The next use of the access being simulated (`AccessSource::next_use`), when the LRU
     /// wants next uses.
     pub(crate) next_use: Option<u64>,
@@ -53,6 +53,9 @@ pub(crate) struct Task {
     /// When its end was counted (stream finished or OOM-killed); `None` before.
     pub(crate) ended_at: Option<SimTime>,
 }
+
+/// What an access source answers: an access, its end, or an error.
+pub(crate) type Next = Result<Option<Access>, TraceError>;
 
 /// What a task runs: a user access stream, or kernel work started by the timeline.
 #[derive(Debug)]
