@@ -77,12 +77,14 @@ enum List {
     Nonfull(u8),
 }
 
-/// A slot's swap count (`si->swap_map`) and swap-cache word (a frame, a shadow or
-/// nothing: `TAG_*`), kept together.
+/// A slot's swap count (`si->swap_map`), swap-cache word (a frame, a shadow or nothing:
+/// `TAG_*`) and zero mark (its bit of `si->zeromap`: the page was all zeros when
+/// written), kept together.
 #[derive(Clone, Copy, Debug)]
 struct SlotWords {
     cache: u32,
     count: u8,
+    zero: bool,
 }
 
 /// One swap area.
@@ -98,8 +100,6 @@ pub(crate) struct SwapDevice {
     /// Per slot, its swap count and swap-cache word side by side: the paths that read one
     /// read the other, so one cache line serves both.
     slots: Vec<SlotWords>,
-    /// The zero map (`si->zeromap`): one bit per slot whose page was all zeros when written.
-    zeromap: Vec<u64>,
     /// zswap's entry per slot (`NO_ZSWAP` for none); empty while zswap is off.
     zswap: Vec<u32>,
     /// Allocated slots, header excluded.
@@ -120,7 +120,7 @@ impl SwapDevice {
         let n_clusters = slots.div_ceil(cluster_slots);
         let mut clusters =
             vec![Cluster { used: 0, state: ClusterState::Free, order: 0 }; n_clusters as usize];
-        let mut words = vec![SlotWords { cache: 0, count: 0 }; slots as usize];
+        let mut words = vec![SlotWords { cache: 0, count: 0, zero: false }; slots as usize];
         words[0].count = BAD_SLOT;
         clusters[0].used = 1;
         // The tail of the last cluster beyond the device's end is never usable.
@@ -133,7 +133,6 @@ impl SwapDevice {
             writeok: true,
             blkdev: true,
             slots: words,
-            zeromap: vec![0; (slots as usize).div_ceil(64)],
             zswap: Vec::new(),
             inuse: 0,
             cluster_slots,
@@ -500,7 +499,7 @@ impl Swap {
             dev.release(slot.offset);
             // swap_entries_free: the zero mark goes, and zswap_invalidate frees the
             // slot's entry (the memory model frees the orphan at its next zswap step).
-            dev.zeromap[off / 64] &= !(1 << (off % 64));
+            dev.slots[off].zero = false;
             if let Some(e) = dev.zswap.get_mut(off) {
                 if *e != NO_ZSWAP {
                     self.zswap_orphans.push(*e);
@@ -513,19 +512,12 @@ impl Swap {
     /// Whether the slot's page was all zeros when written (`swap_zeromap_batch`).
     #[inline]
     pub(crate) fn is_zero(&self, slot: SwapSlot) -> bool {
-        let off = slot.offset as usize;
-        self.devices[slot.device.0 as usize].zeromap[off / 64] & (1 << (off % 64)) != 0
+        self.devices[slot.device.0 as usize].slots[slot.offset as usize].zero
     }
 
     /// Marks the slot's page zero-filled, or clears the mark.
     pub(crate) fn set_zero(&mut self, slot: SwapSlot, zero: bool) {
-        let off = slot.offset as usize;
-        let w = &mut self.devices[slot.device.0 as usize].zeromap[off / 64];
-        if zero {
-            *w |= 1 << (off % 64);
-        } else {
-            *w &= !(1 << (off % 64));
-        }
+        self.devices[slot.device.0 as usize].slots[slot.offset as usize].zero = zero;
     }
 
     /// The zswap entry of a slot, if any.
