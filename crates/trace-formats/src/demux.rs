@@ -81,25 +81,38 @@ fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary,
     let mut records: u64 = 0;
     let mut reads: u64 = 0;
     let mut threads: HashMap<u64, u64, BuildHasherDefault<IdHasher>> = HashMap::default();
+    // Consecutive records of one thread are counted together: a run costs one map update.
+    let mut run: Option<(u64, u64)> = None;
     let mut pages = DistinctPages::default();
-    let mut page_range: Option<(u64, u64)> = None;
-    let mut time_range: Option<(u64, u64)> = None;
+    let (mut page_lo, mut page_hi) = (u64::MAX, 0u64);
+    let (mut time_lo, mut time_hi) = (u64::MAX, 0u64);
+    let mut timed = false;
     while let Some(record) = source.next_record()? {
         records += 1;
         reads += u64::from(!record.write);
-        *threads.entry(thread_key(&record)).or_insert(0) += 1;
+        let key = thread_key(&record);
+        match &mut run {
+            Some((run_key, n_run)) if *run_key == key => *n_run += 1,
+            _ => {
+                if let Some((run_key, n_run)) = run.replace((key, 1)) {
+                    *threads.entry(run_key).or_insert(0) += n_run;
+                }
+            }
+        }
         pages.insert(record.pid, record.page);
-        page_range = Some(match page_range {
-            None => (record.page, record.page),
-            Some((lo, hi)) => (lo.min(record.page), hi.max(record.page)),
-        });
+        page_lo = page_lo.min(record.page);
+        page_hi = page_hi.max(record.page);
         if let Some(time_ns) = record.time_ns {
-            time_range = Some(match time_range {
-                None => (time_ns, time_ns),
-                Some((lo, hi)) => (lo.min(time_ns), hi.max(time_ns)),
-            });
+            timed = true;
+            time_lo = time_lo.min(time_ns);
+            time_hi = time_hi.max(time_ns);
         }
     }
+    if let Some((run_key, n_run)) = run {
+        *threads.entry(run_key).or_insert(0) += n_run;
+    }
+    let page_range = (records > 0).then_some((page_lo, page_hi));
+    let time_range = timed.then_some((time_lo, time_hi));
     let mut tasks: Vec<(u32, u32, u64)> =
         threads.into_iter().map(|(key, n)| ((key >> 32) as u32, key as u32, n)).collect();
     tasks.sort_unstable();
@@ -124,53 +137,51 @@ fn thread_key(record: &Record) -> u64 {
     (u64::from(record.pid) << 32) | u64::from(record.tid)
 }
 
-/// A set of `(pid, page)` pairs kept as a sorted vector, with new pairs gathered in a
-/// buffer and merged in batches: about 16 bytes per distinct page.
+/// Pages per chunk of [`DistinctPages`]: one bit each in a `u64`.
+const CHUNK_PAGES: u64 = 64;
+
+/// A set of `(pid, page)` pairs, counted as they are inserted, kept as one 64-bit bitmap per
+/// chunk of 64 aligned pages that holds at least one of them.
+///
+/// A chunk costs about 40 bytes (the bitmap, and a hash map entry from `(pid, chunk)` to its
+/// index), so memory grows with the distinct pages, never with the range they span: at
+/// worst about 40 bytes per page when every page has a chunk of its own, and well under
+/// one byte per page when pages cluster, as they do in real traces. Small chunks keep that
+/// worst case low, and the one-chunk cache keeps runs through a chunk off the map.
 #[derive(Default)]
 struct DistinctPages {
-    sorted: Vec<(u32, u64)>,
-    pending: Vec<(u32, u64)>,
-    last: Option<(u32, u64)>,
+    /// Index into `bitmaps` by `(pid, page / CHUNK_PAGES)`.
+    chunk_idx_of: HashMap<(u32, u64), usize, BuildHasherDefault<IdHasher>>,
+    bitmaps: Vec<u64>,
+    /// The chunk of the previous insertion and its index, once there was one.
+    last: Option<((u32, u64), usize)>,
+    count: u64,
 }
 
 impl DistinctPages {
+    #[inline]
     fn insert(&mut self, pid: u32, page: u64) {
-        if self.last == Some((pid, page)) {
-            return;
-        }
-        self.last = Some((pid, page));
-        self.pending.push((pid, page));
-        if self.pending.len() >= (self.sorted.len() / 2).max(1 << 16) {
-            self.merge();
-        }
-    }
-
-    fn merge(&mut self) {
-        self.pending.sort_unstable();
-        self.pending.dedup();
-        let mut merged = Vec::with_capacity(self.sorted.len() + self.pending.len());
-        let (mut old, mut new) = (self.sorted.iter().peekable(), self.pending.iter().peekable());
-        loop {
-            let next = match (old.peek(), new.peek()) {
-                (Some(&&a), Some(&&b)) if a < b => old.next(),
-                (Some(&&a), Some(&&b)) if b < a => new.next(),
-                (Some(_), Some(_)) => {
-                    new.next();
-                    old.next()
+        let key = (pid, page / CHUNK_PAGES);
+        let chunk_idx = match self.last {
+            Some((last_key, chunk_idx)) if last_key == key => chunk_idx,
+            _ => {
+                let n_chunks = self.bitmaps.len();
+                let chunk_idx = *self.chunk_idx_of.entry(key).or_insert(n_chunks);
+                if chunk_idx == n_chunks {
+                    self.bitmaps.push(0);
                 }
-                (Some(_), None) => old.next(),
-                (None, Some(_)) => new.next(),
-                (None, None) => break,
-            };
-            merged.push(*next.expect("one side has a next pair"));
-        }
-        self.sorted = merged;
-        self.pending.clear();
+                self.last = Some((key, chunk_idx));
+                chunk_idx
+            }
+        };
+        let bit = 1u64 << (page % CHUNK_PAGES);
+        let bitmap = &mut self.bitmaps[chunk_idx];
+        self.count += u64::from(*bitmap & bit == 0);
+        *bitmap |= bit;
     }
 
-    fn count(&mut self) -> u64 {
-        self.merge();
-        self.sorted.len() as u64
+    fn count(&self) -> u64 {
+        self.count
     }
 }
 
@@ -597,21 +608,48 @@ mod tests {
         .assert_debug_eq(&drain(tasks, false));
     }
 
-    #[test]
-    fn distinct_pages_merge_in_batches() {
+    fn distinct_pages_check(pairs: &[(u32, u64)]) {
         let mut pages = DistinctPages::default();
-        for round in 0..3u64 {
-            for page in 0..100_000u64 {
-                pages.insert((page % 3) as u32, (page * 7 + round) % 150_000);
-            }
+        for &(pid, page) in pairs {
+            pages.insert(pid, page);
         }
-        let mut expected = std::collections::BTreeSet::new();
-        for round in 0..3u64 {
-            for page in 0..100_000u64 {
-                expected.insert(((page % 3) as u32, (page * 7 + round) % 150_000));
-            }
-        }
+        let expected: std::collections::BTreeSet<_> = pairs.iter().copied().collect();
         assert_eq!(pages.count(), expected.len() as u64);
-        assert!(pages.sorted.iter().copied().eq(expected.iter().copied()));
+    }
+
+    #[test]
+    fn distinct_pages_count_like_a_set() {
+        // Three rounds over overlapping pages of three address spaces, in scattered order.
+        let pairs: Vec<(u32, u64)> = (0..3u64)
+            .flat_map(|round| {
+                (0..100_000u64).map(move |page| ((page % 3) as u32, (page * 7 + round) % 150_000))
+            })
+            .collect();
+        distinct_pages_check(&pairs);
+        // The ends of the page range, and one pid's chunk next to another's.
+        distinct_pages_check(&[
+            (0, u64::MAX),
+            (0, u64::MAX - 63),
+            (0, u64::MAX),
+            (1, 0),
+            (0, 0),
+            (1, 63),
+            (1, 64),
+        ]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn distinct_pages_match_a_btree_set(
+            pairs in proptest::collection::vec(
+                (
+                    0u32..3,
+                    proptest::prop_oneof![0u64..300, (u64::MAX - 300)..=u64::MAX, proptest::prelude::any::<u64>()],
+                ),
+                0..400,
+            )
+        ) {
+            distinct_pages_check(&pairs);
+        }
     }
 }
