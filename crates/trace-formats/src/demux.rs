@@ -76,6 +76,9 @@ pub fn summarize(source: &mut dyn RecordSource) -> Result<TraceSummary, FormatEr
     summarize_with_origin(source).map(|(summary, _)| summary)
 }
 
+/// Records the first pass reads at once.
+const SUMMARY_BATCH_RECORDS: usize = 1024;
+
 /// [`summarize`], also returning the earliest time seen.
 fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary, Option<u64>), FormatError> {
     let mut records: u64 = 0;
@@ -87,25 +90,33 @@ fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary,
     let (mut page_lo, mut page_hi) = (u64::MAX, 0u64);
     let (mut time_lo, mut time_hi) = (u64::MAX, 0u64);
     let mut timed = false;
-    while let Some(record) = source.next_record()? {
-        records += 1;
-        reads += u64::from(!record.write);
-        let key = thread_key(&record);
-        match &mut run {
-            Some((run_key, n_run)) if *run_key == key => *n_run += 1,
-            _ => {
-                if let Some((run_key, n_run)) = run.replace((key, 1)) {
-                    *threads.entry(run_key).or_insert(0) += n_run;
+    let mut batch = Vec::with_capacity(SUMMARY_BATCH_RECORDS);
+    loop {
+        batch.clear();
+        source.next_records(&mut batch, SUMMARY_BATCH_RECORDS)?;
+        for record in &batch {
+            records += 1;
+            reads += u64::from(!record.write);
+            let key = thread_key(record);
+            match &mut run {
+                Some((run_key, n_run)) if *run_key == key => *n_run += 1,
+                _ => {
+                    if let Some((run_key, n_run)) = run.replace((key, 1)) {
+                        *threads.entry(run_key).or_insert(0) += n_run;
+                    }
                 }
             }
+            pages.insert(record.pid, record.page);
+            page_lo = page_lo.min(record.page);
+            page_hi = page_hi.max(record.page);
+            if let Some(time_ns) = record.time_ns {
+                timed = true;
+                time_lo = time_lo.min(time_ns);
+                time_hi = time_hi.max(time_ns);
+            }
         }
-        pages.insert(record.pid, record.page);
-        page_lo = page_lo.min(record.page);
-        page_hi = page_hi.max(record.page);
-        if let Some(time_ns) = record.time_ns {
-            timed = true;
-            time_lo = time_lo.min(time_ns);
-            time_hi = time_hi.max(time_ns);
+        if batch.len() < SUMMARY_BATCH_RECORDS {
+            break;
         }
     }
     if let Some((run_key, n_run)) = run {
@@ -188,6 +199,12 @@ impl DistinctPages {
 /// The function that opens the trace afresh.
 type OpenFn = dyn Fn() -> Result<Box<dyn RecordSource>, FormatError> + Send + Sync;
 
+/// The most records a task takes at once: from its queue under one lock, or from the trace
+/// when it reads the trace itself. The shared reader reads the trace in batches of the same
+/// size. [`tasks`] lowers it when there are many threads, so that the records held in the
+/// tasks' batches never outgrow [`QUEUED_RECORDS_MAX`] in total.
+const BATCH_RECORDS_MAX: usize = 256;
+
 /// Reads the trace once to find its threads, and returns one task per thread, ordered by
 /// pid then tid, named `"{name}:{pid}/{tid}"`, with the pid as address space and no
 /// declared regions (the engine maps implicit regions on first touch), plus the summary of
@@ -199,50 +216,78 @@ pub fn tasks(
     name: &str,
     pace: Pace,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
-    tasks_with_limit(Arc::new(open), name, pace, QUEUED_RECORDS_MAX)
+    tasks_with_limits(
+        Arc::new(open),
+        name,
+        pace,
+        Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: BATCH_RECORDS_MAX },
+    )
 }
 
-fn tasks_with_limit(
+/// The bounds [`tasks`] works within; tests lower them to exercise detaching and batching.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    queued_records_max: usize,
+    batch_records_max: usize,
+}
+
+fn tasks_with_limits(
     open: Arc<OpenFn>,
     name: &str,
     pace: Pace,
-    queued_records_max: usize,
+    limits: Limits,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
     let mut source = open()?;
     let (summary, origin_ns) = summarize_with_origin(&mut *source)?;
     drop(source);
-    let index_of = summary
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(index, &(pid, tid, _))| ((u64::from(pid) << 32) | u64::from(tid), index))
-        .collect();
     let n_tasks = summary.tasks.len();
-    let shared = Arc::new(Mutex::new(Demux {
-        open: Arc::clone(&open),
-        source: None,
-        index_of,
-        queues: (0..n_tasks).map(|_| VecDeque::new()).collect(),
-        detached: vec![false; n_tasks],
-        queued: 0,
-        queued_records_max,
-        finished: false,
-        failed: None,
-    }));
+    let batch_records =
+        (limits.queued_records_max / n_tasks.max(1)).clamp(1, limits.batch_records_max.max(1));
+    // A trace of one thread needs no demultiplexer: its task reads the trace itself.
+    let shared = (n_tasks > 1).then(|| {
+        let index_of: Arc<ThreadIndex> = Arc::new(
+            summary
+                .tasks
+                .iter()
+                .enumerate()
+                .map(|(index, &(pid, tid, _))| ((u64::from(pid) << 32) | u64::from(tid), index))
+                .collect(),
+        );
+        Arc::new(Mutex::new(Demux {
+            open: Arc::clone(&open),
+            source: None,
+            index_of,
+            last_owner: None,
+            queues: (0..n_tasks).map(|_| VecDeque::new()).collect(),
+            detached: vec![false; n_tasks],
+            queued: 0,
+            queued_records_max: limits.queued_records_max,
+            scratch: Vec::new(),
+            finished: false,
+            failed: None,
+        }))
+    });
     let tasks = summary
         .tasks
         .iter()
         .enumerate()
         .map(|(index, &(pid, tid, _))| {
+            let feed = match &shared {
+                Some(shared) => Feed::Shared { shared: Arc::clone(shared), index },
+                None => Feed::Solo { source: None },
+            };
             let source = ThreadSource {
-                shared: Arc::clone(&shared),
+                feed,
                 open: Arc::clone(&open),
-                index,
                 key: (u64::from(pid) << 32) | u64::from(tid),
                 pace,
                 previous_ns: origin_ns.unwrap_or(0),
                 n_received: 0,
-                private: None,
+                batch: Vec::new(),
+                batch_idx: 0,
+                batch_records,
+                ended: false,
+                failed: None,
             };
             let mut task = TaskSpec::new(format!("{name}:{pid}/{tid}"), Vec::new(), Box::new(source));
             task.address_space = Some(u64::from(pid));
@@ -252,41 +297,86 @@ fn tasks_with_limit(
     Ok((tasks, summary))
 }
 
+/// The error that ended a stream, kept to be handed out again.
+#[derive(Clone, Debug)]
+struct Failure {
+    line: u64,
+    column: Option<u64>,
+    message: String,
+}
+
+impl Failure {
+    fn of(err: FormatError) -> Failure {
+        match err {
+            FormatError::Line { line, column, message } => Failure { line, column, message },
+            // Errors without a line get line 0 and say where they are in the message.
+            other => Failure { line: 0, column: None, message: other.to_string() },
+        }
+    }
+
+    fn to_error(&self) -> TraceError {
+        TraceError::Malformed { line: self.line, column: self.column, message: self.message.clone() }
+    }
+}
+
+/// The error for a record of a thread the first pass did not see.
+fn changed_trace(record: &Record) -> FormatError {
+    FormatError::Unknown(format!(
+        "thread {}/{} was not in the first pass over the trace: the trace changed between passes",
+        record.pid, record.tid
+    ))
+}
+
+/// Task index by thread key, for the threads the first pass found.
+type ThreadIndex = HashMap<u64, usize, BuildHasherDefault<IdHasher>>;
+
 /// The reader shared by the tasks of one trace, with one queue per task.
 struct Demux {
     open: Arc<OpenFn>,
     /// The second pass, opened on the first pull.
     source: Option<Box<dyn RecordSource>>,
-    index_of: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
+    index_of: Arc<ThreadIndex>,
+    /// The thread key and task index of the latest record distributed: consecutive records
+    /// of one thread skip the map.
+    last_owner: Option<(u64, usize)>,
     queues: Vec<VecDeque<Record>>,
     /// Tasks that read the trace on their own.
     detached: Vec<bool>,
     /// Records in all queues.
     queued: usize,
     queued_records_max: usize,
+    /// A batch read from the trace, being distributed.
+    scratch: Vec<Record>,
     finished: bool,
     /// The error that ended the pass, given to every task that asks after it.
-    failed: Option<(u64, Option<u64>, String)>,
+    failed: Option<Failure>,
 }
 
 enum Pulled {
-    Record(Record),
+    /// Records were appended to the task's batch.
+    Records,
     End,
     Detached,
 }
 
 impl Demux {
-    /// The next record of task `index`.
-    fn pull(&mut self, index: usize) -> Result<Pulled, TraceError> {
+    /// Appends up to `n_max` next records of task `index` to `out`, which is empty: those
+    /// queued for it, or else those of the next batches read from the trace, up to the first
+    /// batch that holds one of its records. On an error, `out` keeps the task's records read
+    /// before it, and the error comes with the next pull.
+    fn pull(&mut self, index: usize, out: &mut Vec<Record>, n_max: usize) -> Result<Pulled, Failure> {
         if self.detached[index] {
             return Ok(Pulled::Detached);
         }
-        if let Some(record) = self.queues[index].pop_front() {
-            self.queued -= 1;
-            return Ok(Pulled::Record(record));
+        let queue = &mut self.queues[index];
+        if !queue.is_empty() {
+            let n_taken = queue.len().min(n_max);
+            out.extend(queue.drain(..n_taken));
+            self.queued -= n_taken;
+            return Ok(Pulled::Records);
         }
-        if let Some((line, column, message)) = &self.failed {
-            return Err(TraceError::Malformed { line: *line, column: *column, message: message.clone() });
+        if let Some(failure) = &self.failed {
+            return Err(failure.clone());
         }
         if self.finished {
             return Ok(Pulled::End);
@@ -297,36 +387,65 @@ impl Demux {
                 Err(err) => return Err(self.fail(err)),
             }
         }
-        loop {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let res = loop {
+            scratch.clear();
             let source = self.source.as_mut().expect("opened above");
-            let record = match source.next_record() {
-                Ok(Some(record)) => record,
-                Ok(None) => {
-                    self.finished = true;
-                    self.source = None;
-                    return Ok(Pulled::End);
+            let read = source.next_records(&mut scratch, n_max);
+            let at_end = read.is_ok() && scratch.len() < n_max;
+            let distributed = self.distribute(index, &scratch, out);
+            if let Err(err) = read.and(distributed) {
+                let failure = self.fail(err);
+                // The records before the error go first; the error comes with the next pull.
+                break if out.is_empty() { Err(failure) } else { Ok(Pulled::Records) };
+            }
+            if at_end {
+                self.finished = true;
+                self.source = None;
+                break Ok(if out.is_empty() { Pulled::End } else { Pulled::Records });
+            }
+            if !out.is_empty() {
+                break Ok(Pulled::Records);
+            }
+        };
+        self.scratch = scratch;
+        res
+    }
+
+    /// Hands `records` out: task `index`'s to `out`, the others' to their queues. Stops at
+    /// a record of a thread the first pass did not see.
+    fn distribute(
+        &mut self,
+        index: usize,
+        records: &[Record],
+        out: &mut Vec<Record>,
+    ) -> Result<(), FormatError> {
+        for record in records {
+            let key = thread_key(record);
+            let owner = match self.last_owner {
+                Some((last_key, owner)) if last_key == key => owner,
+                _ => {
+                    let Some(&owner) = self.index_of.get(&key) else {
+                        return Err(changed_trace(record));
+                    };
+                    self.last_owner = Some((key, owner));
+                    owner
                 }
-                Err(err) => return Err(self.fail(err)),
-            };
-            let Some(&owner) = self.index_of.get(&thread_key(&record)) else {
-                let err = FormatError::Unknown(format!(
-                    "thread {}/{} was not in the first pass over the trace: the trace changed between passes",
-                    record.pid, record.tid
-                ));
-                return Err(self.fail(err));
             };
             if owner == index {
-                return Ok(Pulled::Record(record));
+                out.push(*record);
+                continue;
             }
             if self.detached[owner] {
                 continue;
             }
-            self.queues[owner].push_back(record);
+            self.queues[owner].push_back(*record);
             self.queued += 1;
             if self.queued > self.queued_records_max {
                 self.detach_longest_except(index);
             }
         }
+        Ok(())
     }
 
     fn detach_longest_except(&mut self, index: usize) {
@@ -339,80 +458,163 @@ impl Demux {
         self.detached[longest] = true;
     }
 
-    fn fail(&mut self, err: FormatError) -> TraceError {
-        let (line, column, message) = line_and_message(err);
-        self.failed = Some((line, column, message.clone()));
+    fn fail(&mut self, err: FormatError) -> Failure {
+        let failure = Failure::of(err);
+        self.failed = Some(failure.clone());
         self.source = None;
-        TraceError::Malformed { line, column, message }
+        failure
     }
 }
 
-/// The line, column and message of a [`TraceError::Malformed`] for a reader's error;
-/// errors without a line get line 0 and say where they are in the message.
-fn line_and_message(err: FormatError) -> (u64, Option<u64>, String) {
-    match err {
-        FormatError::Line { line, column, message } => (line, column, message),
-        other => (0, None, other.to_string()),
-    }
-}
-
-/// A detached task's own pass over the trace.
-struct PrivateReader {
-    source: Box<dyn RecordSource>,
-    /// Records of the task still to skip: those it received before it was detached.
-    n_to_skip: u64,
+/// Where a task's records come from.
+enum Feed {
+    /// The trace's only thread reads the trace itself, opened on the first call: no lock,
+    /// no queue and no lookup of the thread.
+    Solo { source: Option<Box<dyn RecordSource>> },
+    /// One of several threads, fed through the shared demultiplexer.
+    Shared { shared: Arc<Mutex<Demux>>, index: usize },
+    /// A detached task's own pass over the trace.
+    Private {
+        source: Box<dyn RecordSource>,
+        /// The threads of the first pass: a record of another means the trace changed.
+        index_of: Arc<ThreadIndex>,
+        /// The key of the latest record found in `index_of`.
+        last_known: Option<u64>,
+        /// Records of the task still to skip: those it received before it was detached.
+        n_to_skip: u64,
+        /// A batch read from the trace, being filtered.
+        scratch: Vec<Record>,
+    },
 }
 
 /// One task's access stream.
 struct ThreadSource {
-    shared: Arc<Mutex<Demux>>,
+    feed: Feed,
     open: Arc<OpenFn>,
-    index: usize,
     key: u64,
     pace: Pace,
     /// Time of the task's previous record (the trace's first time before any).
     previous_ns: u64,
     /// Records handed to the engine so far.
     n_received: u64,
-    private: Option<PrivateReader>,
+    /// Records taken for the task and not yet handed to the engine: `batch[batch_idx..]`.
+    batch: Vec<Record>,
+    batch_idx: usize,
+    /// How many records to take at once.
+    batch_records: usize,
+    /// The feed reached the end of the trace.
+    ended: bool,
+    /// The error that ended the feed, handed out once the batch is used up, and again on
+    /// every later call.
+    failed: Option<Failure>,
 }
 
 impl ThreadSource {
+    #[inline]
     fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        if let Some(&record) = self.batch.get(self.batch_idx) {
+            self.batch_idx += 1;
+            return Ok(Some(record));
+        }
+        self.next_batch()
+    }
+
+    /// Takes the next batch of records and returns its first.
+    #[inline(never)]
+    fn next_batch(&mut self) -> Result<Option<Record>, TraceError> {
+        self.batch.clear();
+        self.batch_idx = 0;
         loop {
-            if let Some(private) = &mut self.private {
-                loop {
-                    let record = private.source.next_record().map_err(to_trace_error)?;
-                    let Some(record) = record else { return Ok(None) };
-                    if thread_key(&record) != self.key {
-                        continue;
-                    }
-                    if private.n_to_skip > 0 {
-                        private.n_to_skip -= 1;
-                        continue;
-                    }
-                    return Ok(Some(record));
-                }
+            if let Some(failure) = &self.failed {
+                return Err(failure.to_error());
             }
-            let pulled = {
-                let mut demux = self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                demux.pull(self.index)?
-            };
-            match pulled {
-                Pulled::Record(record) => return Ok(Some(record)),
-                Pulled::End => return Ok(None),
-                Pulled::Detached => {
-                    let source = (self.open)().map_err(to_trace_error)?;
-                    self.private = Some(PrivateReader { source, n_to_skip: self.n_received });
-                }
+            if self.ended {
+                return Ok(None);
+            }
+            if let Err(err) = self.fill() {
+                self.failed = Some(err);
+            }
+            if let Some(&record) = self.batch.first() {
+                self.batch_idx = 1;
+                return Ok(Some(record));
             }
         }
     }
-}
 
-fn to_trace_error(err: FormatError) -> TraceError {
-    let (line, column, message) = line_and_message(err);
-    TraceError::Malformed { line, column, message }
+    /// Appends the task's next records to the (empty) batch, or marks the end. On an error,
+    /// the batch keeps the records before it.
+    fn fill(&mut self) -> Result<(), Failure> {
+        let key = self.key;
+        match &mut self.feed {
+            Feed::Solo { source } => {
+                let source = match source {
+                    Some(source) => source,
+                    None => source.insert((self.open)().map_err(Failure::of)?),
+                };
+                let read = source.next_records(&mut self.batch, self.batch_records);
+                let at_end = read.is_ok() && self.batch.len() < self.batch_records;
+                // The first pass saw one thread: a record of another means the trace changed.
+                if let Some(pos) = self.batch.iter().position(|record| thread_key(record) != key) {
+                    let err = changed_trace(&self.batch[pos]);
+                    self.batch.truncate(pos);
+                    return Err(Failure::of(err));
+                }
+                read.map_err(Failure::of)?;
+                if at_end {
+                    self.ended = true;
+                    self.feed = Feed::Solo { source: None };
+                }
+                Ok(())
+            }
+            Feed::Shared { shared, index } => {
+                let (pulled, index_of) = {
+                    let mut demux = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    (demux.pull(*index, &mut self.batch, self.batch_records), Arc::clone(&demux.index_of))
+                };
+                match pulled? {
+                    Pulled::Records => {}
+                    Pulled::End => self.ended = true,
+                    Pulled::Detached => {
+                        let source = (self.open)().map_err(Failure::of)?;
+                        // Nothing is left in the batch: every record taken was handed out.
+                        self.feed = Feed::Private {
+                            source,
+                            index_of,
+                            last_known: None,
+                            n_to_skip: self.n_received,
+                            scratch: Vec::new(),
+                        };
+                    }
+                }
+                Ok(())
+            }
+            Feed::Private { source, index_of, last_known, n_to_skip, scratch } => {
+                scratch.clear();
+                let read = source.next_records(scratch, self.batch_records);
+                let at_end = read.is_ok() && scratch.len() < self.batch_records;
+                for record in scratch.iter() {
+                    let record_key = thread_key(record);
+                    if record_key != key {
+                        if *last_known != Some(record_key) {
+                            if !index_of.contains_key(&record_key) {
+                                return Err(Failure::of(changed_trace(record)));
+                            }
+                            *last_known = Some(record_key);
+                        }
+                        continue;
+                    }
+                    if *n_to_skip > 0 {
+                        *n_to_skip -= 1;
+                        continue;
+                    }
+                    self.batch.push(*record);
+                }
+                read.map_err(Failure::of)?;
+                self.ended = at_end;
+                Ok(())
+            }
+        }
+    }
 }
 
 impl AccessSource for ThreadSource {
@@ -457,7 +659,7 @@ mod tests {
 
     /// Drains every task, taking one access from each in turn (round robin) or each task to
     /// its end before the next (in order), and renders what each task received.
-    fn drain(mut tasks: Vec<TaskSpec>, round_robin: bool) -> Vec<String> {
+    fn drain(tasks: &mut [TaskSpec], round_robin: bool) -> Vec<String> {
         let mut out = vec![String::new(); tasks.len()];
         let mut done = vec![false; tasks.len()];
         while done.contains(&false) {
@@ -486,22 +688,31 @@ mod tests {
     }
 
     fn check(text: &'static str, pace: Pace, expect: Expect) {
-        let (tasks, summary) =
-            tasks_with_limit(opener(text), "t", pace, QUEUED_RECORDS_MAX).expect("valid trace");
+        let limits = Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: BATCH_RECORDS_MAX };
+        let (mut tasks, summary) = tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
         let mut rendered = format!("{summary:?}\n");
         for task in &tasks {
             writeln!(rendered, "{} space {:?} regions {:?}", task.name, task.address_space, task.regions)
                 .expect("writing to a string");
         }
-        let received = drain(tasks, true);
+        let received = drain(&mut tasks, true);
         for (index, accesses) in received.iter().enumerate() {
             writeln!(rendered, "task {index}:\n{accesses}").expect("writing to a string");
         }
-        // Any consumption order, with or without detaching, gives each task the same stream.
-        for limit in [0, 1, 2, QUEUED_RECORDS_MAX] {
-            for round_robin in [false, true] {
-                let (tasks, _) = tasks_with_limit(opener(text), "t", pace, limit).expect("valid trace");
-                assert_eq!(drain(tasks, round_robin), received, "limit {limit} round robin {round_robin}");
+        // Any consumption order and batch size, with or without detaching, gives each task
+        // the same stream.
+        for queued_records_max in [0, 1, 2, QUEUED_RECORDS_MAX] {
+            for batch_records_max in [1, 2, 3, BATCH_RECORDS_MAX] {
+                for round_robin in [false, true] {
+                    let limits = Limits { queued_records_max, batch_records_max };
+                    let (mut tasks, _) =
+                        tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
+                    assert_eq!(
+                        drain(&mut tasks, round_robin),
+                        received,
+                        "{limits:?}, round robin {round_robin}"
+                    );
+                }
             }
         }
         expect.assert_eq(&rendered);
@@ -586,26 +797,99 @@ mod tests {
         .expect_err("line 2 is bad");
         assert_eq!(err.to_string(), "line 2, column 1: expected R or W, found \"X\"");
 
-        // The trace changes between the passes: the second pass fails.
-        let n_opens = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let open = {
-            let n_opens = Arc::clone(&n_opens);
-            move || {
-                let text: &'static [u8] = match n_opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
-                    0 => b"p 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\np 1/2 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\n",
-                    _ => b"p 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\np 1/2 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\n??\n",
-                };
-                crate::open(Box::new(Cursor::new(text)), OpenOptions::default())
-            }
+        // The trace changes between the passes: the second pass fails, after the records
+        // before the failure, for every task.
+        check_changed(
+            &[fault(1, 0x1000), fault(2, 0x1000)],
+            &[fault(1, 0x1000), fault(2, 0x1000), "??"],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+                    "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+                ]
+            "#]],
+        );
+        check_changed(
+            &[fault(1, 0x1000), fault(2, 0x1000)],
+            &[fault(1, 0x1000), fault(2, 0x2000), fault(1, 0x3000), fault(3, 0x1000), fault(1, 0x4000)],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  R 0x3 think 0\n  error: line 0: unrecognised trace format: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
+                    "  R 0x2 think 0\n  error: line 0: unrecognised trace format: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
+                ]
+            "#]],
+        );
+        // The same with one thread, which reads the trace without the demultiplexer.
+        check_changed(
+            &[fault(1, 0x1000)],
+            &[fault(1, 0x1000), fault(1, 0x2000), "??"],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  R 0x2 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+                ]
+            "#]],
+        );
+        check_changed(
+            &[fault(1, 0x1000)],
+            &[fault(1, 0x1000), fault(1, 0x2000), fault(2, 0x1000), fault(1, 0x3000)],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  R 0x2 think 0\n  error: line 0: unrecognised trace format: thread 1/2 was not in the first pass over the trace: the trace changed between passes\n",
+                ]
+            "#]],
+        );
+    }
+
+    /// A perf script line: a read fault of thread `tid` of process 1 at `address`, at 1 s.
+    fn fault(tid: u32, address: u64) -> &'static str {
+        let line =
+            format!("p 1/{tid} [0] 1.0: exceptions:page_fault_user: address={address:#x} error_code=0x0");
+        Box::leak(line.into_boxed_str())
+    }
+
+    /// Replays a trace whose first pass reads `first` and whose later passes read `later`,
+    /// under every batch size and queue limit and both consumption orders, checks that each
+    /// gives the same streams and compares them with `expect`.
+    fn check_changed(first: &[&'static str], later: &[&'static str], expect: Expect) {
+        let text = |lines: &[&str]| -> &'static [u8] {
+            Box::leak(format!("{}\n", lines.join("\n")).into_bytes().into_boxed_slice())
         };
-        let (tasks, _) = tasks(open, "t", Pace::Timestamps).expect("the first pass is clean");
-        expect![[r#"
-            [
-                "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
-                "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
-            ]
-        "#]]
-        .assert_debug_eq(&drain(tasks, false));
+        let (first, later) = (text(first), text(later));
+        let mut received = None;
+        for queued_records_max in [0, 1, 2, QUEUED_RECORDS_MAX] {
+            for batch_records_max in [1, 2, 3, BATCH_RECORDS_MAX] {
+                for round_robin in [false, true] {
+                    let n_opens = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                    let open: Arc<OpenFn> = Arc::new(move || {
+                        let text = match n_opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+                            0 => first,
+                            _ => later,
+                        };
+                        crate::open(Box::new(Cursor::new(text)), OpenOptions::default())
+                    });
+                    let limits = Limits { queued_records_max, batch_records_max };
+                    let (mut tasks, _) = tasks_with_limits(open, "t", Pace::Timestamps, limits)
+                        .expect("the first pass is clean");
+                    let streams = drain(&mut tasks, round_robin);
+                    // A task that ended is asked once more: it ends, or fails, again.
+                    for (task, stream) in tasks.iter_mut().zip(&streams) {
+                        let again = match task.accesses.next_access() {
+                            Ok(None) => String::new(),
+                            Ok(Some(access)) => format!("{access:?}"),
+                            Err(err) => format!("  error: {err}\n"),
+                        };
+                        assert!(stream.ends_with(&again), "{stream:?} then {again:?}");
+                    }
+                    match &received {
+                        None => received = Some(streams),
+                        Some(received) => {
+                            assert_eq!(&streams, received, "{limits:?}, round robin {round_robin}")
+                        }
+                    }
+                }
+            }
+        }
+        expect.assert_debug_eq(&received.expect("one run at least"));
     }
 
     fn distinct_pages_check(pairs: &[(u32, u64)]) {
