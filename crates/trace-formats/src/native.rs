@@ -561,9 +561,9 @@ impl NativeReader {
     /// What to return once no bytes are left.
     #[cold]
     #[inline(never)]
-    fn at_end(&mut self) -> Result<Option<Record>, FormatError> {
+    fn at_end(&mut self) -> Result<(), FormatError> {
         match &self.progress {
-            Progress::Done => Ok(None),
+            Progress::Done => Ok(()),
             Progress::Failed { offset, message } => {
                 Err(FormatError::Offset { offset: *offset, message: message.clone() })
             }
@@ -697,15 +697,16 @@ fn read_varint_long(bytes: &[u8], at: &mut usize) -> Option<u64> {
 
 impl RecordSource for NativeReader {
     fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        self.decode()
+        let mut next = None;
+        self.decode(|record| next = Some(record))?;
+        Ok(next)
     }
 
     fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
         out.reserve(n_max);
         for _ in 0..n_max {
-            match self.decode()? {
-                Some(record) => out.push(record),
-                None => break,
+            if !self.decode(|record| out.push(record))? {
+                break;
             }
         }
         Ok(())
@@ -721,17 +722,19 @@ impl RecordSource for NativeReader {
 }
 
 impl NativeReader {
-    /// Decodes the next record: [`RecordSource::next_record`], inlined into the batched
-    /// [`RecordSource::next_records`] too.
+    /// Decodes the next record and hands it to `emit`, returning whether there was one.
+    /// Inlined into both [`RecordSource::next_record`] and the batched
+    /// [`RecordSource::next_records`]; handing the record over, rather than returning it in
+    /// a `Result`, lets the batch loop write it straight into its vector.
     #[inline(always)]
-    fn decode(&mut self) -> Result<Option<Record>, FormatError> {
+    fn decode(&mut self, emit: impl FnOnce(Record)) -> Result<bool, FormatError> {
         loop {
             if self.pos >= self.safe_end {
                 if !self.eof {
                     self.refill()?;
                 }
                 if self.pos >= self.end {
-                    return self.at_end();
+                    return self.at_end().map(|()| false);
                 }
             }
             let start = self.pos;
@@ -807,13 +810,8 @@ impl NativeReader {
             }
             self.pos = start + at;
             self.n_records += 1;
-            return Ok(Some(Record {
-                pid: task.pid,
-                tid: task.tid,
-                time_ns,
-                page,
-                write: tag & TAG_WRITE != 0,
-            }));
+            emit(Record { pid: task.pid, tid: task.tid, time_ns, page, write: tag & TAG_WRITE != 0 });
+            return Ok(true);
         }
     }
 }
