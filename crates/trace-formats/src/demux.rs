@@ -2,10 +2,15 @@
 //!
 //! [`tasks`] reads the trace twice. A first streaming pass ([`summarize`]) finds the
 //! threads (pid and tid pairs) and the trace's summary; a second pass, opened lazily when
-//! the engine first asks a task for an access, feeds every thread's task from one shared
-//! reader. A task's source pulls records from the shared reader until it finds one of its
-//! own, queueing the records of other threads for their tasks. The threads of one process
+//! the engine first asks a task for an access, feeds the tasks. The threads of one process
 //! share an address space (`TaskSpec::address_space` is the pid).
+//!
+//! The task of a trace with one thread reads the trace itself: no lock, no queue, no lookup.
+//! Several threads' tasks share one reader. A task whose queue is empty reads records from
+//! the shared reader, a batch at a time, until a batch holds some of its own, queueing the
+//! records of other threads for their tasks. Tasks take records in batches (at most
+//! `BATCH_RECORDS_MAX`, fewer when there are many threads) and hand them to the engine one
+//! by one, so the shared reader's lock is taken once per batch, not once per record.
 //!
 //! Memory stays bounded when tasks consume their accesses roughly in trace order, which the
 //! engine does when trace timestamps pace the replay ([`Pace::Timestamps`]): the queues then
@@ -14,9 +19,15 @@
 //! [`QUEUED_RECORDS_MAX`] queued records, the task with the longest queue is detached,
 //! dropping its queue, and it reads the trace on its own from then on, skipping the records
 //! it already had. A detached task costs one more pass over the trace, never more memory.
+//! The batches the tasks hold add at most about `QUEUED_RECORDS_MAX` records more.
+//!
+//! An error of the second pass (a bad record, or a thread the first pass did not see, when
+//! the trace changed between passes) reaches every task after the records before it, and
+//! is returned again if the task is asked again.
 //!
 //! The result is deterministic: which records are queued or detached depends only on the
-//! order in which the engine asks, and that order depends only on the run's inputs.
+//! order in which the engine asks, and that order depends only on the run's inputs. The
+//! records each task receives depend on neither.
 
 use crate::error::FormatError;
 use crate::format::Format;
