@@ -165,11 +165,12 @@ const CHUNK_PAGES: u64 = 64;
 /// A set of `(pid, page)` pairs, counted as they are inserted, kept as one 64-bit bitmap per
 /// chunk of 64 aligned pages that holds at least one of them.
 ///
-/// A chunk costs about 40 bytes (the bitmap, and a hash map entry from `(pid, chunk)` to its
-/// index), so memory grows with the distinct pages, never with the range they span: at
-/// worst about 40 bytes per page when every page has a chunk of its own, and well under
-/// one byte per page when pages cluster, as they do in real traces. Small chunks keep that
-/// worst case low, and the one-chunk cache keeps runs through a chunk off the map.
+/// A chunk costs its bitmap (8 bytes) and a hash map entry from `(pid, chunk)` to the
+/// bitmap's index (24 bytes, plus the table's spare capacity), so memory grows with the
+/// distinct pages, never with the range they span: at worst, when every page has a chunk of
+/// its own, 40 to 70 bytes per page, and under a byte per page when pages cluster, as they
+/// do in real traces. Small chunks keep that worst case low, and the one-chunk cache keeps
+/// runs through a chunk off the map.
 #[derive(Default)]
 struct DistinctPages {
     /// Index into `bitmaps` by `(pid, page / CHUNK_PAGES)`.
