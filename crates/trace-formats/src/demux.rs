@@ -253,8 +253,10 @@ fn tasks_with_limits(
     let (summary, origin_ns) = summarize_with_origin(&mut *source)?;
     drop(source);
     let n_tasks = summary.tasks.len();
-    let batch_records =
-        (limits.queued_records_max / n_tasks.max(1)).clamp(1, limits.batch_records_max.max(1));
+    // The tasks' batches hold at most about as many records as the queues may (or one
+    // batch of BATCH_RECORDS_MAX in all, whichever is more): many threads get small batches.
+    let batch_records = (limits.queued_records_max.max(BATCH_RECORDS_MAX) / n_tasks.max(1))
+        .clamp(1, limits.batch_records_max.max(1));
     // A trace of one thread needs no demultiplexer: its task reads the trace itself.
     let shared = (n_tasks > 1).then(|| {
         let index_of: Arc<ThreadIndex> = Arc::new(
@@ -581,7 +583,11 @@ impl ThreadSource {
             Feed::Shared { shared, index } => {
                 let (pulled, index_of) = {
                     let mut demux = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    (demux.pull(*index, &mut self.batch, self.batch_records), Arc::clone(&demux.index_of))
+                    let pulled = demux.pull(*index, &mut self.batch, self.batch_records);
+                    // A detached task checks the threads of its own pass against the first.
+                    let index_of =
+                        matches!(pulled, Ok(Pulled::Detached)).then(|| Arc::clone(&demux.index_of));
+                    (pulled, index_of)
                 };
                 match pulled? {
                     Pulled::Records => {}
@@ -591,7 +597,7 @@ impl ThreadSource {
                         // Nothing is left in the batch: every record taken was handed out.
                         self.feed = Feed::Private {
                             source,
-                            index_of,
+                            index_of: index_of.expect("taken for a detached task"),
                             last_known: None,
                             n_to_skip: self.n_received,
                             scratch: Vec::new(),
