@@ -121,26 +121,56 @@ fn mutate(rng: &mut ChaCha8Rng, input: &mut Vec<u8>, other: &[u8]) {
     }
 }
 
-/// Decodes `file`, returning its records or the error's message.
-fn decode(file: Vec<u8>) -> Result<Vec<Record>, String> {
-    let mut reader = NativeReader::new(Box::new(Cursor::new(file))).map_err(|e| e.to_string())?;
+/// Decodes `file` record by record: the records before the end or the first error, and the
+/// error's message.
+fn decode(file: Vec<u8>) -> (Vec<Record>, Option<String>) {
+    let mut reader = match NativeReader::new(Box::new(Cursor::new(file))) {
+        Ok(reader) => reader,
+        Err(e) => return (Vec::new(), Some(e.to_string())),
+    };
     let mut records = Vec::new();
-    while let Some(r) = reader.next_record().map_err(|e| e.to_string())? {
-        records.push(r);
+    loop {
+        match reader.next_record() {
+            Ok(Some(r)) => records.push(r),
+            Ok(None) => return (records, None),
+            Err(e) => return (records, Some(e.to_string())),
+        }
         assert!(records.len() <= RECORDS_MAX, "the reader does not stop");
     }
-    Ok(records)
+}
+
+/// Decodes `file` in batches of `n_max` records, as [`decode`] returns it.
+fn decode_batched(file: Vec<u8>, n_max: usize) -> (Vec<Record>, Option<String>) {
+    let mut reader = match NativeReader::new(Box::new(Cursor::new(file))) {
+        Ok(reader) => reader,
+        Err(e) => return (Vec::new(), Some(e.to_string())),
+    };
+    let mut records = Vec::new();
+    loop {
+        let n_before = records.len();
+        if let Err(e) = reader.next_records(&mut records, n_max) {
+            return (records, Some(e.to_string()));
+        }
+        if records.len() < n_before + n_max {
+            return (records, None);
+        }
+        assert!(records.len() <= RECORDS_MAX, "the reader does not stop");
+    }
 }
 
 /// Runs one input; panics on a broken property.
 fn check(file: Vec<u8>) -> bool {
-    match decode(file) {
-        Ok(records) => {
-            let again = decode(encode(&records)).expect("a re-encoded accepted trace decodes");
-            assert_eq!(again, records, "an accepted trace does not survive a round trip");
+    let decoded = decode(file.clone());
+    for n_max in [3, 256] {
+        assert_eq!(decode_batched(file.clone(), n_max), decoded, "batches of {n_max} decode differently");
+    }
+    match decoded {
+        (records, None) => {
+            let again = decode(encode(&records));
+            assert_eq!(again, (records, None), "an accepted trace does not survive a round trip");
             true
         }
-        Err(message) => {
+        (_, Some(message)) => {
             assert!(message.starts_with("byte offset "), "unexpected kind of error: {message}");
             false
         }

@@ -2,10 +2,15 @@
 //!
 //! [`tasks`] reads the trace twice. A first streaming pass ([`summarize`]) finds the
 //! threads (pid and tid pairs) and the trace's summary; a second pass, opened lazily when
-//! the engine first asks a task for an access, feeds every thread's task from one shared
-//! reader. A task's source pulls records from the shared reader until it finds one of its
-//! own, queueing the records of other threads for their tasks. The threads of one process
+//! the engine first asks a task for an access, feeds the tasks. The threads of one process
 //! share an address space (`TaskSpec::address_space` is the pid).
+//!
+//! The task of a trace with one thread reads the trace itself: no lock, no queue, no lookup.
+//! Several threads' tasks share one reader. A task whose queue is empty reads records from
+//! the shared reader, a batch at a time, until a batch holds some of its own, queueing the
+//! records of other threads for their tasks. Tasks take records in batches (at most
+//! `BATCH_RECORDS_MAX`, fewer when there are many threads) and hand them to the engine one
+//! by one, so the shared reader's lock is taken once per batch, not once per record.
 //!
 //! Memory stays bounded when tasks consume their accesses roughly in trace order, which the
 //! engine does when trace timestamps pace the replay ([`Pace::Timestamps`]): the queues then
@@ -14,9 +19,15 @@
 //! [`QUEUED_RECORDS_MAX`] queued records, the task with the longest queue is detached,
 //! dropping its queue, and it reads the trace on its own from then on, skipping the records
 //! it already had. A detached task costs one more pass over the trace, never more memory.
+//! The batches the tasks hold add at most about `QUEUED_RECORDS_MAX` records more.
+//!
+//! An error of the second pass (a bad record, or a thread the first pass did not see, when
+//! the trace changed between passes) reaches every task after the records before it, and
+//! is returned again if the task is asked again.
 //!
 //! The result is deterministic: which records are queued or detached depends only on the
-//! order in which the engine asks, and that order depends only on the run's inputs.
+//! order in which the engine asks, and that order depends only on the run's inputs. The
+//! records each task receives depend on neither.
 
 use crate::error::FormatError;
 use crate::format::Format;
@@ -76,30 +87,54 @@ pub fn summarize(source: &mut dyn RecordSource) -> Result<TraceSummary, FormatEr
     summarize_with_origin(source).map(|(summary, _)| summary)
 }
 
+/// Records the first pass reads at once.
+const SUMMARY_BATCH_RECORDS: usize = 1024;
+
 /// [`summarize`], also returning the earliest time seen.
 fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary, Option<u64>), FormatError> {
     let mut records: u64 = 0;
     let mut reads: u64 = 0;
     let mut threads: HashMap<u64, u64, BuildHasherDefault<IdHasher>> = HashMap::default();
+    // Consecutive records of one thread are counted together: a run costs one map update.
+    let mut run: Option<(u64, u64)> = None;
     let mut pages = DistinctPages::default();
-    let mut page_range: Option<(u64, u64)> = None;
-    let mut time_range: Option<(u64, u64)> = None;
-    while let Some(record) = source.next_record()? {
-        records += 1;
-        reads += u64::from(!record.write);
-        *threads.entry(thread_key(&record)).or_insert(0) += 1;
-        pages.insert(record.pid, record.page);
-        page_range = Some(match page_range {
-            None => (record.page, record.page),
-            Some((lo, hi)) => (lo.min(record.page), hi.max(record.page)),
-        });
-        if let Some(time_ns) = record.time_ns {
-            time_range = Some(match time_range {
-                None => (time_ns, time_ns),
-                Some((lo, hi)) => (lo.min(time_ns), hi.max(time_ns)),
-            });
+    let (mut page_lo, mut page_hi) = (u64::MAX, 0u64);
+    let (mut time_lo, mut time_hi) = (u64::MAX, 0u64);
+    let mut timed = false;
+    let mut batch = Vec::with_capacity(SUMMARY_BATCH_RECORDS);
+    loop {
+        batch.clear();
+        source.next_records(&mut batch, SUMMARY_BATCH_RECORDS)?;
+        for record in &batch {
+            records += 1;
+            reads += u64::from(!record.write);
+            let key = thread_key(record);
+            match &mut run {
+                Some((run_key, n_run)) if *run_key == key => *n_run += 1,
+                _ => {
+                    if let Some((run_key, n_run)) = run.replace((key, 1)) {
+                        *threads.entry(run_key).or_insert(0) += n_run;
+                    }
+                }
+            }
+            pages.insert(record.pid, record.page);
+            page_lo = page_lo.min(record.page);
+            page_hi = page_hi.max(record.page);
+            if let Some(time_ns) = record.time_ns {
+                timed = true;
+                time_lo = time_lo.min(time_ns);
+                time_hi = time_hi.max(time_ns);
+            }
+        }
+        if batch.len() < SUMMARY_BATCH_RECORDS {
+            break;
         }
     }
+    if let Some((run_key, n_run)) = run {
+        *threads.entry(run_key).or_insert(0) += n_run;
+    }
+    let page_range = (records > 0).then_some((page_lo, page_hi));
+    let time_range = timed.then_some((time_lo, time_hi));
     let mut tasks: Vec<(u32, u32, u64)> =
         threads.into_iter().map(|(key, n)| ((key >> 32) as u32, key as u32, n)).collect();
     tasks.sort_unstable();
@@ -124,58 +159,63 @@ fn thread_key(record: &Record) -> u64 {
     (u64::from(record.pid) << 32) | u64::from(record.tid)
 }
 
-/// A set of `(pid, page)` pairs kept as a sorted vector, with new pairs gathered in a
-/// buffer and merged in batches: about 16 bytes per distinct page.
+/// Pages per chunk of [`DistinctPages`]: one bit each in a `u64`.
+const CHUNK_PAGES: u64 = 64;
+
+/// A set of `(pid, page)` pairs, counted as they are inserted, kept as one 64-bit bitmap per
+/// chunk of 64 aligned pages that holds at least one of them.
+///
+/// A chunk costs its bitmap (8 bytes) and a hash map entry from `(pid, chunk)` to the
+/// bitmap's index (24 bytes, plus the table's spare capacity), so memory grows with the
+/// distinct pages, never with the range they span: at worst, when every page has a chunk of
+/// its own, 40 to 70 bytes per page, and under a byte per page when pages cluster, as they
+/// do in real traces. Small chunks keep that worst case low, and the one-chunk cache keeps
+/// runs through a chunk off the map.
 #[derive(Default)]
 struct DistinctPages {
-    sorted: Vec<(u32, u64)>,
-    pending: Vec<(u32, u64)>,
-    last: Option<(u32, u64)>,
+    /// Index into `bitmaps` by `(pid, page / CHUNK_PAGES)`.
+    chunk_idx_of: HashMap<(u32, u64), usize, BuildHasherDefault<IdHasher>>,
+    bitmaps: Vec<u64>,
+    /// The chunk of the previous insertion and its index, once there was one.
+    last: Option<((u32, u64), usize)>,
+    count: u64,
 }
 
 impl DistinctPages {
+    #[inline]
     fn insert(&mut self, pid: u32, page: u64) {
-        if self.last == Some((pid, page)) {
-            return;
-        }
-        self.last = Some((pid, page));
-        self.pending.push((pid, page));
-        if self.pending.len() >= (self.sorted.len() / 2).max(1 << 16) {
-            self.merge();
-        }
-    }
-
-    fn merge(&mut self) {
-        self.pending.sort_unstable();
-        self.pending.dedup();
-        let mut merged = Vec::with_capacity(self.sorted.len() + self.pending.len());
-        let (mut old, mut new) = (self.sorted.iter().peekable(), self.pending.iter().peekable());
-        loop {
-            let next = match (old.peek(), new.peek()) {
-                (Some(&&a), Some(&&b)) if a < b => old.next(),
-                (Some(&&a), Some(&&b)) if b < a => new.next(),
-                (Some(_), Some(_)) => {
-                    new.next();
-                    old.next()
+        let key = (pid, page / CHUNK_PAGES);
+        let chunk_idx = match self.last {
+            Some((last_key, chunk_idx)) if last_key == key => chunk_idx,
+            _ => {
+                let n_chunks = self.bitmaps.len();
+                let chunk_idx = *self.chunk_idx_of.entry(key).or_insert(n_chunks);
+                if chunk_idx == n_chunks {
+                    self.bitmaps.push(0);
                 }
-                (Some(_), None) => old.next(),
-                (None, Some(_)) => new.next(),
-                (None, None) => break,
-            };
-            merged.push(*next.expect("one side has a next pair"));
-        }
-        self.sorted = merged;
-        self.pending.clear();
+                self.last = Some((key, chunk_idx));
+                chunk_idx
+            }
+        };
+        let bit = 1u64 << (page % CHUNK_PAGES);
+        let bitmap = &mut self.bitmaps[chunk_idx];
+        self.count += u64::from(*bitmap & bit == 0);
+        *bitmap |= bit;
     }
 
-    fn count(&mut self) -> u64 {
-        self.merge();
-        self.sorted.len() as u64
+    fn count(&self) -> u64 {
+        self.count
     }
 }
 
 /// The function that opens the trace afresh.
 type OpenFn = dyn Fn() -> Result<Box<dyn RecordSource>, FormatError> + Send + Sync;
+
+/// The most records a task takes at once: from its queue under one lock, or from the trace
+/// when it reads the trace itself. The shared reader reads the trace in batches of the same
+/// size. [`tasks`] lowers it when there are many threads, so that the records held in the
+/// tasks' batches never outgrow [`QUEUED_RECORDS_MAX`] in total.
+const BATCH_RECORDS_MAX: usize = 256;
 
 /// Reads the trace once to find its threads, and returns one task per thread, ordered by
 /// pid then tid, named `"{name}:{pid}/{tid}"`, with the pid as address space and no
@@ -188,50 +228,80 @@ pub fn tasks(
     name: &str,
     pace: Pace,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
-    tasks_with_limit(Arc::new(open), name, pace, QUEUED_RECORDS_MAX)
+    tasks_with_limits(
+        Arc::new(open),
+        name,
+        pace,
+        Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: BATCH_RECORDS_MAX },
+    )
 }
 
-fn tasks_with_limit(
+/// The bounds [`tasks`] works within; tests lower them to exercise detaching and batching.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    queued_records_max: usize,
+    batch_records_max: usize,
+}
+
+fn tasks_with_limits(
     open: Arc<OpenFn>,
     name: &str,
     pace: Pace,
-    queued_records_max: usize,
+    limits: Limits,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
     let mut source = open()?;
     let (summary, origin_ns) = summarize_with_origin(&mut *source)?;
     drop(source);
-    let index_of = summary
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(index, &(pid, tid, _))| ((u64::from(pid) << 32) | u64::from(tid), index))
-        .collect();
     let n_tasks = summary.tasks.len();
-    let shared = Arc::new(Mutex::new(Demux {
-        open: Arc::clone(&open),
-        source: None,
-        index_of,
-        queues: (0..n_tasks).map(|_| VecDeque::new()).collect(),
-        detached: vec![false; n_tasks],
-        queued: 0,
-        queued_records_max,
-        finished: false,
-        failed: None,
-    }));
+    // The tasks' batches hold at most about as many records as the queues may (or one
+    // batch of BATCH_RECORDS_MAX in all, whichever is more): many threads get small batches.
+    let batch_records = (limits.queued_records_max.max(BATCH_RECORDS_MAX) / n_tasks.max(1))
+        .clamp(1, limits.batch_records_max.max(1));
+    // A trace of one thread needs no demultiplexer: its task reads the trace itself.
+    let shared = (n_tasks > 1).then(|| {
+        let index_of: Arc<ThreadIndex> = Arc::new(
+            summary
+                .tasks
+                .iter()
+                .enumerate()
+                .map(|(index, &(pid, tid, _))| ((u64::from(pid) << 32) | u64::from(tid), index))
+                .collect(),
+        );
+        Arc::new(Mutex::new(Demux {
+            open: Arc::clone(&open),
+            source: None,
+            index_of,
+            last_owner: None,
+            queues: (0..n_tasks).map(|_| VecDeque::new()).collect(),
+            detached: vec![false; n_tasks],
+            queued: 0,
+            queued_records_max: limits.queued_records_max,
+            scratch: Vec::new(),
+            finished: false,
+            failed: None,
+        }))
+    });
     let tasks = summary
         .tasks
         .iter()
         .enumerate()
         .map(|(index, &(pid, tid, _))| {
+            let feed = match &shared {
+                Some(shared) => Feed::Shared { shared: Arc::clone(shared), index },
+                None => Feed::Solo { source: None },
+            };
             let source = ThreadSource {
-                shared: Arc::clone(&shared),
+                feed,
                 open: Arc::clone(&open),
-                index,
                 key: (u64::from(pid) << 32) | u64::from(tid),
                 pace,
                 previous_ns: origin_ns.unwrap_or(0),
                 n_received: 0,
-                private: None,
+                batch: Vec::new(),
+                batch_idx: 0,
+                batch_records,
+                ended: false,
+                failed: None,
             };
             let mut task = TaskSpec::new(format!("{name}:{pid}/{tid}"), Vec::new(), Box::new(source));
             task.address_space = Some(u64::from(pid));
@@ -241,41 +311,86 @@ fn tasks_with_limit(
     Ok((tasks, summary))
 }
 
+/// The error that ended a stream, kept to be handed out again.
+#[derive(Clone, Debug)]
+struct Failure {
+    line: u64,
+    column: Option<u64>,
+    message: String,
+}
+
+impl Failure {
+    fn of(err: FormatError) -> Failure {
+        match err {
+            FormatError::Line { line, column, message } => Failure { line, column, message },
+            // Errors without a line get line 0 and say where they are in the message.
+            other => Failure { line: 0, column: None, message: other.to_string() },
+        }
+    }
+
+    fn to_error(&self) -> TraceError {
+        TraceError::Malformed { line: self.line, column: self.column, message: self.message.clone() }
+    }
+}
+
+/// The error for a record of a thread the first pass did not see.
+fn changed_trace(record: &Record) -> FormatError {
+    FormatError::Unknown(format!(
+        "thread {}/{} was not in the first pass over the trace: the trace changed between passes",
+        record.pid, record.tid
+    ))
+}
+
+/// Task index by thread key, for the threads the first pass found.
+type ThreadIndex = HashMap<u64, usize, BuildHasherDefault<IdHasher>>;
+
 /// The reader shared by the tasks of one trace, with one queue per task.
 struct Demux {
     open: Arc<OpenFn>,
     /// The second pass, opened on the first pull.
     source: Option<Box<dyn RecordSource>>,
-    index_of: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
+    index_of: Arc<ThreadIndex>,
+    /// The thread key and task index of the latest record distributed: consecutive records
+    /// of one thread skip the map.
+    last_owner: Option<(u64, usize)>,
     queues: Vec<VecDeque<Record>>,
     /// Tasks that read the trace on their own.
     detached: Vec<bool>,
     /// Records in all queues.
     queued: usize,
     queued_records_max: usize,
+    /// A batch read from the trace, being distributed.
+    scratch: Vec<Record>,
     finished: bool,
     /// The error that ended the pass, given to every task that asks after it.
-    failed: Option<(u64, Option<u64>, String)>,
+    failed: Option<Failure>,
 }
 
 enum Pulled {
-    Record(Record),
+    /// Records were appended to the task's batch.
+    Records,
     End,
     Detached,
 }
 
 impl Demux {
-    /// The next record of task `index`.
-    fn pull(&mut self, index: usize) -> Result<Pulled, TraceError> {
+    /// Appends up to `n_max` next records of task `index` to `out`, which is empty: those
+    /// queued for it, or else those of the next batches read from the trace, up to the first
+    /// batch that holds one of its records. On an error, `out` keeps the task's records read
+    /// before it, and the error comes with the next pull.
+    fn pull(&mut self, index: usize, out: &mut Vec<Record>, n_max: usize) -> Result<Pulled, Failure> {
         if self.detached[index] {
             return Ok(Pulled::Detached);
         }
-        if let Some(record) = self.queues[index].pop_front() {
-            self.queued -= 1;
-            return Ok(Pulled::Record(record));
+        let queue = &mut self.queues[index];
+        if !queue.is_empty() {
+            let n_taken = queue.len().min(n_max);
+            out.extend(queue.drain(..n_taken));
+            self.queued -= n_taken;
+            return Ok(Pulled::Records);
         }
-        if let Some((line, column, message)) = &self.failed {
-            return Err(TraceError::Malformed { line: *line, column: *column, message: message.clone() });
+        if let Some(failure) = &self.failed {
+            return Err(failure.clone());
         }
         if self.finished {
             return Ok(Pulled::End);
@@ -286,36 +401,65 @@ impl Demux {
                 Err(err) => return Err(self.fail(err)),
             }
         }
-        loop {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let res = loop {
+            scratch.clear();
             let source = self.source.as_mut().expect("opened above");
-            let record = match source.next_record() {
-                Ok(Some(record)) => record,
-                Ok(None) => {
-                    self.finished = true;
-                    self.source = None;
-                    return Ok(Pulled::End);
+            let read = source.next_records(&mut scratch, n_max);
+            let at_end = read.is_ok() && scratch.len() < n_max;
+            let distributed = self.distribute(index, &scratch, out);
+            if let Err(err) = read.and(distributed) {
+                let failure = self.fail(err);
+                // The records before the error go first; the error comes with the next pull.
+                break if out.is_empty() { Err(failure) } else { Ok(Pulled::Records) };
+            }
+            if at_end {
+                self.finished = true;
+                self.source = None;
+                break Ok(if out.is_empty() { Pulled::End } else { Pulled::Records });
+            }
+            if !out.is_empty() {
+                break Ok(Pulled::Records);
+            }
+        };
+        self.scratch = scratch;
+        res
+    }
+
+    /// Hands `records` out: task `index`'s to `out`, the others' to their queues. Stops at
+    /// a record of a thread the first pass did not see.
+    fn distribute(
+        &mut self,
+        index: usize,
+        records: &[Record],
+        out: &mut Vec<Record>,
+    ) -> Result<(), FormatError> {
+        for record in records {
+            let key = thread_key(record);
+            let owner = match self.last_owner {
+                Some((last_key, owner)) if last_key == key => owner,
+                _ => {
+                    let Some(&owner) = self.index_of.get(&key) else {
+                        return Err(changed_trace(record));
+                    };
+                    self.last_owner = Some((key, owner));
+                    owner
                 }
-                Err(err) => return Err(self.fail(err)),
-            };
-            let Some(&owner) = self.index_of.get(&thread_key(&record)) else {
-                let err = FormatError::Unknown(format!(
-                    "thread {}/{} was not in the first pass over the trace: the trace changed between passes",
-                    record.pid, record.tid
-                ));
-                return Err(self.fail(err));
             };
             if owner == index {
-                return Ok(Pulled::Record(record));
+                out.push(*record);
+                continue;
             }
             if self.detached[owner] {
                 continue;
             }
-            self.queues[owner].push_back(record);
+            self.queues[owner].push_back(*record);
             self.queued += 1;
             if self.queued > self.queued_records_max {
                 self.detach_longest_except(index);
             }
         }
+        Ok(())
     }
 
     fn detach_longest_except(&mut self, index: usize) {
@@ -328,80 +472,167 @@ impl Demux {
         self.detached[longest] = true;
     }
 
-    fn fail(&mut self, err: FormatError) -> TraceError {
-        let (line, column, message) = line_and_message(err);
-        self.failed = Some((line, column, message.clone()));
+    fn fail(&mut self, err: FormatError) -> Failure {
+        let failure = Failure::of(err);
+        self.failed = Some(failure.clone());
         self.source = None;
-        TraceError::Malformed { line, column, message }
+        failure
     }
 }
 
-/// The line, column and message of a [`TraceError::Malformed`] for a reader's error;
-/// errors without a line get line 0 and say where they are in the message.
-fn line_and_message(err: FormatError) -> (u64, Option<u64>, String) {
-    match err {
-        FormatError::Line { line, column, message } => (line, column, message),
-        other => (0, None, other.to_string()),
-    }
-}
-
-/// A detached task's own pass over the trace.
-struct PrivateReader {
-    source: Box<dyn RecordSource>,
-    /// Records of the task still to skip: those it received before it was detached.
-    n_to_skip: u64,
+/// Where a task's records come from.
+enum Feed {
+    /// The trace's only thread reads the trace itself, opened on the first call: no lock,
+    /// no queue and no lookup of the thread.
+    Solo { source: Option<Box<dyn RecordSource>> },
+    /// One of several threads, fed through the shared demultiplexer.
+    Shared { shared: Arc<Mutex<Demux>>, index: usize },
+    /// A detached task's own pass over the trace.
+    Private {
+        source: Box<dyn RecordSource>,
+        /// The threads of the first pass: a record of another means the trace changed.
+        index_of: Arc<ThreadIndex>,
+        /// The key of the latest record found in `index_of`.
+        last_known: Option<u64>,
+        /// Records of the task still to skip: those it received before it was detached.
+        n_to_skip: u64,
+        /// A batch read from the trace, being filtered.
+        scratch: Vec<Record>,
+    },
 }
 
 /// One task's access stream.
 struct ThreadSource {
-    shared: Arc<Mutex<Demux>>,
+    feed: Feed,
     open: Arc<OpenFn>,
-    index: usize,
     key: u64,
     pace: Pace,
     /// Time of the task's previous record (the trace's first time before any).
     previous_ns: u64,
     /// Records handed to the engine so far.
     n_received: u64,
-    private: Option<PrivateReader>,
+    /// Records taken for the task and not yet handed to the engine: `batch[batch_idx..]`.
+    batch: Vec<Record>,
+    batch_idx: usize,
+    /// How many records to take at once.
+    batch_records: usize,
+    /// The feed reached the end of the trace.
+    ended: bool,
+    /// The error that ended the feed, handed out once the batch is used up, and again on
+    /// every later call.
+    failed: Option<Failure>,
 }
 
 impl ThreadSource {
+    #[inline]
     fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        if let Some(&record) = self.batch.get(self.batch_idx) {
+            self.batch_idx += 1;
+            return Ok(Some(record));
+        }
+        self.next_batch()
+    }
+
+    /// Takes the next batch of records and returns its first.
+    #[inline(never)]
+    fn next_batch(&mut self) -> Result<Option<Record>, TraceError> {
+        self.batch.clear();
+        self.batch_idx = 0;
         loop {
-            if let Some(private) = &mut self.private {
-                loop {
-                    let record = private.source.next_record().map_err(to_trace_error)?;
-                    let Some(record) = record else { return Ok(None) };
-                    if thread_key(&record) != self.key {
-                        continue;
-                    }
-                    if private.n_to_skip > 0 {
-                        private.n_to_skip -= 1;
-                        continue;
-                    }
-                    return Ok(Some(record));
-                }
+            if let Some(failure) = &self.failed {
+                return Err(failure.to_error());
             }
-            let pulled = {
-                let mut demux = self.shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                demux.pull(self.index)?
-            };
-            match pulled {
-                Pulled::Record(record) => return Ok(Some(record)),
-                Pulled::End => return Ok(None),
-                Pulled::Detached => {
-                    let source = (self.open)().map_err(to_trace_error)?;
-                    self.private = Some(PrivateReader { source, n_to_skip: self.n_received });
-                }
+            if self.ended {
+                return Ok(None);
+            }
+            if let Err(err) = self.fill() {
+                self.failed = Some(err);
+            }
+            if let Some(&record) = self.batch.first() {
+                self.batch_idx = 1;
+                return Ok(Some(record));
             }
         }
     }
-}
 
-fn to_trace_error(err: FormatError) -> TraceError {
-    let (line, column, message) = line_and_message(err);
-    TraceError::Malformed { line, column, message }
+    /// Appends the task's next records to the (empty) batch, or marks the end. On an error,
+    /// the batch keeps the records before it.
+    fn fill(&mut self) -> Result<(), Failure> {
+        let key = self.key;
+        match &mut self.feed {
+            Feed::Solo { source } => {
+                let source = match source {
+                    Some(source) => source,
+                    None => source.insert((self.open)().map_err(Failure::of)?),
+                };
+                let read = source.next_records(&mut self.batch, self.batch_records);
+                let at_end = read.is_ok() && self.batch.len() < self.batch_records;
+                // The first pass saw one thread: a record of another means the trace changed.
+                if let Some(pos) = self.batch.iter().position(|record| thread_key(record) != key) {
+                    let err = changed_trace(&self.batch[pos]);
+                    self.batch.truncate(pos);
+                    return Err(Failure::of(err));
+                }
+                read.map_err(Failure::of)?;
+                if at_end {
+                    self.ended = true;
+                    self.feed = Feed::Solo { source: None };
+                }
+                Ok(())
+            }
+            Feed::Shared { shared, index } => {
+                let (pulled, index_of) = {
+                    let mut demux = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    let pulled = demux.pull(*index, &mut self.batch, self.batch_records);
+                    // A detached task checks the threads of its own pass against the first.
+                    let index_of =
+                        matches!(pulled, Ok(Pulled::Detached)).then(|| Arc::clone(&demux.index_of));
+                    (pulled, index_of)
+                };
+                match pulled? {
+                    Pulled::Records => {}
+                    Pulled::End => self.ended = true,
+                    Pulled::Detached => {
+                        let source = (self.open)().map_err(Failure::of)?;
+                        // Nothing is left in the batch: every record taken was handed out.
+                        self.feed = Feed::Private {
+                            source,
+                            index_of: index_of.expect("taken for a detached task"),
+                            last_known: None,
+                            n_to_skip: self.n_received,
+                            scratch: Vec::new(),
+                        };
+                    }
+                }
+                Ok(())
+            }
+            Feed::Private { source, index_of, last_known, n_to_skip, scratch } => {
+                scratch.clear();
+                let read = source.next_records(scratch, self.batch_records);
+                let at_end = read.is_ok() && scratch.len() < self.batch_records;
+                for record in scratch.iter() {
+                    let record_key = thread_key(record);
+                    if record_key != key {
+                        if *last_known != Some(record_key) {
+                            if !index_of.contains_key(&record_key) {
+                                return Err(Failure::of(changed_trace(record)));
+                            }
+                            *last_known = Some(record_key);
+                        }
+                        continue;
+                    }
+                    if *n_to_skip > 0 {
+                        *n_to_skip -= 1;
+                        continue;
+                    }
+                    self.batch.push(*record);
+                }
+                read.map_err(Failure::of)?;
+                self.ended = at_end;
+                Ok(())
+            }
+        }
+    }
 }
 
 impl AccessSource for ThreadSource {
@@ -446,7 +677,7 @@ mod tests {
 
     /// Drains every task, taking one access from each in turn (round robin) or each task to
     /// its end before the next (in order), and renders what each task received.
-    fn drain(mut tasks: Vec<TaskSpec>, round_robin: bool) -> Vec<String> {
+    fn drain(tasks: &mut [TaskSpec], round_robin: bool) -> Vec<String> {
         let mut out = vec![String::new(); tasks.len()];
         let mut done = vec![false; tasks.len()];
         while done.contains(&false) {
@@ -475,22 +706,31 @@ mod tests {
     }
 
     fn check(text: &'static str, pace: Pace, expect: Expect) {
-        let (tasks, summary) =
-            tasks_with_limit(opener(text), "t", pace, QUEUED_RECORDS_MAX).expect("valid trace");
+        let limits = Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: BATCH_RECORDS_MAX };
+        let (mut tasks, summary) = tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
         let mut rendered = format!("{summary:?}\n");
         for task in &tasks {
             writeln!(rendered, "{} space {:?} regions {:?}", task.name, task.address_space, task.regions)
                 .expect("writing to a string");
         }
-        let received = drain(tasks, true);
+        let received = drain(&mut tasks, true);
         for (index, accesses) in received.iter().enumerate() {
             writeln!(rendered, "task {index}:\n{accesses}").expect("writing to a string");
         }
-        // Any consumption order, with or without detaching, gives each task the same stream.
-        for limit in [0, 1, 2, QUEUED_RECORDS_MAX] {
-            for round_robin in [false, true] {
-                let (tasks, _) = tasks_with_limit(opener(text), "t", pace, limit).expect("valid trace");
-                assert_eq!(drain(tasks, round_robin), received, "limit {limit} round robin {round_robin}");
+        // Any consumption order and batch size, with or without detaching, gives each task
+        // the same stream.
+        for queued_records_max in [0, 1, 2, QUEUED_RECORDS_MAX] {
+            for batch_records_max in [1, 2, 3, BATCH_RECORDS_MAX] {
+                for round_robin in [false, true] {
+                    let limits = Limits { queued_records_max, batch_records_max };
+                    let (mut tasks, _) =
+                        tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
+                    assert_eq!(
+                        drain(&mut tasks, round_robin),
+                        received,
+                        "{limits:?}, round robin {round_robin}"
+                    );
+                }
             }
         }
         expect.assert_eq(&rendered);
@@ -575,43 +815,143 @@ mod tests {
         .expect_err("line 2 is bad");
         assert_eq!(err.to_string(), "line 2, column 1: expected R or W, found \"X\"");
 
-        // The trace changes between the passes: the second pass fails.
-        let n_opens = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let open = {
-            let n_opens = Arc::clone(&n_opens);
-            move || {
-                let text: &'static [u8] = match n_opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
-                    0 => b"p 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\np 1/2 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\n",
-                    _ => b"p 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\np 1/2 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x0\n??\n",
-                };
-                crate::open(Box::new(Cursor::new(text)), OpenOptions::default())
-            }
+        // The trace changes between the passes: the second pass fails, after the records
+        // before the failure, for every task.
+        check_changed(
+            &[fault(1, 0x1000), fault(2, 0x1000)],
+            &[fault(1, 0x1000), fault(2, 0x1000), "??"],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+                    "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+                ]
+            "#]],
+        );
+        check_changed(
+            &[fault(1, 0x1000), fault(2, 0x1000)],
+            &[fault(1, 0x1000), fault(2, 0x2000), fault(1, 0x3000), fault(3, 0x1000), fault(1, 0x4000)],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  R 0x3 think 0\n  error: line 0: unrecognised trace format: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
+                    "  R 0x2 think 0\n  error: line 0: unrecognised trace format: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
+                ]
+            "#]],
+        );
+        // The same with one thread, which reads the trace without the demultiplexer.
+        check_changed(
+            &[fault(1, 0x1000)],
+            &[fault(1, 0x1000), fault(1, 0x2000), "??"],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  R 0x2 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
+                ]
+            "#]],
+        );
+        check_changed(
+            &[fault(1, 0x1000)],
+            &[fault(1, 0x1000), fault(1, 0x2000), fault(2, 0x1000), fault(1, 0x3000)],
+            expect![[r#"
+                [
+                    "  R 0x1 think 0\n  R 0x2 think 0\n  error: line 0: unrecognised trace format: thread 1/2 was not in the first pass over the trace: the trace changed between passes\n",
+                ]
+            "#]],
+        );
+    }
+
+    /// A perf script line: a read fault of thread `tid` of process 1 at `address`, at 1 s.
+    fn fault(tid: u32, address: u64) -> &'static str {
+        let line =
+            format!("p 1/{tid} [0] 1.0: exceptions:page_fault_user: address={address:#x} error_code=0x0");
+        Box::leak(line.into_boxed_str())
+    }
+
+    /// Replays a trace whose first pass reads `first` and whose later passes read `later`,
+    /// under every batch size and queue limit and both consumption orders, checks that each
+    /// gives the same streams and compares them with `expect`.
+    fn check_changed(first: &[&'static str], later: &[&'static str], expect: Expect) {
+        let text = |lines: &[&str]| -> &'static [u8] {
+            Box::leak(format!("{}\n", lines.join("\n")).into_bytes().into_boxed_slice())
         };
-        let (tasks, _) = tasks(open, "t", Pace::Timestamps).expect("the first pass is clean");
-        expect![[r#"
-            [
-                "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
-                "  R 0x1 think 0\n  error: line 3: not a perf script line: \"??\" (expected \"<comm> <pid>[/<tid>] [<cpu>] <seconds>.<fraction>: <event>: ...\")\n",
-            ]
-        "#]]
-        .assert_debug_eq(&drain(tasks, false));
+        let (first, later) = (text(first), text(later));
+        let mut received = None;
+        for queued_records_max in [0, 1, 2, QUEUED_RECORDS_MAX] {
+            for batch_records_max in [1, 2, 3, BATCH_RECORDS_MAX] {
+                for round_robin in [false, true] {
+                    let n_opens = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                    let open: Arc<OpenFn> = Arc::new(move || {
+                        let text = match n_opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+                            0 => first,
+                            _ => later,
+                        };
+                        crate::open(Box::new(Cursor::new(text)), OpenOptions::default())
+                    });
+                    let limits = Limits { queued_records_max, batch_records_max };
+                    let (mut tasks, _) = tasks_with_limits(open, "t", Pace::Timestamps, limits)
+                        .expect("the first pass is clean");
+                    let streams = drain(&mut tasks, round_robin);
+                    // A task that ended is asked once more: it ends, or fails, again.
+                    for (task, stream) in tasks.iter_mut().zip(&streams) {
+                        let again = match task.accesses.next_access() {
+                            Ok(None) => String::new(),
+                            Ok(Some(access)) => format!("{access:?}"),
+                            Err(err) => format!("  error: {err}\n"),
+                        };
+                        assert!(stream.ends_with(&again), "{stream:?} then {again:?}");
+                    }
+                    match &received {
+                        None => received = Some(streams),
+                        Some(received) => {
+                            assert_eq!(&streams, received, "{limits:?}, round robin {round_robin}")
+                        }
+                    }
+                }
+            }
+        }
+        expect.assert_debug_eq(&received.expect("one run at least"));
+    }
+
+    fn distinct_pages_check(pairs: &[(u32, u64)]) {
+        let mut pages = DistinctPages::default();
+        for &(pid, page) in pairs {
+            pages.insert(pid, page);
+        }
+        let expected: std::collections::BTreeSet<_> = pairs.iter().copied().collect();
+        assert_eq!(pages.count(), expected.len() as u64);
     }
 
     #[test]
-    fn distinct_pages_merge_in_batches() {
-        let mut pages = DistinctPages::default();
-        for round in 0..3u64 {
-            for page in 0..100_000u64 {
-                pages.insert((page % 3) as u32, (page * 7 + round) % 150_000);
-            }
+    fn distinct_pages_count_like_a_set() {
+        // Three rounds over overlapping pages of three address spaces, in scattered order.
+        let pairs: Vec<(u32, u64)> = (0..3u64)
+            .flat_map(|round| {
+                (0..100_000u64).map(move |page| ((page % 3) as u32, (page * 7 + round) % 150_000))
+            })
+            .collect();
+        distinct_pages_check(&pairs);
+        // The ends of the page range, and one pid's chunk next to another's.
+        distinct_pages_check(&[
+            (0, u64::MAX),
+            (0, u64::MAX - 63),
+            (0, u64::MAX),
+            (1, 0),
+            (0, 0),
+            (1, 63),
+            (1, 64),
+        ]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn distinct_pages_match_a_btree_set(
+            pairs in proptest::collection::vec(
+                (
+                    0u32..3,
+                    proptest::prop_oneof![0u64..300, (u64::MAX - 300)..=u64::MAX, proptest::prelude::any::<u64>()],
+                ),
+                0..400,
+            )
+        ) {
+            distinct_pages_check(&pairs);
         }
-        let mut expected = std::collections::BTreeSet::new();
-        for round in 0..3u64 {
-            for page in 0..100_000u64 {
-                expected.insert(((page % 3) as u32, (page * 7 + round) % 150_000));
-            }
-        }
-        assert_eq!(pages.count(), expected.len() as u64);
-        assert!(pages.sorted.iter().copied().eq(expected.iter().copied()));
     }
 }

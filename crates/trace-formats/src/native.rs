@@ -561,9 +561,9 @@ impl NativeReader {
     /// What to return once no bytes are left.
     #[cold]
     #[inline(never)]
-    fn at_end(&mut self) -> Result<Option<Record>, FormatError> {
+    fn at_end(&mut self) -> Result<(), FormatError> {
         match &self.progress {
-            Progress::Done => Ok(None),
+            Progress::Done => Ok(()),
             Progress::Failed { offset, message } => {
                 Err(FormatError::Offset { offset: *offset, message: message.clone() })
             }
@@ -696,15 +696,45 @@ fn read_varint_long(bytes: &[u8], at: &mut usize) -> Option<u64> {
 }
 
 impl RecordSource for NativeReader {
-    #[inline]
     fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
+        let mut next = None;
+        self.decode(|record| next = Some(record))?;
+        Ok(next)
+    }
+
+    fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
+        out.reserve(n_max);
+        for _ in 0..n_max {
+            if !self.decode(|record| out.push(record))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn skipped(&self) -> &SkipCounts {
+        &self.skipped
+    }
+
+    fn format(&self) -> Format {
+        Format::Native
+    }
+}
+
+impl NativeReader {
+    /// Decodes the next record and hands it to `emit`, returning whether there was one.
+    /// Inlined into both [`RecordSource::next_record`] and the batched
+    /// [`RecordSource::next_records`]; handing the record over, rather than returning it in
+    /// a `Result`, lets the batch loop write it straight into its vector.
+    #[inline(always)]
+    fn decode(&mut self, emit: impl FnOnce(Record)) -> Result<bool, FormatError> {
         loop {
             if self.pos >= self.safe_end {
                 if !self.eof {
                     self.refill()?;
                 }
                 if self.pos >= self.end {
-                    return self.at_end();
+                    return self.at_end().map(|()| false);
                 }
             }
             let start = self.pos;
@@ -780,22 +810,9 @@ impl RecordSource for NativeReader {
             }
             self.pos = start + at;
             self.n_records += 1;
-            return Ok(Some(Record {
-                pid: task.pid,
-                tid: task.tid,
-                time_ns,
-                page,
-                write: tag & TAG_WRITE != 0,
-            }));
+            emit(Record { pid: task.pid, tid: task.tid, time_ns, page, write: tag & TAG_WRITE != 0 });
+            return Ok(true);
         }
-    }
-
-    fn skipped(&self) -> &SkipCounts {
-        &self.skipped
-    }
-
-    fn format(&self) -> Format {
-        Format::Native
     }
 }
 
@@ -816,16 +833,47 @@ mod tests {
         writer.finish().expect("writing to a Vec cannot fail")
     }
 
+    /// Decodes `file` record by record, and checks that batches of several sizes decode the
+    /// same records and end with the same error.
     fn decode(file: &[u8]) -> Result<Vec<Record>, FormatError> {
         let mut reader = NativeReader::new(Box::new(io::Cursor::new(file.to_vec())))?;
         let mut records = Vec::new();
-        while let Some(r) = reader.next_record()? {
-            records.push(r);
+        let res = loop {
+            match reader.next_record() {
+                Ok(Some(r)) => records.push(r),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
             assert!(records.len() <= RECORDS_MAX, "decoder does not stop");
+        };
+        let expected = (records.clone(), res.as_ref().map_err(|e| e.to_string()).err());
+        for n_max in [1, 7, 1000] {
+            assert_eq!(decode_batched(file, n_max), expected, "batches of {n_max}");
         }
+        res?;
         // A finished reader stays finished.
         assert_eq!(reader.next_record().map_err(|e| e.to_string()).map(|r| r.is_none()), Ok(true));
         Ok(records)
+    }
+
+    /// Decodes `file` in batches of `n_max` records: the records, and the error after them.
+    fn decode_batched(file: &[u8], n_max: usize) -> (Vec<Record>, Option<String>) {
+        let mut reader = match NativeReader::new(Box::new(io::Cursor::new(file.to_vec()))) {
+            Ok(reader) => reader,
+            Err(e) => return (Vec::new(), Some(e.to_string())),
+        };
+        let mut records = Vec::new();
+        loop {
+            let n_before = records.len();
+            if let Err(e) = reader.next_records(&mut records, n_max) {
+                return (records, Some(e.to_string()));
+            }
+            assert!(records.len() <= n_before + n_max, "a batch holds at most n_max records");
+            if records.len() < n_before + n_max {
+                return (records, None);
+            }
+            assert!(records.len() <= RECORDS_MAX, "decoder does not stop");
+        }
     }
 
     /// A file whose body is `body`, however malformed.

@@ -55,6 +55,19 @@ pub enum NextAccess {
 pub trait RecordSource: Send {
     /// The next record, `Ok(None)` at the end, or an error naming the line or offset.
     fn next_record(&mut self) -> Result<Option<Record>, FormatError>;
+    /// Appends up to `n_max` records to `out`, fewer only at the end of the trace. On an
+    /// error, the records before it stay appended and the error is returned: a caller hands
+    /// those records out first. The default calls [`RecordSource::next_record`]; a reader
+    /// whose records are cheap to decode overrides it to save a call per record.
+    fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
+        for _ in 0..n_max {
+            match self.next_record()? {
+                Some(record) => out.push(record),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     /// What was skipped so far.
     fn skipped(&self) -> &SkipCounts;
     /// The format being read.
@@ -64,8 +77,9 @@ pub trait RecordSource: Send {
     fn declared_pages(&self) -> Option<u64> {
         None
     }
-    /// When the request of the record last returned is made again, if the format records
-    /// it; `None` for other formats, and before the first record and after the last.
+    /// When the request of the record last returned (the last one appended, after
+    /// [`RecordSource::next_records`]) is made again, if the format records it; `None` for
+    /// other formats, and before the first record and after the last.
     fn next_access(&self) -> Option<NextAccess> {
         None
     }
