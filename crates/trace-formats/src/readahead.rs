@@ -63,31 +63,40 @@ pub fn read_ahead(mut source: Box<dyn RecordSource>) -> Result<Box<dyn RecordSou
 }
 
 /// The decoding thread: fills batches until the stream ends or the reader is gone.
+/// Records come a batch at a time from the source ([`RecordSource::next_records`]) unless
+/// its first record carries a next-access field, which is then kept record by record.
 fn decode(source: &mut dyn RecordSource, full: &SyncSender<Batch>, empty: &Receiver<Batch>) {
     let mut skipped_total = source.skipped().total();
+    let mut per_record: Option<bool> = None;
     loop {
         let mut batch = empty.try_recv().unwrap_or_default();
         batch.records.clear();
         batch.next.clear();
         batch.skipped = None;
         batch.end = None;
-        while batch.records.len() < BATCH_RECORDS {
+        while batch.records.len() < BATCH_RECORDS && batch.end.is_none() {
+            if per_record == Some(false) {
+                let before = batch.records.len();
+                let want = BATCH_RECORDS - before;
+                match source.next_records(&mut batch.records, want) {
+                    Ok(()) if batch.records.len() - before < want => batch.end = Some(Ok(())),
+                    Ok(()) => {}
+                    Err(err) => batch.end = Some(Err(err)),
+                }
+                continue;
+            }
             match source.next_record() {
                 Ok(Some(record)) => {
                     batch.records.push(record);
-                    if let Some(next) = source.next_access() {
+                    let next = source.next_access();
+                    per_record.get_or_insert(next.is_some());
+                    if let Some(next) = next {
                         batch.next.resize(batch.records.len() - 1, None);
                         batch.next.push(Some(next));
                     }
                 }
-                Ok(None) => {
-                    batch.end = Some(Ok(()));
-                    break;
-                }
-                Err(err) => {
-                    batch.end = Some(Err(err));
-                    break;
-                }
+                Ok(None) => batch.end = Some(Ok(())),
+                Err(err) => batch.end = Some(Err(err)),
             }
         }
         if !batch.next.is_empty() {
@@ -159,6 +168,26 @@ impl RecordSource for ReadAhead {
                 return Ok(None);
             }
         }
+    }
+
+    fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
+        let mut n = 0;
+        while n < n_max {
+            let rest = &self.batch.records[self.at.min(self.batch.records.len())..];
+            if !rest.is_empty() {
+                let k = rest.len().min(n_max - n);
+                out.extend_from_slice(&rest[..k]);
+                self.at += k;
+                n += k;
+                self.last_next = self.batch.next.get(self.at - 1).copied().flatten();
+                continue;
+            }
+            if self.ended || !self.next_batch()? {
+                self.last_next = None;
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn skipped(&self) -> &SkipCounts {
@@ -260,6 +289,45 @@ mod tests {
         let direct = drain(&mut *lenient());
         assert!(direct.contains("end, skipped SkipCounts({\""), "{direct}");
         assert_eq!(drain(&mut *read_ahead(lenient()).expect("starts")), direct);
+    }
+
+    /// Every record taken `n` at a time, then the final outcome, as a string.
+    fn drain_batches(source: &mut dyn RecordSource, n: usize) -> String {
+        let mut out = String::new();
+        let mut records = Vec::new();
+        loop {
+            records.clear();
+            let result = source.next_records(&mut records, n);
+            for r in &records {
+                out.push_str(&format!("{r:?}\n"));
+            }
+            match result {
+                Err(err) => return out + &format!("error: {err}\n"),
+                Ok(()) if records.len() < n => {
+                    return out + &format!("end, skipped {:?}\n", source.skipped())
+                }
+                Ok(()) => {}
+            }
+        }
+    }
+
+    #[test]
+    fn batches_yield_what_single_records_do() {
+        let mut text = String::new();
+        for i in 0..BATCH_RECORDS * 2 + 3 {
+            text.push_str(&format!("{} {}\n", if i % 5 == 0 { "W" } else { "R" }, i % 777));
+        }
+        let bad = format!("{text}X 1\n");
+        for bytes in [text.into_bytes(), bad.into_bytes()] {
+            let direct = drain_batches(&mut *open(bytes.clone()), 1);
+            for n in [1, 3, 1000, BATCH_RECORDS + 1] {
+                assert_eq!(
+                    drain_batches(&mut *read_ahead(open(bytes.clone())).expect("starts"), n),
+                    direct,
+                    "n {n}"
+                );
+            }
+        }
     }
 
     #[test]
