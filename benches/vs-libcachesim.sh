@@ -10,7 +10,7 @@
 # zipf(0.9) reads, one access per page per pass. libCacheSim sees the same page sequence as an
 # oracleGeneral trace with one-unit objects, so its cache size counts pages. swapsim runs the
 # classic LRU, kernel readahead, page-cluster 3 and the nvme preset under a memcg v1 limit.
-# Both run twice, interleaved; the best of each is printed. swapsim's rate is the report's
+# Both run ROUNDS times (default 3), interleaved; the best of each is printed. swapsim's rate is the report's
 # `host.accesses_per_s` and libCacheSim's is timed around `process_trace`; neither includes
 # reading the trace from disk into the program.
 #
@@ -72,8 +72,9 @@ size = "8GiB"
 model = { preset = "nvme" }
 TOML
 
+rounds="${ROUNDS:-3}"
 best_swapsim=0 best_lcs=0 faults="" lcs_miss=""
-for round in 1 2; do
+for round in $(seq "$rounds"); do
     "$SWAPSIM" run "$tmp/scenario.toml" --trace "$tmp/trace.swt" --format json >"$tmp/report.json"
     read -r rate faults <<<"$("$py" "$here/vs_libcachesim.py" report "$tmp/report.json")"
     best_swapsim="$("$py" -c "print(max($best_swapsim, $rate))")"
@@ -82,11 +83,11 @@ for round in 1 2; do
     echo "round $round: swapsim $rate accesses/s, libCacheSim $("$py" -c "print(round($n_req / $seconds))") req/s"
 done
 
-"$py" - "$n_accesses" "$memcg_pages" "$best_swapsim" "$best_lcs" "$lcs_miss" "$faults" <<'PY'
+"$py" - "$n_accesses" "$memcg_pages" "$best_swapsim" "$best_lcs" "$lcs_miss" "$faults" "$rounds" <<'PY'
 import sys
-n, memcg_pages, s, l, miss, faults = sys.argv[1:]
+n, memcg_pages, s, l, miss, faults, rounds = sys.argv[1:]
 n, s, l, miss = int(n), float(s), float(l), float(miss)
-print(f"trace: {n:,} accesses, memcg {int(memcg_pages):,} pages (best of 2)")
+print(f"trace: {n:,} accesses, memcg {int(memcg_pages):,} pages (best of {rounds})")
 print(f"swapsim     {s / 1e6:6.3f} M accesses/s   {faults.replace(',', ' ')}")
 print(f"libCacheSim {l / 1e6:6.3f} M req/s        LRU miss ratio {miss:.4f} ({round(miss * n):,} misses)")
 print(f"swapsim/libCacheSim: {s / l:.2f}")

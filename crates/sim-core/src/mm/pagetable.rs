@@ -267,12 +267,21 @@ impl PageTables {
         }
     }
 
-    /// Prefetches the PTE of `vpage` when its page exists in the region `lookup` found
-    /// last (see `Simulation::next_access`); changes nothing.
+    /// Prefetches the PTE of `vpage` when its page exists (see `Simulation::next_access`);
+    /// changes nothing, not even the region `lookup` tries first.
     #[inline]
     pub(crate) fn prefetch(&self, space: usize, vpage: VirtPage) {
         let asp = &self.spaces[space];
-        let Some(region) = asp.regions.get(asp.last).filter(|r| r.contains(vpage)) else { return };
+        let region = match asp.regions.get(asp.last).filter(|r| r.contains(vpage)) {
+            Some(region) => region,
+            None => {
+                let pos = asp.regions.partition_point(|r| r.start.0 <= vpage.0);
+                match pos.checked_sub(1).map(|i| &asp.regions[i]) {
+                    Some(region) if region.contains(vpage) => region,
+                    _ => return,
+                }
+            }
+        };
         let chunk = region.chunks[region.chunk_index(vpage)];
         if chunk != NO_CHUNK {
             let index = chunk as usize * CHUNK_PAGES as usize + (vpage.0 % CHUNK_PAGES) as usize;
