@@ -9,6 +9,7 @@ use super::task::{TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
+use crate::mm::pagetable::PteState;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, TaskStart};
 
@@ -32,6 +33,13 @@ impl Simulation {
             }
             let next_use = if self.track_next_use { task.source.next_use() } else { None };
             task.ahead.push_back((next, next_use));
+        }
+        // Halfway through the window the PTE has arrived: a swapped-out page's slot entry,
+        // which its fault reads first, is prefetched in turn.
+        if let Some((Ok(Some(a)), _)) = task.ahead.get(LOOKAHEAD / 2) {
+            if let Some(PteState::Swap(slot)) = self.mm.pt.peek(task.space, a.vpage).map(|pte| pte.state()) {
+                self.mm.swap.prefetch_slot(slot);
+            }
         }
         let (next, next_use) = task.ahead.pop_front().unwrap_or((Ok(None), None));
         task.next_use = next_use;

@@ -267,6 +267,25 @@ impl PageTables {
         }
     }
 
+    /// The PTE of `vpage` when its page exists, found as `lookup` finds it but changing
+    /// nothing (see `Simulation::next_access`).
+    #[inline]
+    pub(crate) fn peek(&self, space: usize, vpage: VirtPage) -> Option<Pte> {
+        let asp = &self.spaces[space];
+        let region = match asp.regions.get(asp.last).filter(|r| r.contains(vpage)) {
+            Some(region) => region,
+            None => {
+                let pos = asp.regions.partition_point(|r| r.start.0 <= vpage.0);
+                asp.regions[pos.checked_sub(1)?..].first().filter(|r| r.contains(vpage))?
+            }
+        };
+        let chunk = region.chunks[region.chunk_index(vpage)];
+        if chunk == NO_CHUNK {
+            return None;
+        }
+        self.ptes.get(chunk as usize * CHUNK_PAGES as usize + (vpage.0 % CHUNK_PAGES) as usize).copied()
+    }
+
     /// Prefetches the PTE of `vpage` when its page exists (see `Simulation::next_access`);
     /// changes nothing, not even the region `lookup` tries first.
     #[inline]
