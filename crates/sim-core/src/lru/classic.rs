@@ -139,9 +139,12 @@ impl ClassicLru {
             let pfn = Pfn(t);
             let nr = mm.frames.nr_pages(pfn);
             self.unlink(which, pfn, nr);
-            mm.frames.clear(pfn, flag::LRU);
             self.scratch.push(pfn);
             pages += u64::from(nr);
+        }
+        // Apart from the walk, so that the host's misses on the frames overlap.
+        for &pfn in &self.scratch {
+            mm.frames.clear(pfn, flag::LRU);
         }
         pages
     }

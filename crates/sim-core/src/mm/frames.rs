@@ -108,11 +108,22 @@ pub(crate) struct Frames {
     total: u64,
     /// Pages taken by memory that is not a folio (zswap's pool).
     reserved: u64,
+    /// A large folio was allocated at some point; until then every folio has one page and
+    /// `nr_pages` need not read the frame's metadata.
+    any_large: bool,
 }
 
 impl Frames {
     pub(crate) fn new(total: u64) -> Frames {
-        Frames { meta: Vec::new(), pcp: Vec::new(), free_area: [NIL; NR_ORDERS], used: 0, total, reserved: 0 }
+        Frames {
+            meta: Vec::new(),
+            pcp: Vec::new(),
+            free_area: [NIL; NR_ORDERS],
+            used: 0,
+            total,
+            reserved: 0,
+            any_large: false,
+        }
     }
 
     pub(crate) fn used(&self) -> u64 {
@@ -236,6 +247,7 @@ impl Frames {
         if self.used + self.reserved + nr as u64 > self.total {
             return None;
         }
+        self.any_large = true;
         let head = match self.take_block(order) {
             Some(p) => p,
             None => {
@@ -289,8 +301,13 @@ impl Frames {
     }
 
     /// Pages in the folio containing `pfn`.
+    #[inline]
     pub(crate) fn nr_pages(&self, pfn: Pfn) -> u32 {
-        1 << self.order(pfn)
+        if self.any_large {
+            1 << self.order(pfn)
+        } else {
+            1
+        }
     }
 
     /// The head of the folio containing `pfn` (`page_folio`).
