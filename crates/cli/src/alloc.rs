@@ -1,87 +1,146 @@
 //! The binary's memory allocator: the system's, with large blocks on transparent huge pages.
 //!
-//! The simulator's state is a few large arrays (page-table entries, frame metadata, swap
-//! slots) that a workload touches at random. In 4 KiB pages, an 8 GiB simulated memory's
-//! arrays span thousands of pages, more than the host's TLB maps, so most random accesses
-//! also miss the TLB (in a virtual machine, a two-dimensional page walk). Blocks of 2 MiB
-//! and more are therefore aligned to 2 MiB and advised `MADV_HUGEPAGE` before anything
-//! touches them, so that a kernel whose transparent huge pages are in `madvise` mode (the
-//! common default) backs them with huge pages. Where the kernel refuses, nothing changes
-//! but the alignment. Smaller blocks go to the system allocator unchanged.
+//! The simulator's state is a few large arrays (page-table entries, frame metadata, list
+//! links, swap slots) that a workload touches at random. In 4 KiB pages, an 8 GiB simulated
+//! memory's arrays span thousands of pages, more than the host's TLB maps, so most random
+//! accesses also miss the TLB (in a virtual machine, a two-dimensional page walk). Blocks
+//! of 2 MiB and more are therefore advised `MADV_HUGEPAGE` as soon as they are allocated,
+//! before they are touched, so that a kernel whose transparent huge pages are in `madvise`
+//! mode (the common default) backs them with huge pages when they are first written:
+//!
+//! - a plain block is aligned to 2 MiB (`posix_memalign`), so all of it can be huge;
+//! - a zeroed block comes from `calloc`, which maps fresh zero pages without writing them,
+//!   and only its 2 MiB-aligned interior is advised: aligning it would mean zeroing it by
+//!   hand, touching memory a sparse array (a large swap device's slots) never uses;
+//! - a growing block moves to a fresh one instead of being remapped, so that the copy
+//!   lands on huge pages;
+//! - glibc's threshold for mapping blocks afresh is pinned at 2 MiB ([`init`]), so that
+//!   they never come from its heap, whose pages were touched before and stay small.
+//!
+//! Smaller blocks, and every block on other systems, go to the system allocator unchanged.
+//! The hint costs nothing where the kernel ignores it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-/// The size from which a block is put on huge pages, and their alignment.
+/// The size of a huge page: blocks from this size on are put on huge pages.
 const HUGE: usize = 2 << 20;
 
-/// The system allocator, with blocks of [`HUGE`] bytes and more aligned and advised.
+/// Pins glibc's mapping threshold at [`HUGE`]; called first in `main`.
+pub(crate) fn init() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a glibc malloc parameter, and any value is valid.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, HUGE as libc::c_int);
+    }
+}
+
+/// The system allocator, with blocks of [`HUGE`] bytes and more on huge pages.
 pub(crate) struct HugePageAlloc;
 
-/// The layout a block of `layout` is really allocated with.
-fn actual(layout: Layout) -> Layout {
-    if layout.size() < HUGE {
-        return layout;
-    }
-    Layout::from_size_align(layout.size(), layout.align().max(HUGE)).unwrap_or(layout)
-}
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod huge {
+    use super::HUGE;
 
-/// Asks the kernel for huge pages under `[ptr, ptr + size)`; only a hint.
-fn advise(ptr: *mut u8, size: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: madvise with MADV_HUGEPAGE changes how the kernel backs this range, never its
-    // contents or validity; the range is a live allocation of ours, aligned to 2 MiB.
-    unsafe {
-        libc::madvise(ptr.cast(), size, libc::MADV_HUGEPAGE);
+    /// Whether a block of `size` bytes aligned to `align` is one of ours.
+    pub(super) fn ours(size: usize, align: usize) -> bool {
+        size >= HUGE && align <= HUGE
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, size);
-}
 
-// SAFETY: every block comes from `System` with the layout `actual` computes, and goes back
-// to it with the same layout, which depends only on the caller's layout.
-unsafe impl GlobalAlloc for HugePageAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let actual = actual(layout);
-        // SAFETY: the caller's layout has a non-zero size, and `actual` keeps it.
-        let ptr = unsafe { System.alloc(actual) };
-        if !ptr.is_null() && actual.size() >= HUGE {
-            advise(ptr, actual.size());
+    /// Advises huge pages for the 2 MiB-aligned part of `[ptr, ptr + size)`.
+    fn advise(ptr: *mut u8, size: usize) {
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + size) / HUGE * HUGE;
+        if start < end {
+            // SAFETY: MADV_HUGEPAGE changes how the kernel backs the range, never its
+            // contents; the range lies inside a live block of ours and is page-aligned.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+
+    /// A block of `size` bytes aligned to 2 MiB, advised; null on failure.
+    pub(super) fn alloc(size: usize) -> *mut u8 {
+        let mut ptr: *mut libc::c_void = std::ptr::null_mut();
+        // SAFETY: `ptr` is a valid out-pointer; HUGE is a power of two and a multiple of
+        // the pointer size, as posix_memalign requires.
+        if unsafe { libc::posix_memalign(&mut ptr, HUGE, size) } != 0 {
+            return std::ptr::null_mut();
+        }
+        advise(ptr.cast(), size);
+        ptr.cast()
+    }
+
+    /// A zeroed block of `size` bytes (calloc's alignment, at least 16), advised; null on
+    /// failure.
+    pub(super) fn alloc_zeroed(size: usize) -> *mut u8 {
+        // SAFETY: calloc has no precondition.
+        let ptr: *mut u8 = unsafe { libc::calloc(1, size) }.cast();
+        if !ptr.is_null() {
+            advise(ptr, size);
         }
         ptr
     }
 
+    /// Frees a block from `alloc` or `alloc_zeroed`.
+    pub(super) fn free(ptr: *mut u8) {
+        // SAFETY: the block came from posix_memalign or calloc and is freed once.
+        unsafe { libc::free(ptr.cast()) }
+    }
+}
+
+// SAFETY: blocks the `huge` module allocates (large, alignment at most 2 MiB) are freed by
+// it, and every other block goes to `System` and back with the caller's own layout; which
+// side a block belongs to depends only on its layout, which the caller repeats exactly.
+unsafe impl GlobalAlloc for HugePageAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if huge::ours(layout.size(), layout.align()) {
+            return huge::alloc(layout.size());
+        }
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.alloc(layout) }
+    }
+
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let actual = actual(layout);
-        if actual.size() < HUGE {
-            // SAFETY: as for `alloc`.
-            return unsafe { System.alloc_zeroed(actual) };
+        // calloc aligns to 16 bytes, enough for every type the program allocates in bulk.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if huge::ours(layout.size(), layout.align()) && layout.align() <= 16 {
+            return huge::alloc_zeroed(layout.size());
         }
-        // Advise first, then zero: the writes fault the block in on huge pages.
-        // SAFETY: as for `alloc`; the block is `actual.size()` bytes long.
-        unsafe {
-            let ptr = System.alloc(actual);
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if huge::ours(layout.size(), layout.align()) {
+            let ptr = huge::alloc(layout.size());
             if !ptr.is_null() {
-                advise(ptr, actual.size());
-                std::ptr::write_bytes(ptr, 0, actual.size());
+                // SAFETY: a fresh block of `layout.size()` bytes.
+                unsafe { std::ptr::write_bytes(ptr, 0, layout.size()) };
             }
-            ptr
+            return ptr;
         }
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `alloc` or `alloc_zeroed` with `actual(layout)`.
-        unsafe { System.dealloc(ptr, actual(layout)) }
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if huge::ours(layout.size(), layout.align()) {
+            return huge::free(ptr);
+        }
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if layout.size() < HUGE && new_size < HUGE {
-            // SAFETY: both layouts are the caller's own, as `System` expects them.
-            return unsafe { System.realloc(ptr, layout, new_size) };
-        }
         let Ok(new_layout) = Layout::from_size_align(new_size, layout.align()) else {
             return std::ptr::null_mut();
         };
-        // SAFETY: a fresh block, the overlap copied, the old block freed with its layout.
+        let moves = |l: Layout| cfg!(all(target_os = "linux", target_env = "gnu")) && l.size() >= HUGE;
+        if !moves(layout) && !moves(new_layout) {
+            // SAFETY: the caller's contract is `System`'s.
+            return unsafe { System.realloc(ptr, layout, new_size) };
+        }
+        // SAFETY: a fresh block of the new layout, the overlap copied, the old block freed
+        // with its own layout, each through the side its layout names.
         unsafe {
             let new = self.alloc(new_layout);
             if !new.is_null() {
@@ -98,18 +157,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn large_blocks_are_aligned_and_keep_their_contents_across_growth() {
+    fn large_blocks_keep_their_contents_across_growth_and_shrinking() {
         let mut v: Vec<u64> = Vec::with_capacity(16);
         for i in 0..(3 * HUGE as u64 / 8) {
             v.push(i);
         }
-        assert_eq!(v.as_ptr() as usize % HUGE, 0, "a block of {} bytes", v.capacity() * 8);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+        if cfg!(all(target_os = "linux", target_env = "gnu")) {
+            assert_eq!(v.as_ptr() as usize % HUGE, 0, "a block of {} bytes", v.capacity() * 8);
+        }
         v.truncate(10);
         v.shrink_to_fit();
         assert_eq!(v, (0..10).collect::<Vec<u64>>());
         let zeros = vec![0u32; HUGE];
-        assert_eq!(zeros.as_ptr() as usize % HUGE, 0);
         assert!(zeros.iter().all(|&x| x == 0));
+        #[repr(align(64))]
+        #[derive(Clone, Copy)]
+        struct Line([u8; 64]);
+        let lines = vec![Line([0; 64]); HUGE / 32];
+        assert!(lines.iter().all(|l| l.0 == [0; 64]));
+        assert_eq!(lines.as_ptr() as usize % 64, 0);
     }
 }

@@ -541,6 +541,7 @@ enum Ended {
 }
 
 fn main() -> ExitCode {
+    alloc::init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -77,15 +77,10 @@ enum List {
     Nonfull(u8),
 }
 
-/// A slot's swap count (`si->swap_map`), swap-cache word (a frame, a shadow or nothing:
-/// `TAG_*`) and zero mark (its bit of `si->zeromap`: the page was all zeros when
-/// written), kept together.
-#[derive(Clone, Copy, Debug)]
-struct SlotWords {
-    cache: u32,
-    count: u8,
-    zero: bool,
-}
+/// Where a slot's count sits in its packed word (see `SwapDevice::slots`).
+const COUNT_SHIFT: u32 = 32;
+/// A slot's zero mark in its packed word.
+const ZERO_BIT: u64 = 1 << 40;
 
 /// One swap area.
 #[derive(Debug)]
@@ -97,9 +92,12 @@ pub(crate) struct SwapDevice {
     /// A block device rather than a swap file (`SWP_BLKDEV`): only these take large
     /// folios whole. Set by swapon.
     pub(crate) blkdev: bool,
-    /// Per slot, its swap count and swap-cache word side by side: the paths that read one
-    /// read the other, so one cache line serves both.
-    slots: Vec<SlotWords>,
+    /// Per slot, packed in one word: the swap-cache word (bits 0..32: a frame, a shadow or
+    /// nothing, `TAG_*`), the swap count (`si->swap_map`, bits 32..40) and the zero mark
+    /// (its bit of `si->zeromap`, bit 40: the page was all zeros when written). The paths
+    /// that read one read the others, so one cache line serves them all; and an all-zero
+    /// word is a free slot, so the table starts as untouched zeroed memory.
+    slots: Vec<u64>,
     /// zswap's entry per slot (`NO_ZSWAP` for none); empty while zswap is off.
     zswap: Vec<u32>,
     /// Allocated slots, header excluded.
@@ -120,8 +118,8 @@ impl SwapDevice {
         let n_clusters = slots.div_ceil(cluster_slots);
         let mut clusters =
             vec![Cluster { used: 0, state: ClusterState::Free, order: 0 }; n_clusters as usize];
-        let mut words = vec![SlotWords { cache: 0, count: 0, zero: false }; slots as usize];
-        words[0].count = BAD_SLOT;
+        let mut words = vec![0u64; slots as usize];
+        words[0] = u64::from(BAD_SLOT) << COUNT_SHIFT;
         clusters[0].used = 1;
         // The tail of the last cluster beyond the device's end is never usable.
         let tail = n_clusters * cluster_slots - slots;
@@ -147,6 +145,34 @@ impl SwapDevice {
     pub(crate) fn max(&self) -> u32 {
         self.slots.len() as u32
     }
+
+    #[inline]
+    fn slot_cache(&self, off: u32) -> u32 {
+        self.slots[off as usize] as u32
+    }
+    #[inline]
+    fn slot_count(&self, off: u32) -> u8 {
+        (self.slots[off as usize] >> COUNT_SHIFT) as u8
+    }
+    #[inline]
+    fn slot_zero(&self, off: u32) -> bool {
+        self.slots[off as usize] & ZERO_BIT != 0
+    }
+    #[inline]
+    fn set_slot_cache(&mut self, off: u32, w: u32) {
+        let s = &mut self.slots[off as usize];
+        *s = (*s & !u64::from(u32::MAX)) | u64::from(w);
+    }
+    #[inline]
+    fn set_slot_count(&mut self, off: u32, c: u8) {
+        let s = &mut self.slots[off as usize];
+        *s = (*s & !(0xff << COUNT_SHIFT)) | (u64::from(c) << COUNT_SHIFT);
+    }
+    #[inline]
+    fn set_slot_zero(&mut self, off: u32, zero: bool) {
+        let s = &mut self.slots[off as usize];
+        *s = if zero { *s | ZERO_BIT } else { *s & !ZERO_BIT };
+    }
     /// Usable slots (the kernel's `si->pages`).
     pub(crate) fn pages(&self) -> u32 {
         self.max() - 1
@@ -158,7 +184,7 @@ impl SwapDevice {
 
     #[inline]
     fn is_free(&self, off: u32) -> bool {
-        self.slots[off as usize].count == 0 && self.slots[off as usize].cache & TAG_FRAME == 0
+        self.slot_count(off) == 0 && self.slot_cache(off) & TAG_FRAME == 0
     }
 
     /// `alloc_swap_scan_cluster`: the first `nr` free slots of cluster `c` at or after
@@ -270,7 +296,7 @@ impl SwapDevice {
         let c = off / self.cluster_slots;
         debug_assert!(order == 0 || self.clusters[c as usize].order == order, "order-{order} slots at {off}");
         for i in 0..nr {
-            self.slots[(off + i) as usize].cache = TAG_FRAME | (head.0 + i);
+            self.set_slot_cache(off + i, TAG_FRAME | (head.0 + i));
         }
         self.inuse += nr;
         self.clusters[c as usize].used += nr;
@@ -285,7 +311,7 @@ impl SwapDevice {
     }
 
     fn release(&mut self, off: u32) {
-        self.slots[off as usize].cache = 0;
+        self.set_slot_cache(off, 0);
         self.inuse -= 1;
         let c = off / self.cluster_slots;
         let cl = &mut self.clusters[c as usize];
@@ -396,8 +422,8 @@ impl Swap {
     pub(crate) fn alloc_hibernation_slot(&mut self, dev: DeviceId) -> Option<SwapSlot> {
         let d = &mut self.devices[dev.0 as usize];
         let off = d.alloc(0, 0, Pfn(0))?;
-        d.slots[off as usize].cache = 0;
-        d.slots[off as usize].count = 1;
+        d.set_slot_cache(off, 0);
+        d.set_slot_count(off, 1);
         Some(SwapSlot { device: dev, offset: off })
     }
 
@@ -409,19 +435,20 @@ impl Swap {
 
     #[inline]
     pub(crate) fn count(&self, slot: SwapSlot) -> u8 {
-        self.devices[slot.device.0 as usize].slots[slot.offset as usize].count
+        self.devices[slot.device.0 as usize].slot_count(slot.offset)
     }
     pub(crate) fn inc_count(&mut self, slot: SwapSlot) {
-        let c = &mut self.devices[slot.device.0 as usize].slots[slot.offset as usize].count;
-        assert!(*c < BAD_SLOT - 1, "swap count overflow at {slot}");
-        *c += 1;
+        let dev = &mut self.devices[slot.device.0 as usize];
+        let c = dev.slot_count(slot.offset);
+        assert!(c < BAD_SLOT - 1, "swap count overflow at {slot}");
+        dev.set_slot_count(slot.offset, c + 1);
     }
     /// Drops one PTE reference (`swap_free`); releases the slot if nothing else holds it.
     pub(crate) fn dec_count(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
-        let c = &mut dev.slots[slot.offset as usize].count;
-        assert!(*c > 0 && *c != BAD_SLOT, "swap count underflow at {slot}");
-        *c -= 1;
+        let c = dev.slot_count(slot.offset);
+        assert!(c > 0 && c != BAD_SLOT, "swap count underflow at {slot}");
+        dev.set_slot_count(slot.offset, c - 1);
         self.release_if_unused(slot);
     }
 
@@ -433,7 +460,7 @@ impl Swap {
     }
 
     pub(crate) fn cache_entry(&self, slot: SwapSlot) -> CacheEntry {
-        let w = self.devices[slot.device.0 as usize].slots[slot.offset as usize].cache;
+        let w = self.devices[slot.device.0 as usize].slot_cache(slot.offset);
         match w & TAG_MASK {
             0 => CacheEntry::Empty,
             TAG_FRAME => CacheEntry::Frame(Pfn(w & !TAG_MASK)),
@@ -448,8 +475,9 @@ impl Swap {
         d.slots
             .iter()
             .enumerate()
-            .filter(|(_, w)| w.cache & TAG_MASK == TAG_FRAME)
-            .map(|(off, w)| (off as u32, Pfn(w.cache & !TAG_MASK)))
+            .map(|(off, &w)| (off as u32, w as u32))
+            .filter(|&(_, w)| w & TAG_MASK == TAG_FRAME)
+            .map(|(off, w)| (off, Pfn(w & !TAG_MASK)))
             .collect()
     }
 
@@ -463,7 +491,7 @@ impl Swap {
 
     #[inline]
     pub(crate) fn cached_frame(&self, slot: SwapSlot) -> Option<Pfn> {
-        let w = self.devices[slot.device.0 as usize].slots[slot.offset as usize].cache;
+        let w = self.devices[slot.device.0 as usize].slot_cache(slot.offset);
         (w & TAG_MASK == TAG_FRAME).then_some(Pfn(w & !TAG_MASK))
     }
 
@@ -472,7 +500,7 @@ impl Swap {
         let old = self.cache_entry(slot);
         assert!(!matches!(old, CacheEntry::Frame(_)), "{slot} already cached");
         assert!(self.count(slot) > 0, "caching free {slot}");
-        self.devices[slot.device.0 as usize].slots[slot.offset as usize].cache = TAG_FRAME | pfn.0;
+        self.devices[slot.device.0 as usize].set_slot_cache(slot.offset, TAG_FRAME | pfn.0);
         match old {
             CacheEntry::Shadow(s) => Some(s),
             _ => None,
@@ -483,23 +511,23 @@ impl Swap {
     /// slot stays allocated; releases the slot when no PTE references it.
     pub(crate) fn cache_delete(&mut self, slot: SwapSlot, shadow: Option<Shadow>) {
         let dev = &mut self.devices[slot.device.0 as usize];
-        let w = &mut dev.slots[slot.offset as usize].cache;
-        assert!(*w & TAG_MASK == TAG_FRAME, "{slot} not cached");
-        *w = match shadow {
+        assert!(dev.slot_cache(slot.offset) & TAG_MASK == TAG_FRAME, "{slot} not cached");
+        let w = match shadow {
             Some(s) => TAG_SHADOW | (s.0 & !TAG_MASK),
             None => 0,
         };
+        dev.set_slot_cache(slot.offset, w);
         self.release_if_unused(slot);
     }
 
     fn release_if_unused(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
         let off = slot.offset as usize;
-        if dev.slots[off].count == 0 && dev.slots[off].cache & TAG_MASK != TAG_FRAME {
+        if dev.slot_count(slot.offset) == 0 && dev.slot_cache(slot.offset) & TAG_MASK != TAG_FRAME {
             dev.release(slot.offset);
             // swap_entries_free: the zero mark goes, and zswap_invalidate frees the
             // slot's entry (the memory model frees the orphan at its next zswap step).
-            dev.slots[off].zero = false;
+            dev.set_slot_zero(slot.offset, false);
             if let Some(e) = dev.zswap.get_mut(off) {
                 if *e != NO_ZSWAP {
                     self.zswap_orphans.push(*e);
@@ -512,12 +540,12 @@ impl Swap {
     /// Whether the slot's page was all zeros when written (`swap_zeromap_batch`).
     #[inline]
     pub(crate) fn is_zero(&self, slot: SwapSlot) -> bool {
-        self.devices[slot.device.0 as usize].slots[slot.offset as usize].zero
+        self.devices[slot.device.0 as usize].slot_zero(slot.offset)
     }
 
     /// Marks the slot's page zero-filled, or clears the mark.
     pub(crate) fn set_zero(&mut self, slot: SwapSlot, zero: bool) {
-        self.devices[slot.device.0 as usize].slots[slot.offset as usize].zero = zero;
+        self.devices[slot.device.0 as usize].set_slot_zero(slot.offset, zero);
     }
 
     /// The zswap entry of a slot, if any.
@@ -558,7 +586,7 @@ impl Swap {
     /// Recounts every device from scratch and checks the cluster and list bookkeeping.
     pub(crate) fn check_invariants(&self) {
         for (d, dev) in self.devices.iter().enumerate() {
-            assert_eq!(dev.slots[0].count, BAD_SLOT, "device {d}: header slot lost its mark");
+            assert_eq!(dev.slot_count(0), BAD_SLOT, "device {d}: header slot lost its mark");
             let mut inuse = 0;
             let mut unusable = vec![0u32; dev.clusters.len()];
             unusable[0] = 1;
@@ -566,7 +594,7 @@ impl Swap {
             unusable[last] += dev.clusters.len() as u32 * dev.cluster_slots - dev.max();
             let mut per_cluster = unusable.clone();
             for off in 1..dev.max() {
-                let w = dev.slots[off as usize].cache;
+                let w = dev.slot_cache(off);
                 assert_ne!(w & TAG_MASK, TAG_MASK, "device {d} slot {off}: corrupt cache word");
                 if !dev.is_free(off) {
                     inuse += 1;
