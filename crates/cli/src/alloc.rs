@@ -14,36 +14,50 @@
 //!   hand, touching memory a sparse array (a large swap device's slots) never uses;
 //! - a growing block moves to a fresh one instead of being remapped, so that the copy
 //!   lands on huge pages;
-//! - glibc's threshold for mapping blocks afresh is pinned at 2 MiB ([`init`]), so that
-//!   they never come from its heap, whose pages were touched before and stay small.
+//! - glibc's threshold for mapping blocks afresh is pinned at 2 MiB, so that they never
+//!   come from its heap, whose pages were touched before and stay small.
 //!
 //! Smaller blocks, and every block on other systems, go to the system allocator unchanged.
 //! The hint costs nothing where the kernel ignores it.
+//!
+//! All this happens only once [`use_huge_pages`] was called, which `swapsim run` does: one
+//! long run keeps its arrays and reads them at random to the end. Commands that run many
+//! short simulations side by side (experiments, sweeps, validation) fill fresh arrays run
+//! after run, and there fresh mappings and huge-page faults (2 MiB zeroed at a time,
+//! compaction) cost more than the TLB saves: an experiment of 32 runs of an 8 GiB guest
+//! took 10–15% longer with them.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The size of a huge page: blocks from this size on are put on huge pages.
 const HUGE: usize = 2 << 20;
 
-/// Pins glibc's mapping threshold at [`HUGE`]; called first in `main`.
-pub(crate) fn init() {
+/// Whether large blocks go on huge pages.
+static ADVISE: AtomicBool = AtomicBool::new(false);
+
+/// Puts the large blocks allocated from now on on huge pages, and pins glibc's mapping
+/// threshold at [`HUGE`].
+pub(crate) fn use_huge_pages() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes a glibc malloc parameter, and any value is valid.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, HUGE as libc::c_int);
     }
+    ADVISE.store(true, Ordering::Relaxed);
 }
 
-/// The system allocator, with blocks of [`HUGE`] bytes and more on huge pages.
+/// The system allocator, with blocks of [`HUGE`] bytes and more on huge pages once
+/// [`use_huge_pages`] was called.
 pub(crate) struct HugePageAlloc;
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod huge {
     use super::HUGE;
 
-    /// Whether a block of `size` bytes aligned to `align` is one of ours.
+    /// Whether a block of `size` bytes aligned to `align` is allocated here.
     pub(super) fn ours(size: usize, align: usize) -> bool {
-        size >= HUGE && align <= HUGE
+        size >= HUGE && align <= HUGE && super::ADVISE.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Advises huge pages for the 2 MiB-aligned part of `[ptr, ptr + size)`.
@@ -82,16 +96,18 @@ mod huge {
         ptr
     }
 
-    /// Frees a block from `alloc` or `alloc_zeroed`.
+    /// Frees a large block, allocated here or by `System`: on glibc both are blocks of the
+    /// malloc family (malloc, calloc, posix_memalign), which `free` releases whatever their
+    /// alignment.
     pub(super) fn free(ptr: *mut u8) {
-        // SAFETY: the block came from posix_memalign or calloc and is freed once.
+        // SAFETY: the block came from the malloc family and is freed once.
         unsafe { libc::free(ptr.cast()) }
     }
 }
 
-// SAFETY: blocks the `huge` module allocates (large, alignment at most 2 MiB) are freed by
-// it, and every other block goes to `System` and back with the caller's own layout; which
-// side a block belongs to depends only on its layout, which the caller repeats exactly.
+// SAFETY: large blocks (2 MiB and more, alignment at most 2 MiB) come from the malloc
+// family, here or through `System`, and go back through `free`; every other block goes to
+// `System` and back with the caller's own layout.
 unsafe impl GlobalAlloc for HugePageAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -122,8 +138,9 @@ unsafe impl GlobalAlloc for HugePageAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // Whether or not huge pages were on when it was allocated.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if huge::ours(layout.size(), layout.align()) {
+        if layout.size() >= HUGE && layout.align() <= HUGE {
             return huge::free(ptr);
         }
         // SAFETY: the caller's contract is `System`'s.
@@ -134,7 +151,12 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         let Ok(new_layout) = Layout::from_size_align(new_size, layout.align()) else {
             return std::ptr::null_mut();
         };
-        let moves = |l: Layout| cfg!(all(target_os = "linux", target_env = "gnu")) && l.size() >= HUGE;
+        let moves = |l: Layout| {
+            cfg!(all(target_os = "linux", target_env = "gnu"))
+                && l.size() >= HUGE
+                && l.align() <= HUGE
+                && ADVISE.load(Ordering::Relaxed)
+        };
         if !moves(layout) && !moves(new_layout) {
             // SAFETY: the caller's contract is `System`'s.
             return unsafe { System.realloc(ptr, layout, new_size) };
@@ -158,6 +180,7 @@ mod tests {
 
     #[test]
     fn large_blocks_keep_their_contents_across_growth_and_shrinking() {
+        use_huge_pages();
         let mut v: Vec<u64> = Vec::with_capacity(16);
         for i in 0..(3 * HUGE as u64 / 8) {
             v.push(i);

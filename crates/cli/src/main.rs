@@ -541,7 +541,6 @@ enum Ended {
 }
 
 fn main() -> ExitCode {
-    alloc::init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -608,6 +607,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
     let mut ended = Ended::Ok;
     match cli.command {
         Command::Run(args) => {
+            alloc::use_huge_pages();
             let mut scenario =
                 Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
                     format: args.trace_format,

@@ -472,10 +472,18 @@ impl Swap {
     /// Every slot of `dev` that a frame caches, in offset order.
     pub(crate) fn cached_slots(&self, dev: DeviceId) -> Vec<(u32, Pfn)> {
         let d = &self.devices[dev.0 as usize];
-        d.slots
+        let per = d.cluster_slots as usize;
+        // A cached slot is allocated, so free clusters hold none: their part of the table,
+        // most of a large device's, is never read.
+        d.clusters
             .iter()
             .enumerate()
-            .map(|(off, &w)| (off as u32, w as u32))
+            .filter(|(_, cl)| cl.state != ClusterState::Free)
+            .flat_map(|(c, _)| {
+                let first = c * per;
+                let words = &d.slots[first.min(d.slots.len())..(first + per).min(d.slots.len())];
+                words.iter().enumerate().map(move |(i, &w)| ((first + i) as u32, w as u32))
+            })
             .filter(|&(_, w)| w & TAG_MASK == TAG_FRAME)
             .map(|(off, w)| (off, Pfn(w & !TAG_MASK)))
             .collect()
