@@ -455,12 +455,10 @@ mod tests {
         assert_eq!(check(records, 1), "None 5\nNone 6\nskipped {}");
     }
 
-    /// With next uses asked for (`lru = "opt"`), each task's accesses carry them,
-    /// counted across the rounds of `repeat`.
-    #[test]
-    fn next_uses_count_across_repeated_rounds() {
-        let input = TraceInput {
-            source: TraceSource::Embedded { name: "t", bytes: b"R 1\nW 2\nR 1\n" },
+    /// A text trace built into the test, read `repeat` times with default flags.
+    fn embedded(bytes: &'static [u8], repeat: u32) -> TraceInput {
+        TraceInput {
+            source: TraceSource::Embedded { name: "t", bytes },
             origin: PathOrigin::TraceFlag,
             format: None,
             lenient: false,
@@ -468,8 +466,15 @@ mod tests {
             object_map: ObjectMap::default(),
             madvise: ThpHint::Default,
             pace: Pace::Cpu,
-            repeat: 2,
-        };
+            repeat,
+        }
+    }
+
+    /// With next uses asked for (`lru = "opt"`), each task's accesses carry them,
+    /// counted across the rounds of `repeat`.
+    #[test]
+    fn next_uses_count_across_repeated_rounds() {
+        let input = embedded(b"R 1\nW 2\nR 1\n", 2);
         let (mut tasks, _) = input.tasks(true).expect("the trace has tasks");
         let stream = &mut tasks[0].accesses;
         assert!(stream.knows_next_uses());
@@ -485,17 +490,7 @@ mod tests {
     #[test]
     fn a_text_header_declares_every_task_region_also_when_repeated() {
         for repeat in [1, 3] {
-            let input = TraceInput {
-                source: TraceSource::Embedded { name: "t", bytes: b"# pages=64\nR 1\nW 2\n" },
-                origin: PathOrigin::TraceFlag,
-                format: None,
-                lenient: false,
-                instructions: false,
-                object_map: ObjectMap::default(),
-                madvise: ThpHint::Default,
-                pace: Pace::Cpu,
-                repeat,
-            };
+            let input = embedded(b"# pages=64\nR 1\nW 2\n", repeat);
             input.check().expect("the trace opens");
             let (tasks, report) = input.tasks(false).expect("the trace has tasks");
             assert_eq!(report.records, 2);

@@ -1,15 +1,14 @@
 //! Belady's OPT (`lru = "opt"`) on tiny machines, with invariants checked after every
 //! event: what the policy remembers of pages read ahead, and the heap's lazy deletion.
 
-use super::tests::{config, Aligned8, FixedLatency};
+use super::tests::{config, one_task, Aligned8};
 use super::*;
 use crate::config::{CoreConfig, LruModel};
 use crate::error::TraceError;
 use crate::ids::VirtPage;
 use crate::mm::frames::flag;
 use crate::mm::pagetable::PteState;
-use crate::policy::Policies;
-use crate::workload::{Access, AccessSource, RegionSpec};
+use crate::workload::{Access, AccessSource};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -62,19 +61,8 @@ fn opt_sim(
 ) -> (Simulation, Arc<AtomicUsize>) {
     let fetched = Arc::new(AtomicUsize::new(0));
     let next = next_uses(&accesses);
-    let setup = Setup {
-        config: cfg.validate().expect("test config is valid"),
-        seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
-        policies: Policies::default().with_readahead(readahead),
-        tasks: vec![TaskSpec::new(
-            "t",
-            vec![RegionSpec::new(VirtPage(0), pages)],
-            Box::new(Oracle { accesses, next, fetched: Arc::clone(&fetched) }),
-        )],
-        timeline: Vec::new(),
-    };
-    (Simulation::new(setup).expect("setup is valid"), fetched)
+    let oracle = Oracle { accesses, next, fetched: Arc::clone(&fetched) };
+    (one_task(cfg, readahead, pages, Box::new(oracle)), fetched)
 }
 
 /// A deterministic scramble of `n` accesses over `pages` pages, every first touch a

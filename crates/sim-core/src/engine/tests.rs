@@ -72,6 +72,25 @@ pub(super) fn check(
     run_to_end(cfg, readahead, pages, accesses).into_report()
 }
 
+/// A simulation, not run yet, of one task over `pages` pages replaying `stream`, on one
+/// device of fixed 20 µs latency.
+pub(super) fn one_task(
+    cfg: CoreConfig,
+    readahead: Box<dyn Readahead>,
+    pages: u64,
+    stream: Box<dyn crate::workload::AccessSource>,
+) -> Simulation {
+    let setup = Setup {
+        config: cfg.validate().expect("test config is valid"),
+        seed: 1,
+        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
+        policies: Policies::default().with_readahead(readahead),
+        tasks: vec![TaskSpec::new("t", vec![RegionSpec::new(VirtPage(0), pages)], stream)],
+        timeline: Vec::new(),
+    };
+    Simulation::new(setup).expect("setup is valid")
+}
+
 /// Runs one task over `pages` pages to the end of `accesses`, checking invariants after
 /// every event, and hands back the simulation for inspection.
 pub(super) fn run_to_end(
@@ -80,23 +99,8 @@ pub(super) fn run_to_end(
     pages: u64,
     accesses: Vec<(u64, bool)>,
 ) -> Simulation {
-    let setup = Setup {
-        config: cfg.validate().unwrap(),
-        seed: 1,
-        devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
-        policies: Policies::default().with_readahead(readahead),
-        tasks: vec![TaskSpec::new(
-            "t",
-            vec![RegionSpec::new(VirtPage(0), pages)],
-            Box::new(accesses.into_iter().map(|(p, w)| Access {
-                vpage: VirtPage(p),
-                write: w,
-                think_ns: None,
-            })),
-        )],
-        timeline: Vec::new(),
-    };
-    let mut sim = Simulation::new(setup).unwrap();
+    let stream = accesses.into_iter().map(|(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None });
+    let mut sim = one_task(cfg, readahead, pages, Box::new(stream));
     sim.check_invariants();
     while sim.step().unwrap() {
         sim.check_invariants();
