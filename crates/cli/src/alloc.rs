@@ -51,14 +51,18 @@ pub(crate) fn use_huge_pages() {
 /// [`use_huge_pages`] was called.
 pub(crate) struct HugePageAlloc;
 
+/// Whether a block of `layout` goes on huge pages: large, aligned at most to a huge page,
+/// on glibc, once [`use_huge_pages`] was called.
+fn ours(layout: Layout) -> bool {
+    cfg!(all(target_os = "linux", target_env = "gnu"))
+        && layout.size() >= HUGE
+        && layout.align() <= HUGE
+        && ADVISE.load(Ordering::Relaxed)
+}
+
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod huge {
     use super::HUGE;
-
-    /// Whether a block of `size` bytes aligned to `align` is allocated here.
-    pub(super) fn ours(size: usize, align: usize) -> bool {
-        size >= HUGE && align <= HUGE && super::ADVISE.load(std::sync::atomic::Ordering::Relaxed)
-    }
 
     /// Advises huge pages for the 2 MiB-aligned part of `[ptr, ptr + size)`.
     fn advise(ptr: *mut u8, size: usize) {
@@ -111,7 +115,7 @@ mod huge {
 unsafe impl GlobalAlloc for HugePageAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if huge::ours(layout.size(), layout.align()) {
+        if ours(layout) {
             return huge::alloc(layout.size());
         }
         // SAFETY: the caller's contract is `System`'s.
@@ -119,19 +123,11 @@ unsafe impl GlobalAlloc for HugePageAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // calloc aligns to 16 bytes, enough for every type the program allocates in bulk.
+        // calloc aligns to 16 bytes; a block aligned more strictly goes to `System`, whose
+        // blocks `dealloc` frees alike.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if huge::ours(layout.size(), layout.align()) && layout.align() <= 16 {
+        if ours(layout) && layout.align() <= 16 {
             return huge::alloc_zeroed(layout.size());
-        }
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if huge::ours(layout.size(), layout.align()) {
-            let ptr = huge::alloc(layout.size());
-            if !ptr.is_null() {
-                // SAFETY: a fresh block of `layout.size()` bytes.
-                unsafe { std::ptr::write_bytes(ptr, 0, layout.size()) };
-            }
-            return ptr;
         }
         // SAFETY: the caller's contract is `System`'s.
         unsafe { System.alloc_zeroed(layout) }
@@ -151,13 +147,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         let Ok(new_layout) = Layout::from_size_align(new_size, layout.align()) else {
             return std::ptr::null_mut();
         };
-        let moves = |l: Layout| {
-            cfg!(all(target_os = "linux", target_env = "gnu"))
-                && l.size() >= HUGE
-                && l.align() <= HUGE
-                && ADVISE.load(Ordering::Relaxed)
-        };
-        if !moves(layout) && !moves(new_layout) {
+        if !ours(layout) && !ours(new_layout) {
             // SAFETY: the caller's contract is `System`'s.
             return unsafe { System.realloc(ptr, layout, new_size) };
         }

@@ -173,7 +173,7 @@ impl RecordSource for ReadAhead {
     fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
         let mut n = 0;
         while n < n_max {
-            let rest = &self.batch.records[self.at.min(self.batch.records.len())..];
+            let rest = &self.batch.records[self.at..];
             if !rest.is_empty() {
                 let k = rest.len().min(n_max - n);
                 out.extend_from_slice(&rest[..k]);
@@ -330,11 +330,42 @@ mod tests {
         }
     }
 
+    /// A source of endless records that says when it is dropped.
+    struct Endless {
+        dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        skipped: SkipCounts,
+    }
+
+    impl RecordSource for Endless {
+        fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
+            Ok(Some(Record { pid: 0, tid: 0, time_ns: None, page: 1, write: false }))
+        }
+        fn skipped(&self) -> &SkipCounts {
+            &self.skipped
+        }
+        fn format(&self) -> Format {
+            Format::Text
+        }
+    }
+
+    impl Drop for Endless {
+        fn drop(&mut self) {
+            self.dropped.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     #[test]
     fn dropping_the_reader_early_stops_the_thread() {
-        let text: String = (0..BATCH_RECORDS * 8).map(|i| format!("R {i}\n")).collect();
-        let mut ahead = read_ahead(open(text.into_bytes())).expect("starts");
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let source = Endless { dropped: std::sync::Arc::clone(&dropped), skipped: SkipCounts::default() };
+        let mut ahead = read_ahead(Box::new(source)).expect("starts");
         assert!(matches!(ahead.next_record(), Ok(Some(_))));
         drop(ahead);
+        // The thread notices at its next batch, returns and drops the source.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !dropped.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(std::time::Instant::now() < deadline, "the decoding thread still runs");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 }

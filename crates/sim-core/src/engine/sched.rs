@@ -5,7 +5,7 @@
 //! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
 //! timeline and kswapd run on CPUs of their own.
 
-use super::task::{TaskKind, TaskState};
+use super::task::{Ahead, TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
@@ -26,22 +26,29 @@ impl Simulation {
     #[inline]
     fn next_access(&mut self, t: usize) -> Result<Option<Access>, TraceError> {
         let task = &mut self.tasks[t];
-        while task.ahead.len() < LOOKAHEAD && !matches!(task.ahead.back(), Some((Ok(None) | Err(_), _))) {
+        while task.ahead.len() < LOOKAHEAD
+            && !matches!(task.ahead.back(), Some(Ahead { next: Ok(None) | Err(_), .. }))
+        {
             let next = task.source.next_access();
-            if let Ok(Some(a)) = &next {
-                self.mm.pt.prefetch(task.space, a.vpage);
+            let page = match &next {
+                Ok(Some(a)) => self.mm.pt.peek_page(task.space, a.vpage),
+                _ => None,
+            };
+            if let Some(page) = page {
+                self.mm.pt.prefetch_pte(page);
             }
             let next_use = if self.track_next_use { task.source.next_use() } else { None };
-            task.ahead.push_back((next, next_use));
+            task.ahead.push_back(Ahead { next, next_use, page });
         }
         // Halfway through the window the PTE has arrived: a swapped-out page's slot entry,
         // which its fault reads first, is prefetched in turn.
-        if let Some((Ok(Some(a)), _)) = task.ahead.get(LOOKAHEAD / 2) {
-            if let Some(PteState::Swap(slot)) = self.mm.pt.peek(task.space, a.vpage).map(|pte| pte.state()) {
+        if let Some(Ahead { page: Some(page), .. }) = task.ahead.get(LOOKAHEAD / 2) {
+            if let PteState::Swap(slot) = self.mm.pt.pte(*page).state() {
                 self.mm.swap.prefetch_slot(slot);
             }
         }
-        let (next, next_use) = task.ahead.pop_front().unwrap_or((Ok(None), None));
+        // The loop above leaves at least one answer.
+        let Ahead { next, next_use, .. } = task.ahead.pop_front().expect("an answer was read ahead");
         task.next_use = next_use;
         next
     }

@@ -5,6 +5,7 @@
 use super::Wait;
 use crate::error::TraceError;
 use crate::ids::DeviceId;
+use crate::mm::pagetable::PageId;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, AccessSource, TaskStart};
 use std::collections::VecDeque;
@@ -28,9 +29,8 @@ pub(crate) struct Task {
     pub(crate) owner: usize,
     pub(crate) source: Box<dyn AccessSource>,
     /// Accesses taken from `source` ahead of the one being simulated, ending with the
-    /// stream's end or error once the source gave it (see `Simulation::next_access`), each
-    /// with its next use when the LRU wants next uses.
-    pub(crate) ahead: VecDeque<(Next, Option<u64>)>,
+    /// stream's end or error once the source gave it (see `Simulation::next_access`).
+    pub(crate) ahead: VecDeque<Ahead>,
     /// The next use of the access being simulated (`AccessSource::next_use`), when the LRU
     /// wants next uses.
     pub(crate) next_use: Option<u64>,
@@ -56,6 +56,16 @@ pub(crate) struct Task {
 
 /// What an access source answers: an access, its end, or an error.
 pub(crate) type Next = Result<Option<Access>, TraceError>;
+
+/// An answer of a task's source read ahead of the access being simulated.
+#[derive(Debug)]
+pub(crate) struct Ahead {
+    pub(crate) next: Next,
+    /// Its next use, when the LRU wants next uses.
+    pub(crate) next_use: Option<u64>,
+    /// The access's page, when it existed as it was read: its PTE was prefetched then.
+    pub(crate) page: Option<PageId>,
+}
 
 /// What a task runs: a user access stream, or kernel work started by the timeline.
 #[derive(Debug)]

@@ -238,75 +238,38 @@ impl PageTables {
         Ok(pos)
     }
 
+    /// The index of the region of `space` that holds `vpage`: the one found last if it
+    /// does, else found by binary search; `None` outside every VMA.
+    #[inline]
+    fn region_of(&self, space: usize, vpage: VirtPage) -> Option<usize> {
+        let asp = &self.spaces[space];
+        if asp.regions.get(asp.last).is_some_and(|r| r.contains(vpage)) {
+            return Some(asp.last);
+        }
+        let pos = asp.regions.partition_point(|r| r.start.0 <= vpage.0);
+        (pos > 0 && asp.regions[pos - 1].contains(vpage)).then(|| pos - 1)
+    }
+
     /// Finds the region and PTE of `vpage` without allocating; `None` outside every VMA.
     #[inline]
     pub(crate) fn lookup(&mut self, space: usize, vpage: VirtPage) -> Option<Lookup> {
-        let asp = &mut self.spaces[space];
-        let idx = if asp.regions.get(asp.last).is_some_and(|r| r.contains(vpage)) {
-            asp.last
-        } else {
-            let pos = asp.regions.partition_point(|r| r.start.0 <= vpage.0);
-            if pos == 0 || !asp.regions[pos - 1].contains(vpage) {
-                return None;
-            }
-            asp.last = pos - 1;
-            pos - 1
-        };
-        let region = &asp.regions[idx];
-        let chunk = region.chunks[region.chunk_index(vpage)];
-        let page =
-            (chunk != NO_CHUNK).then(|| PageId(chunk * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32));
-        Some(Lookup { region_idx: idx, page })
+        let idx = self.region_of(space, vpage)?;
+        self.spaces[space].last = idx;
+        Some(Lookup { region_idx: idx, page: self.existing_page(space, idx, vpage) })
     }
 
-    /// Prefetches the PTE of `page` (see `Mm::warm_batch`).
+    /// The page of `vpage` if it exists, found as `lookup` finds it but changing nothing,
+    /// not even the region `lookup` tries first (see `Simulation::next_access`).
+    #[inline]
+    pub(crate) fn peek_page(&self, space: usize, vpage: VirtPage) -> Option<PageId> {
+        self.existing_page(space, self.region_of(space, vpage)?, vpage)
+    }
+
+    /// Prefetches the PTE of `page` (see `Mm::warm_batch` and `Simulation::next_access`).
     #[inline]
     pub(crate) fn prefetch_pte(&self, page: PageId) {
         if let Some(pte) = self.ptes.get(page.0 as usize) {
             crate::prefetch::prefetch(pte);
-        }
-    }
-
-    /// The PTE of `vpage` when its page exists, found as `lookup` finds it but changing
-    /// nothing (see `Simulation::next_access`).
-    #[inline]
-    pub(crate) fn peek(&self, space: usize, vpage: VirtPage) -> Option<Pte> {
-        let asp = &self.spaces[space];
-        let region = match asp.regions.get(asp.last).filter(|r| r.contains(vpage)) {
-            Some(region) => region,
-            None => {
-                let pos = asp.regions.partition_point(|r| r.start.0 <= vpage.0);
-                asp.regions[pos.checked_sub(1)?..].first().filter(|r| r.contains(vpage))?
-            }
-        };
-        let chunk = region.chunks[region.chunk_index(vpage)];
-        if chunk == NO_CHUNK {
-            return None;
-        }
-        self.ptes.get(chunk as usize * CHUNK_PAGES as usize + (vpage.0 % CHUNK_PAGES) as usize).copied()
-    }
-
-    /// Prefetches the PTE of `vpage` when its page exists (see `Simulation::next_access`);
-    /// changes nothing, not even the region `lookup` tries first.
-    #[inline]
-    pub(crate) fn prefetch(&self, space: usize, vpage: VirtPage) {
-        let asp = &self.spaces[space];
-        let region = match asp.regions.get(asp.last).filter(|r| r.contains(vpage)) {
-            Some(region) => region,
-            None => {
-                let pos = asp.regions.partition_point(|r| r.start.0 <= vpage.0);
-                match pos.checked_sub(1).map(|i| &asp.regions[i]) {
-                    Some(region) if region.contains(vpage) => region,
-                    _ => return,
-                }
-            }
-        };
-        let chunk = region.chunks[region.chunk_index(vpage)];
-        if chunk != NO_CHUNK {
-            let index = chunk as usize * CHUNK_PAGES as usize + (vpage.0 % CHUNK_PAGES) as usize;
-            if let Some(pte) = self.ptes.get(index) {
-                crate::prefetch::prefetch(pte);
-            }
         }
     }
 
@@ -336,7 +299,8 @@ impl PageTables {
         Ok(PageId(region.chunks[ci] * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32))
     }
 
-    /// The PTE of `vpage` in a region if its chunk exists (used for VMA readahead windows).
+    /// The PTE of `vpage` in a region if its chunk exists.
+    #[inline]
     pub(crate) fn existing_page(&self, space: usize, region_idx: usize, vpage: VirtPage) -> Option<PageId> {
         let region = &self.spaces[space].regions[region_idx];
         if !region.contains(vpage) {

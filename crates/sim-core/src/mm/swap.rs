@@ -481,7 +481,7 @@ impl Swap {
             .filter(|(_, cl)| cl.state != ClusterState::Free)
             .flat_map(|(c, _)| {
                 let first = c * per;
-                let words = &d.slots[first.min(d.slots.len())..(first + per).min(d.slots.len())];
+                let words = &d.slots[first..(first + per).min(d.slots.len())];
                 words.iter().enumerate().map(move |(i, &w)| ((first + i) as u32, w as u32))
             })
             .filter(|&(_, w)| w & TAG_MASK == TAG_FRAME)
