@@ -44,7 +44,7 @@ impl DeviceProfile {
 /// 3. Its transfer goes through one pipe shared by all channels: it cannot finish before
 ///    `max(start, pipe_free) + bytes / bandwidth`.
 /// 4. It completes at the later of 2 and 3, and holds its channel until then.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ProfileDevice {
     profile: DeviceProfile,
     /// Lognormal with mean 1 and the profile's CV; `None` when the CV is 0, so a

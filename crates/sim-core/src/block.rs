@@ -30,7 +30,7 @@ pub(crate) const IMAGE_PFN: Pfn = Pfn(u32::MAX);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReqId(pub(crate) u32);
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Request {
     pub(crate) device: DeviceId,
     pub(crate) dir: IoDir,
@@ -50,12 +50,13 @@ impl Request {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct DirCounters {
     stats: DirStats,
     service: LatencyHistogram,
 }
 
+#[derive(Clone)]
 struct DeviceQueue {
     model: Box<dyn BlockDevice>,
     traits: DeviceTraits,
@@ -86,7 +87,7 @@ impl DeviceQueue {
 }
 
 /// A task's plug: requests built but not yet handed to the scheduler.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Plug {
     depth: u32,
     requests: Vec<ReqId>,
@@ -109,7 +110,7 @@ pub(crate) struct Completion {
 }
 
 /// The block layer: all device queues, the request slab and the per-task plugs.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct BlockLayer {
     cfg: BlockConfig,
     queues: Vec<DeviceQueue>,
@@ -503,7 +504,7 @@ impl BlockLayer {
 mod tests {
     use super::*;
 
-    #[derive(Debug)]
+    #[derive(Clone, Debug)]
     struct Fixed(u64, u32);
     impl BlockDevice for Fixed {
         fn kind(&self) -> &str {

@@ -43,7 +43,7 @@ pub struct DeviceTraits {
 }
 
 /// A latency model for one swap device.
-pub trait BlockDevice: std::fmt::Debug + Send {
+pub trait BlockDevice: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// Stable name of the model or profile, e.g. `"virtio"`.
     fn kind(&self) -> &str;
 
@@ -54,3 +54,5 @@ pub trait BlockDevice: std::fmt::Debug + Send {
     /// dispatched request, with `now` never decreasing between calls.
     fn service(&mut self, now: SimTime, req: &IoRequest) -> SimTime;
 }
+
+dyn_clone::clone_trait_object!(BlockDevice);

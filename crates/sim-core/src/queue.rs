@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// An entry waiting in the queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Entry<E> {
     time: SimTime,
     seq: u64,
@@ -45,7 +45,7 @@ pub struct ScheduleInPast {
 }
 
 /// A deterministic priority queue of future events.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<Entry<E>>>,
     next_seq: u64,

@@ -32,7 +32,7 @@ pub enum Trigger {
 }
 
 /// What an operation does.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Operation {
     /// `swapoff`: bring every page on the device back into memory (`try_to_unuse`), then
     /// stop using the device.
@@ -124,7 +124,7 @@ impl Operation {
 }
 
 /// One timeline entry.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TimelineOp {
     /// When it may start.
     pub trigger: Trigger,

@@ -45,6 +45,12 @@ pub trait AccessSource: Send {
     fn next_use(&self) -> Option<u64> {
         None
     }
+    /// A copy of the stream as it stands, which continues independently, for a forked
+    /// simulation ([`crate::Simulation::fork`]); `None` (the default) when it cannot be
+    /// copied, which makes forking a simulation whose task still reads it fail.
+    fn fork(&self) -> Option<Box<dyn AccessSource>> {
+        None
+    }
 }
 
 impl<I> AccessSource for I

@@ -12,21 +12,24 @@
 //! publication did, then checks each published figure it can within a stated tolerance;
 //! only a figure within it is called reproduced.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use swapsim_core::config::{BlockConfig, CpuCosts, LruModel, MachineConfig, MemcgConfig, SwapoffHits};
 use swapsim_core::contents::{Compressor, Contents};
 use swapsim_core::gen::{GeneratorConfig, JobsConfig, Pattern};
 use swapsim_core::report::Outcome as RunOutcome;
 use swapsim_core::thp::ThpSizeEnabled;
-use swapsim_core::{ByteSize, SimReport};
+use swapsim_core::{ByteSize, SimReport, Simulation};
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::{ReadaheadConfig, SwapinConfig, ZswapProtectionConfig};
 
 use crate::progress::Progress;
-use crate::scenario::{DeviceSection, Scenario, ScenarioFile, ThpSection, WorkloadSection, ZswapSection};
+use crate::scenario::{
+    DeviceSection, Prepared, Scenario, ScenarioFile, ThpSection, WorkloadSection, ZswapSection,
+};
 use crate::timeline::{TimelineEntry, TimelineOp, When};
 
 mod verdict;
@@ -377,14 +380,70 @@ impl<'a> Runs<'a> {
         progress.advanced(0, Some(n_total));
         Runs { progress, n_done: AtomicU64::new(0), n_total }
     }
+
+    /// Counts one more run finished.
+    fn one_done(&self) {
+        let n_done = self.n_done.fetch_add(1, Ordering::Relaxed) + 1;
+        self.progress.advanced(n_done, Some(self.n_total));
+    }
 }
 
-/// Validates a scenario built as a typed value and runs it. A panic inside the simulator
-/// comes back as a [`SimulatorPanic`] error naming the scenario, rather than ending the
-/// whole experiment; the default panic hook has already printed it.
+/// Validates a scenario built as a typed value and runs it ([`guarded`]).
 fn run_file(label: &str, file: ScenarioFile, runs: &Runs<'_>) -> Result<SimReport> {
     let prepared = Scenario::from_file(file, label, "").prepare()?;
-    let res = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prepared.run())) {
+    let res = guarded(label, || prepared.run());
+    runs.one_done();
+    res
+}
+
+/// Runs scenarios that differ only in their swap-in knobs (page-cluster, swapoff's hit
+/// accounting, the readahead and swap-in size policies) and swap nothing in before their
+/// timeline operation `op`: the first is simulated until that operation is due, then
+/// forked once per scenario and given its knobs ([`Simulation::retune_swapin`], which
+/// refuses if anything was swapped in or the configurations differ otherwise). Each report
+/// is the one a run of its scenario alone gives; a test holds the two equal.
+fn run_forked(
+    labels: &[String],
+    files: Vec<ScenarioFile>,
+    op: usize,
+    runs: &Runs<'_>,
+) -> Result<Vec<SimReport>> {
+    let prepared: Vec<Prepared> = files
+        .into_iter()
+        .zip(labels)
+        .map(|(file, label)| Scenario::from_file(file, label.as_str(), "").prepare())
+        .collect::<Result<_>>()?;
+    let first = prepared.first().context("no scenario to run")?;
+    let base = guarded(&labels[0], || {
+        let mut sim = Simulation::new(first.setup()?.0).map_err(|err| anyhow!("{err}"))?;
+        if !sim.run_until_op(op).map_err(|err| anyhow!("{err}"))? {
+            bail!("the run ended before its timeline operation {}", op + 1);
+        }
+        Ok(sim)
+    })?;
+    // Forks are taken one at a time, so that the shared state need not be `Sync`.
+    let base = Mutex::new(base);
+    prepared
+        .par_iter()
+        .zip(labels)
+        .map(|(prepared, label)| {
+            let res = guarded(label, || {
+                let mut sim = base.lock().expect("no fork panicked holding the lock").fork()?;
+                sim.retune_swapin(prepared.setup()?.0)?;
+                while sim.step()? {}
+                Ok(sim.into_report())
+            });
+            runs.one_done();
+            res
+        })
+        .collect()
+}
+
+/// Runs `f` for the scenario `label`. A panic inside the simulator comes back as a
+/// [`SimulatorPanic`] error naming the scenario, rather than ending the whole experiment;
+/// the default panic hook has already printed it.
+fn guarded<T>(label: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(res) => res.with_context(|| format!("experiment scenario {label}")),
         Err(payload) => {
             let message = payload
@@ -394,10 +453,7 @@ fn run_file(label: &str, file: ScenarioFile, runs: &Runs<'_>) -> Result<SimRepor
                 .unwrap_or_else(|| "unknown panic".to_string());
             Err(anyhow::Error::new(SimulatorPanic(message)).context(format!("experiment scenario {label}")))
         }
-    };
-    let n_done = runs.n_done.fetch_add(1, Ordering::Relaxed) + 1;
-    runs.progress.advanced(n_done, Some(runs.n_total));
-    res
+    }
 }
 
 /// The simulator panicked: an internal error of the model, not of the scenario.
@@ -441,30 +497,25 @@ fn swapoff_readahead(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
         (1..=8).flat_map(|pc| (0..policies.len()).map(move |p| (p, pc))).collect();
     let runs = Runs::new(progress, variants.len() as u64);
     let info = &EXPERIMENTS[0];
-    let rows: Vec<Result<SwapoffRow>> = variants
-        .par_iter()
+    // Every variant fills, hibernates and resumes alike (none swaps a page in before
+    // swapoff, so the knobs that differ are not read until then): that beginning is
+    // simulated once and forked at the swapoff.
+    let labels: Vec<String> = variants
+        .iter()
+        .map(|&(p, pc)| format!("{}/{}/page_cluster={pc}", info.name, policies[p].0))
+        .collect();
+    let files: Vec<ScenarioFile> = variants
+        .iter()
         .map(|&(p, pc)| {
-            let (column, policy, hits) = policies[p];
-            let mut generator = GeneratorConfig::new(Pattern::Seq, mib_size(per_proc));
-            generator.passes = 0;
-            generator.tasks = n_procs as u32;
-            let mut file = ScenarioFile {
-                machine: MachineConfig { memory: mib_size(ram), cpus: 2, ..MachineConfig::default() },
-                workload: WorkloadSection::generator(generator),
-                timeline: swapoff_timeline(),
-                ..ScenarioFile::default()
-            };
-            file.swap.page_cluster = pc;
-            file.swap.readahead = policy;
-            file.swap.swapoff_readahead_hits = hits;
-            file.swap.devices = vec![DeviceSection {
-                backing: None,
-                name: "vda".into(),
-                size: mib_size(swap),
-                priority: None,
-                model: DeviceConfig::preset("virtio"),
-            }];
-            let report = run_file(&format!("{}/{column}/page_cluster={pc}", info.name), file, &runs)?;
+            swapoff_file(Shape { ram, swap, per_proc, n_procs }, policies[p].1, policies[p].2, pc)
+        })
+        .collect();
+    let reports = run_forked(&labels, files, SWAPOFF_OP, &runs)?;
+    let rows: Vec<Result<SwapoffRow>> = variants
+        .iter()
+        .zip(reports)
+        .map(|(&(p, pc), report)| {
+            let column = policies[p].0;
             let op = report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
             Ok(SwapoffRow {
                 policy: column,
@@ -626,6 +677,44 @@ fn mark(label: &str) -> TimelineOp {
 /// resume, as the study's guest did, then swapoff of "vda". The resumed guest holds what
 /// its image held (2/5 of memory, mapped); the rest was reclaimed to swap by hibernation's
 /// shrink, in LRU order.
+/// The guest of `swapoff-readahead`: sizes in MiB.
+#[derive(Clone, Copy)]
+struct Shape {
+    ram: u64,
+    swap: u64,
+    per_proc: u64,
+    n_procs: u64,
+}
+
+/// One `swapoff-readahead` run: `n_procs` processes write `per_proc` MiB each, the guest
+/// hibernates and resumes, then swaps off under `policy`, `hits` and page-cluster `pc`.
+fn swapoff_file(shape: Shape, policy: ReadaheadConfig, hits: SwapoffHits, pc: u32) -> ScenarioFile {
+    let Shape { ram, swap, per_proc, n_procs } = shape;
+    let mut generator = GeneratorConfig::new(Pattern::Seq, mib_size(per_proc));
+    generator.passes = 0;
+    generator.tasks = n_procs as u32;
+    let mut file = ScenarioFile {
+        machine: MachineConfig { memory: mib_size(ram), cpus: 2, ..MachineConfig::default() },
+        workload: WorkloadSection::generator(generator),
+        timeline: swapoff_timeline(),
+        ..ScenarioFile::default()
+    };
+    file.swap.page_cluster = pc;
+    file.swap.readahead = policy;
+    file.swap.swapoff_readahead_hits = hits;
+    file.swap.devices = vec![DeviceSection {
+        backing: None,
+        name: "vda".into(),
+        size: mib_size(swap),
+        priority: None,
+        model: DeviceConfig::preset("virtio"),
+    }];
+    file
+}
+
+/// The position of the swapoff in [`swapoff_timeline`].
+const SWAPOFF_OP: usize = 2;
+
 fn swapoff_timeline() -> Vec<TimelineEntry> {
     vec![
         TimelineEntry::new(
@@ -1072,4 +1161,46 @@ fn zswap_second_chance(scale: f64, progress: &dyn Progress) -> Result<Outcome> {
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The forked runs of `swapoff-readahead` give, report for report, what separate runs
+    /// of the same scenarios give.
+    #[test]
+    fn forked_swapoff_runs_equal_separate_runs() {
+        let shape = Shape { ram: 64, swap: 128, per_proc: 14, n_procs: 4 };
+        let variants = [
+            (ReadaheadConfig::Cluster, SwapoffHits::Ignored, 1),
+            (ReadaheadConfig::Fixed, SwapoffHits::Credited, 8),
+            (ReadaheadConfig::Vma, SwapoffHits::Credited, 3),
+        ];
+        let files = || variants.iter().map(|&(ra, hits, pc)| swapoff_file(shape, ra, hits, pc));
+        let labels: Vec<String> = (0..variants.len()).map(|i| format!("variant {i}")).collect();
+        let runs = Runs::new(&(), 2 * variants.len() as u64);
+        let forked = run_forked(&labels, files().collect(), SWAPOFF_OP, &runs).unwrap();
+        let json = |r: &SimReport| serde_json::to_value(r).unwrap();
+        let mut seen = Vec::new();
+        for ((file, label), forked) in files().zip(&labels).zip(&forked) {
+            let alone = run_file(label, file, &runs).unwrap();
+            assert!(alone.operations.iter().any(|o| o.op == "swapoff" && o.pswpin > 0), "{label} swapped off");
+            assert_eq!(json(forked), json(&alone), "{label}");
+            seen.push(json(&alone));
+        }
+        assert!(seen[0] != seen[1] && seen[1] != seen[2], "the variants differ");
+    }
+
+    #[test]
+    fn forking_refuses_variants_that_differ_beyond_swap_in() {
+        let shape = Shape { ram: 64, swap: 128, per_proc: 14, n_procs: 4 };
+        let mut other = swapoff_file(shape, ReadaheadConfig::Fixed, SwapoffHits::Credited, 3);
+        other.machine.cpus = 1;
+        let files = vec![swapoff_file(shape, ReadaheadConfig::Cluster, SwapoffHits::Ignored, 3), other];
+        let labels = vec!["a".to_string(), "b".to_string()];
+        let runs = Runs::new(&(), 2);
+        let err = run_forked(&labels, files, SWAPOFF_OP, &runs).unwrap_err();
+        assert!(format!("{err:#}").contains("differs in more than its swap-in knobs"), "{err:#}");
+    }
 }

@@ -91,7 +91,7 @@ type Counts = Arc<Mutex<Vec<(u64, u64, ZswapLruView, u64)>>>;
 
 /// Second chance, recording each count and the swap-ins it heard of, from the disk and
 /// not.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Recording {
     inner: SecondChanceProtection,
     counts: Counts,

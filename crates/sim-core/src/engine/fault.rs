@@ -174,6 +174,7 @@ impl Simulation {
     /// target's read completes.
     pub(super) fn swap_fault(&mut self, f: SwapIn) -> Step {
         let SwapIn { t, space, page, region_idx, vpage, slot, write, swapoff } = f;
+        self.swapped_in = true;
         // Swapoff is not a fault: no fault counters, and the readahead bookkeeping on a
         // hit only if the kernel modelled credits it.
         let credit_hits = !swapoff || self.mm.cfg.swap.swapoff_readahead_hits == SwapoffHits::Credited;

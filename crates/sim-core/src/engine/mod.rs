@@ -26,6 +26,9 @@ mod bypass;
 mod charge;
 mod exit;
 mod fault;
+mod fork;
+#[cfg(test)]
+mod fork_tests;
 #[cfg(test)]
 mod hibernate_tests;
 mod invariants;
@@ -173,6 +176,9 @@ pub struct Simulation {
     after_ends: Vec<(u32, usize)>,
     /// Scratch for a swap fault's readahead window, kept so that a fault allocates none.
     window_scratch: Vec<SwapSlot>,
+    /// A page has been swapped in (a swap fault or swapoff began): the swap-in knobs have
+    /// been read, so [`Simulation::retune_swapin`] would change the past.
+    swapped_in: bool,
 }
 
 impl std::fmt::Debug for Simulation {

@@ -11,7 +11,7 @@ use crate::workload::{Access, RegionSpec};
 use crate::SwapDeviceSpec;
 
 /// The kernel's choice: every candidate order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct AllOrders;
 
 impl SwapinSize for AllOrders {
@@ -202,7 +202,7 @@ fn order0_folios_in_unaligned_slots_come_back_one_by_one() {
 
 #[test]
 fn a_charge_the_policy_refuses_counts_as_a_charge_fallback() {
-    #[derive(Debug)]
+    #[derive(Clone, Debug)]
     struct Refuse;
     impl SwapinSize for Refuse {
         fn name(&self) -> &'static str {

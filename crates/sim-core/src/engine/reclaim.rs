@@ -17,7 +17,7 @@ pub(super) const MAX_RECLAIM_RETRIES: u32 = 16;
 const KSWAPD_BACKOFF: SimDuration = SimDuration(100_000_000);
 
 /// kswapd's state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Kswapd {
     pub(crate) awake: bool,
     pub(crate) priority: u32,

@@ -182,6 +182,7 @@ impl Simulation {
                 after_ends
             },
             window_scratch: Vec::new(),
+            swapped_in: false,
         };
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].state == TaskState::Runnable {

@@ -54,6 +54,27 @@ pub(crate) struct Task {
     pub(crate) ended_at: Option<SimTime>,
 }
 
+impl Task {
+    /// A copy of the task for a forked simulation ([`crate::Simulation::fork`]), or `None`
+    /// when its stream cannot be copied: a live user task whose source does not fork, or
+    /// one holding a read error not yet delivered. A task that has ended, and a kernel
+    /// task (it reads no stream), takes an empty source.
+    pub(crate) fn fork(&self) -> Option<Task> {
+        let source: Box<dyn AccessSource> = if self.ended_at.is_some() || !matches!(self.kind, TaskKind::User)
+        {
+            Box::new(std::iter::empty())
+        } else {
+            self.source.fork()?
+        };
+        let ahead = self
+            .ahead
+            .iter()
+            .map(|a| Some(Ahead { next: a.next.as_ref().ok().copied().map(Ok)?, ..*a }))
+            .collect::<Option<VecDeque<Ahead>>>()?;
+        Some(Task { name: self.name.clone(), kind: self.kind.clone(), source, ahead, ..*self })
+    }
+}
+
 /// What an access source answers: an access, its end, or an error.
 pub(crate) type Next = Result<Option<Access>, TraceError>;
 
@@ -68,7 +89,7 @@ pub(crate) struct Ahead {
 }
 
 /// What a task runs: a user access stream, or kernel work started by the timeline.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum TaskKind {
     User,
     Swapoff(SwapoffState),
@@ -92,7 +113,7 @@ pub(crate) enum TaskKind {
     Hibernate(Box<super::ops::HibTask>),
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Cpu {
     pub(crate) current: Option<usize>,
     pub(crate) runq: std::collections::VecDeque<usize>,
@@ -105,7 +126,7 @@ pub(crate) struct Cpu {
 }
 
 /// Where a swapoff walk is.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct SwapoffState {
     pub(crate) device: DeviceId,
     pub(crate) space: usize,

@@ -13,7 +13,7 @@ use crate::workload::RegionSpec;
 use crate::SwapDeviceSpec;
 
 /// A device with a fixed service time; `synchronous` makes it behave as zram.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct FixedLatency {
     pub(super) ns: u64,
     pub(super) rotational: bool,
@@ -39,7 +39,7 @@ impl BlockDevice for FixedLatency {
 
 /// Readahead that reads the whole aligned 8-slot cluster, for tests that need readahead
 /// without depending on the policies crate.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Aligned8;
 impl Readahead for Aligned8 {
     fn kind(&self) -> &'static str {
@@ -298,7 +298,7 @@ fn progress_reports_multiples_of_the_interval_and_changes_nothing() {
 
 /// A synchronous device (zram's traits): reads and writes complete in the caller's
 /// context, so no I/O is ever in flight when a job exits.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Synchronous;
 
 impl BlockDevice for Synchronous {

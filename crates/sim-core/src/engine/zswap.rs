@@ -44,7 +44,7 @@ enum WritebackError {
 }
 
 /// The pool-limit worker's state across its batches.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct ZswapWorker {
     pub(crate) running: bool,
     pub(crate) clock: SimTime,

@@ -17,7 +17,7 @@ use crate::SwapDeviceSpec;
 
 /// A referenced bit per entry, set at store: the first visit clears it and rotates the
 /// entry, the second writes it back. The count offers the whole LRU.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Referenced;
 
 impl ZswapProtection for Referenced {
@@ -330,7 +330,7 @@ fn the_memory_pressure_shrinker_writes_back_on_cgroup_v2_only() {
 
 /// Reads the aligned pair of slots around the fault: the neighbour comes after the target
 /// when the target's offset is even, before it when odd.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Pairs;
 
 impl crate::policy::readahead::Readahead for Pairs {
@@ -369,7 +369,7 @@ fn a_target_loaded_without_io_is_not_reclaimed_by_its_neighbours_charge() {
 }
 
 /// No protection, tallying the swap-ins it hears of by (from the disk, the fault's target).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Tally(std::sync::Arc<std::sync::Mutex<[[u64; 2]; 2]>>);
 
 impl ZswapProtection for Tally {

@@ -51,7 +51,7 @@ struct FlushedStats {
 }
 
 /// The classic LRU state for the one memory cgroup of the model.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ClassicLru {
     links: Links,
     lists: [List; 2],

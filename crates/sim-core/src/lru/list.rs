@@ -23,7 +23,7 @@ impl List {
 }
 
 /// (prev, next) per frame; prev points toward the head.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Links {
     links: Vec<(u32, u32)>,
 }

@@ -189,7 +189,7 @@ fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
 
 /// The generations, their lists and their feedback: what `shrink_folio_list` reaches
 /// through [`ReclaimHooks`] during eviction.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Gens {
     links: Links,
     /// The list each listed frame is linked on. Aging promotes a folio by changing its
@@ -219,7 +219,7 @@ struct Gens {
 }
 
 /// MGLRU for the one memory cgroup of the model.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct MgLru {
     g: Gens,
     min_ttl: SimDuration,

@@ -45,8 +45,9 @@ pub(crate) struct LruSizes {
     pub(crate) active_anon: u64,
 }
 
-/// An anonymous-memory LRU implementation.
-pub(crate) trait Lru: std::fmt::Debug + Send {
+/// An anonymous-memory LRU implementation. Cloned with the simulation it is part of
+/// ([`crate::Simulation::fork`]).
+pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// `folio_add_lru`: a new or swapped-in folio joins the lists. `in_fault` says the
     /// caller is a page fault (`lru_gen_in_fault`), which MGLRU places young whatever
     /// `placement` says; the classic lists go by `placement` alone.
@@ -125,6 +126,8 @@ pub(crate) trait Lru: std::fmt::Debug + Send {
         None
     }
 }
+
+dyn_clone::clone_trait_object!(Lru);
 
 /// The LRU a scenario's `lru` setting names.
 pub(crate) fn build(model: LruModel, lru_gen: &crate::config::LruGenConfig) -> Box<dyn Lru> {

@@ -53,7 +53,7 @@ const NEVER: u64 = u64::MAX;
 const HEAP_SLACK: usize = 1024;
 
 /// Belady's OPT over the one memory cgroup of the model.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct OptLru {
     /// Next use of each page, by `PageId`, as of its latest access (`NEVER` before any).
     page_next: Vec<u64>,

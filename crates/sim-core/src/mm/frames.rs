@@ -95,7 +95,7 @@ impl FrameMeta {
 const _: () = assert!(std::mem::size_of::<FrameMeta>() == 12, "frame metadata stays 12 bytes");
 
 /// The frame table.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Frames {
     meta: Vec<FrameMeta>,
     /// Frames freed one at a time, most recent last: the per-CPU page list (`pcp->lists`).

@@ -58,7 +58,7 @@ impl Watermarks {
 }
 
 /// The mechanics of memory management, everything but the LRU lists.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Mm {
     pub(crate) frames: Frames,
     pub(crate) pt: PageTables,

@@ -141,7 +141,7 @@ pub(crate) struct Lookup {
 }
 
 /// All address spaces' PTEs.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct PageTables {
     pub(crate) ptes: Vec<Pte>,
     pub(crate) spaces: Vec<AddressSpace>,

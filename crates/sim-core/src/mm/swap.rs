@@ -83,7 +83,7 @@ const COUNT_SHIFT: u32 = 32;
 const ZERO_BIT: u64 = 1 << 40;
 
 /// One swap area.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct SwapDevice {
     pub(crate) priority: i32,
     pub(crate) rotational: bool,
@@ -332,7 +332,7 @@ impl SwapDevice {
 }
 
 /// All swap devices plus the global free-slot accounting.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Swap {
     pub(crate) devices: Vec<SwapDevice>,
     /// Device indices by descending priority; equal priorities rotate.

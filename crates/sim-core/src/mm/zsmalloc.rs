@@ -93,7 +93,7 @@ struct Zspage {
 }
 
 /// The zsmalloc pool: size classes, zspages and the objects in them.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ZsPool {
     classes: Vec<SizeClass>,
     /// Class index (by rounded-up size) to merged class in `classes`.

@@ -52,7 +52,7 @@ pub(crate) struct ZswapCounts {
 }
 
 /// zswap's state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Zswap {
     /// The shrinkers' protection policy.
     pub(crate) policy: Box<dyn ZswapProtection>,

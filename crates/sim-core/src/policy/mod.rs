@@ -34,7 +34,7 @@ use zswap::{NoProtection, ZswapProtection};
 /// The policies a run uses, one per family. `Policies::default()` gives every family its
 /// trivial built-in policy; callers replace the ones they choose, so that adding a family
 /// does not change existing callers.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Policies {
     /// Swap-in readahead ([`NoReadahead`] by default).
     pub readahead: Box<dyn Readahead>,

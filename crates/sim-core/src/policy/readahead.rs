@@ -96,7 +96,7 @@ pub enum ReadaheadPlan {
 ///
 /// Called once per swap-cache miss, so keep `plan` O(1) in the window size. A policy that
 /// needs randomness is handed its own stream when it is built.
-pub trait Readahead: std::fmt::Debug + Send {
+pub trait Readahead: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// Stable name used in configuration and reports, e.g. `"cluster"`.
     fn kind(&self) -> &'static str;
 
@@ -107,6 +107,8 @@ pub trait Readahead: std::fmt::Debug + Send {
     /// swap-cache hit and every refault, so keep it O(1).
     fn observe(&mut self, _feedback: &Feedback) {}
 }
+
+dyn_clone::clone_trait_object!(Readahead);
 
 /// Baseline policy with no readahead; also what `vm.page-cluster = 0` amounts to.
 #[derive(Debug, Default, Clone, Copy)]

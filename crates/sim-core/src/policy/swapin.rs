@@ -33,7 +33,7 @@ impl SwapinView {
 }
 
 /// A swap-in folio size policy.
-pub trait SwapinSize: std::fmt::Debug + Send {
+pub trait SwapinSize: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// Name for reports.
     fn name(&self) -> &'static str;
     /// The orders to try, largest first, as a subset of `view.candidates`; 0 means an
@@ -47,6 +47,8 @@ pub trait SwapinSize: std::fmt::Debug + Send {
     /// Learns from what happened.
     fn observe(&mut self, _feedback: &Feedback) {}
 }
+
+dyn_clone::clone_trait_object!(SwapinSize);
 
 /// Never swap in a large folio: the built-in policy of the core.
 #[derive(Clone, Copy, Debug, Default)]

@@ -75,7 +75,7 @@ pub enum ZswapVisit {
 }
 
 /// A zswap protection policy.
-pub trait ZswapProtection: Debug + Send {
+pub trait ZswapProtection: Debug + Send + dyn_clone::DynClone {
     /// Name for reports.
     fn name(&self) -> &'static str;
     /// An entry was added to the LRU (`zswap_lru_add`); `lru_size` counts it. Returns
@@ -97,6 +97,8 @@ pub trait ZswapProtection: Debug + Send {
     /// A writeback the policy asked for failed and the entry stayed in the pool.
     fn writeback_failed(&mut self) {}
 }
+
+dyn_clone::clone_trait_object!(ZswapProtection);
 
 /// Write back every visited entry, offering the whole LRU scaled by the compression
 /// ratio: the built-in policy of the core, with no protection at all.

@@ -9,7 +9,7 @@ use swapsim_core::thp::{OrderMask, ThpEnabled, ThpHint, ThpSizeEnabled};
 use swapsim_core::*;
 
 /// Swap in every candidate order, or none.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Large(bool);
 
 impl SwapinSize for Large {

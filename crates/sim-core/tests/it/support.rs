@@ -4,7 +4,7 @@ use swapsim_core::device::{BlockDevice, DeviceTraits, IoRequest};
 use swapsim_core::*;
 
 /// A device with a fixed service time and a configurable synchronous flag.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct TestDevice {
     pub(crate) ns: u64,
     pub(crate) synchronous: bool,
@@ -29,7 +29,7 @@ impl BlockDevice for TestDevice {
 }
 
 /// Reads the aligned window of `2^page_cluster` slots around the fault.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct AlignedWindow;
 
 impl Readahead for AlignedWindow {
@@ -49,7 +49,7 @@ impl Readahead for AlignedWindow {
 }
 
 /// Reads a window of virtual pages centred on the fault, within the region.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct PageWindow;
 
 impl Readahead for PageWindow {

@@ -13,7 +13,7 @@ use swapsim_core::*;
 
 /// A referenced bit per entry, set at store; a visit clears it and rotates the entry, the
 /// next writes it back. Disk swap-ins are held back from the next count, as 6.12 does.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Referenced {
     disk_swapins: u64,
 }

@@ -85,7 +85,7 @@ const CMP_MAX_RD_PAGES: u64 = 8192;
 const COPY_NS: u64 = 250;
 
 /// The hibernation in progress, or the image on disk while the machine is off.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Hibernation {
     /// The resume device.
     pub(crate) device: DeviceId,
@@ -122,7 +122,7 @@ enum Phase {
 }
 
 /// The state of a hibernate or resume kernel task.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct HibTask {
     phase: Phase,
     op: HibernateOp,

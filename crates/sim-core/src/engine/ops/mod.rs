@@ -22,7 +22,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::timeline::{OpReport, Operation, TimelineOp, Trigger};
 
 /// The operation in progress and the counters when it started.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct RunningOp {
     pub(crate) report: OpReport,
     pub(crate) at_start: Counters,

@@ -1,0 +1,104 @@
+//! Forking a simulation: one run's state copied into several that continue apart, so that
+//! variants sharing a long common beginning (a fill, a hibernation) simulate it once.
+
+use super::{Setup, Simulation};
+use crate::error::SimError;
+use crate::event::Event;
+
+impl Simulation {
+    /// Runs events until the timeline's operation `i` (counted from 0) is the next event,
+    /// not yet started. Returns `Ok(false)` when the run ended first.
+    pub fn run_until_op(&mut self, i: usize) -> Result<bool, SimError> {
+        loop {
+            if matches!(self.mm.queue.peek(), Some((_, &Event::Timeline(j))) if j as usize == i) {
+                return Ok(true);
+            }
+            if !self.step()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// A copy of the simulation as it stands, which continues on its own: stepping either
+    /// leaves the other as it was, and each gives the report it would have given alone.
+    ///
+    /// Fails, naming the task, when a user task still reads a stream that cannot be copied
+    /// ([`crate::AccessSource::fork`]) or holds a read error not yet delivered. Tasks that
+    /// have ended no longer need theirs.
+    pub fn fork(&self) -> Result<Simulation, SimError> {
+        let tasks = self
+            .tasks
+            .iter()
+            .map(|t| {
+                t.fork().ok_or_else(|| {
+                    SimError::Setup(format!(
+                        "cannot fork the simulation: task {} reads a stream that does not fork",
+                        t.name
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Simulation {
+            mm: self.mm.clone(),
+            lru: self.lru.clone(),
+            track_access: self.track_access,
+            track_next_use: self.track_next_use,
+            policies: self.policies.clone(),
+            tasks,
+            cpus: self.cpus.clone(),
+            kswapd: self.kswapd.clone(),
+            accesses: self.accesses,
+            outcome: self.outcome.clone(),
+            lat_major: self.lat_major.clone(),
+            lat_minor: self.lat_minor.clone(),
+            lat_anon: self.lat_anon.clone(),
+            end: self.end,
+            kswapd_owner: self.kswapd_owner,
+            zswap_owner: self.zswap_owner,
+            zswap_worker: self.zswap_worker.clone(),
+            timeline: self.timeline.clone(),
+            timeline_next: self.timeline_next,
+            op_running: self.op_running.clone(),
+            op_reports: self.op_reports.clone(),
+            paused: self.paused,
+            hibernation: self.hibernation.clone(),
+            workload_done: self.workload_done,
+            n_user_tasks: self.n_user_tasks,
+            n_ended: self.n_ended,
+            after_task: self.after_task.clone(),
+            after_ends: self.after_ends.clone(),
+            window_scratch: Vec::new(),
+            swapped_in: self.swapped_in,
+        })
+    }
+
+    /// Gives a simulation that has not swapped anything in yet the swap-in knobs of
+    /// `variant`: `vm.page-cluster`, swapoff's readahead-hit accounting, and the
+    /// readahead and swap-in size policies. Until the first swap-in nothing has read
+    /// them, so the run continues exactly as a run of `variant` from the start would,
+    /// provided `variant` is otherwise this simulation's setup; its configuration is
+    /// checked for that (the tasks and device models are the caller's to match).
+    ///
+    /// Fails once a page has been swapped in (a swap fault or swapoff began), or when
+    /// `variant`'s configuration differs in anything else.
+    pub fn retune_swapin(&mut self, variant: Setup) -> Result<(), SimError> {
+        if self.swapped_in {
+            return Err(SimError::Setup("cannot retune swap-in: pages were already swapped in".into()));
+        }
+        let mut theirs = variant.config.get().clone();
+        theirs.swap.page_cluster = self.mm.cfg.swap.page_cluster;
+        theirs.swap.swapoff_readahead_hits = self.mm.cfg.swap.swapoff_readahead_hits;
+        if theirs != self.mm.cfg {
+            return Err(SimError::Setup(
+                "cannot retune swap-in: the variant's configuration differs in more than its swap-in knobs"
+                    .into(),
+            ));
+        }
+        let swap = &variant.config.get().swap;
+        self.mm.cfg.swap.page_cluster = swap.page_cluster;
+        self.mm.cfg.swap.swapoff_readahead_hits = swap.swapoff_readahead_hits;
+        self.policies.readahead = variant.policies.readahead;
+        self.policies.swapin = variant.policies.swapin;
+        Ok(())
+    }
+}
