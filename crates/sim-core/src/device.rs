@@ -43,6 +43,9 @@ pub struct DeviceTraits {
 }
 
 /// A latency model for one swap device.
+///
+/// Implementors are `Clone` (a `#[derive(Clone)]` does): a simulation copies its policies
+/// and devices when it is forked ([`crate::Simulation::fork`]).
 pub trait BlockDevice: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// Stable name of the model or profile, e.g. `"virtio"`.
     fn kind(&self) -> &str;

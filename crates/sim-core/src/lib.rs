@@ -12,7 +12,7 @@
 //! use swapsim_core::workload::Access;
 //! # use swapsim_core::device::{BlockDevice, DeviceTraits, IoRequest};
 //! # use swapsim_core::SimTime;
-//! # #[derive(Debug)] struct Fixed;
+//! # #[derive(Clone, Debug)] struct Fixed;
 //! # impl BlockDevice for Fixed {
 //! #     fn kind(&self) -> &str { "fixed" }
 //! #     fn traits(&self) -> DeviceTraits { DeviceTraits { rotational: false, synchronous: false, queue_depth: 32, max_sectors_kb: 1280 } }

@@ -83,7 +83,7 @@ const COUNT_SHIFT: u32 = 32;
 const ZERO_BIT: u64 = 1 << 40;
 
 /// One swap area.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct SwapDevice {
     pub(crate) priority: i32,
     pub(crate) rotational: bool,
@@ -111,6 +111,34 @@ pub(crate) struct SwapDevice {
     /// (`percpu_cluster->next[order]`) or a single entry on rotational ones
     /// (`global_cluster->next[order]`).
     hints: Vec<[Option<u32>; NR_ORDERS]>,
+}
+
+impl Clone for SwapDevice {
+    /// A free cluster's words are all zero (a released slot's word is cleared), so the
+    /// copy starts as untouched zeroed memory and copies only the clusters in use: most of
+    /// a large device's table is never touched in the copy either.
+    fn clone(&self) -> SwapDevice {
+        let mut slots = vec![0u64; self.slots.len()];
+        let per = self.cluster_slots as usize;
+        for (c, _) in self.clusters.iter().enumerate().filter(|(_, cl)| cl.state != ClusterState::Free) {
+            let range = c * per..((c + 1) * per).min(self.slots.len());
+            slots[range.clone()].copy_from_slice(&self.slots[range]);
+        }
+        SwapDevice {
+            priority: self.priority,
+            rotational: self.rotational,
+            writeok: self.writeok,
+            blkdev: self.blkdev,
+            slots,
+            zswap: self.zswap.clone(),
+            inuse: self.inuse,
+            cluster_slots: self.cluster_slots,
+            clusters: self.clusters.clone(),
+            free_clusters: self.free_clusters.clone(),
+            nonfull_clusters: self.nonfull_clusters.clone(),
+            hints: self.hints.clone(),
+        }
+    }
 }
 
 impl SwapDevice {
@@ -608,7 +636,8 @@ impl Swap {
                     inuse += 1;
                     per_cluster[(off / dev.cluster_slots) as usize] += 1;
                 } else {
-                    assert_eq!(w, 0, "device {d} slot {off}: free slot keeps a shadow");
+                    // Clear to the last bit, which `clone` relies on for free clusters.
+                    assert_eq!(dev.slots[off as usize], 0, "device {d} slot {off}: free slot keeps a shadow or mark");
                 }
             }
             assert_eq!(inuse, dev.inuse, "device {d}: inuse counter");

@@ -96,6 +96,9 @@ pub enum ReadaheadPlan {
 ///
 /// Called once per swap-cache miss, so keep `plan` O(1) in the window size. A policy that
 /// needs randomness is handed its own stream when it is built.
+///
+/// Implementors are `Clone` (a `#[derive(Clone)]` does): a simulation copies its policies
+/// and devices when it is forked ([`crate::Simulation::fork`]).
 pub trait Readahead: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// Stable name used in configuration and reports, e.g. `"cluster"`.
     fn kind(&self) -> &'static str;

@@ -33,6 +33,9 @@ impl SwapinView {
 }
 
 /// A swap-in folio size policy.
+///
+/// Implementors are `Clone` (a `#[derive(Clone)]` does): a simulation copies its policies
+/// and devices when it is forked ([`crate::Simulation::fork`]).
 pub trait SwapinSize: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// Name for reports.
     fn name(&self) -> &'static str;

@@ -75,6 +75,9 @@ pub enum ZswapVisit {
 }
 
 /// A zswap protection policy.
+///
+/// Implementors are `Clone` (a `#[derive(Clone)]` does): a simulation copies its policies
+/// and devices when it is forked ([`crate::Simulation::fork`]).
 pub trait ZswapProtection: Debug + Send + dyn_clone::DynClone {
     /// Name for reports.
     fn name(&self) -> &'static str;
