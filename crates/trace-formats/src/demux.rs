@@ -2,7 +2,9 @@
 //!
 //! [`tasks`] reads the trace twice. A first streaming pass ([`summarize`]) finds the
 //! threads (pid and tid pairs) and the trace's summary; a second pass, opened lazily when
-//! the engine first asks a task for an access, feeds the tasks. The threads of one process
+//! the engine first asks a task for an access, feeds the tasks. A trace of at most
+//! [`KEPT_RECORDS_MAX`] records is decoded once: the first pass keeps its records, and the
+//! second reads them from memory. The threads of one process
 //! share an address space (`TaskSpec::address_space` is the pid).
 //!
 //! The task of a trace with one thread reads the trace itself: no lock, no queue, no lookup.
@@ -40,6 +42,10 @@ use swapsim_core::{Access, AccessSource, TaskSpec, TraceError, VirtPage};
 
 /// Records queued for other tasks before the task with the longest queue is detached.
 pub const QUEUED_RECORDS_MAX: usize = 1 << 20;
+
+/// The most records the first pass keeps for the second (40 bytes each, 40 MiB in all). A
+/// longer trace, or one whose format records next accesses, is decoded again instead.
+pub const KEPT_RECORDS_MAX: usize = 1 << 20;
 
 /// How trace timestamps pace the replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,14 +90,19 @@ pub struct TraceSummary {
 /// Memory grows with the number of threads and of distinct pages, never with the number of
 /// records.
 pub fn summarize(source: &mut dyn RecordSource) -> Result<TraceSummary, FormatError> {
-    summarize_with_origin(source).map(|(summary, _)| summary)
+    summarize_with_origin(source, 0).map(|(summary, _, _)| summary)
 }
 
 /// Records the first pass reads at once.
 const SUMMARY_BATCH_RECORDS: usize = 1024;
 
-/// [`summarize`], also returning the earliest time seen.
-fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary, Option<u64>), FormatError> {
+/// [`summarize`], also returning the earliest time seen and, when the trace has at most
+/// `keep_max` records and its format no next-access field, the records.
+fn summarize_with_origin(
+    source: &mut dyn RecordSource,
+    keep_max: usize,
+) -> Result<(TraceSummary, Option<u64>, Option<Vec<Record>>), FormatError> {
+    let mut kept = (keep_max > 0).then(Vec::new);
     let mut records: u64 = 0;
     let mut reads: u64 = 0;
     let mut threads: HashMap<u64, u64, BuildHasherDefault<IdHasher>> = HashMap::default();
@@ -105,6 +116,13 @@ fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary,
     loop {
         batch.clear();
         source.next_records(&mut batch, SUMMARY_BATCH_RECORDS)?;
+        if let Some(records) = &mut kept {
+            if records.len() + batch.len() > keep_max || source.next_access().is_some() {
+                kept = None;
+            } else {
+                records.extend_from_slice(&batch);
+            }
+        }
         for record in &batch {
             records += 1;
             reads += u64::from(!record.write);
@@ -152,7 +170,39 @@ fn summarize_with_origin(source: &mut dyn RecordSource) -> Result<(TraceSummary,
         skipped: source.skipped().clone(),
         declared_pages: source.declared_pages(),
     };
-    Ok((summary, time_range.map(|(lo, _)| lo)))
+    Ok((summary, time_range.map(|(lo, _)| lo), kept))
+}
+
+/// The records a first pass kept, read again from memory.
+struct Kept {
+    records: Arc<[Record]>,
+    at: usize,
+    skipped: SkipCounts,
+    format: Format,
+    declared_pages: Option<u64>,
+}
+
+impl RecordSource for Kept {
+    fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
+        let record = self.records.get(self.at).copied();
+        self.at += usize::from(record.is_some());
+        Ok(record)
+    }
+    fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
+        let end = (self.at + n_max).min(self.records.len());
+        out.extend_from_slice(&self.records[self.at..end]);
+        self.at = end;
+        Ok(())
+    }
+    fn skipped(&self) -> &SkipCounts {
+        &self.skipped
+    }
+    fn format(&self) -> Format {
+        self.format
+    }
+    fn declared_pages(&self) -> Option<u64> {
+        self.declared_pages
+    }
 }
 
 fn thread_key(record: &Record) -> u64 {
@@ -232,7 +282,11 @@ pub fn tasks(
         Arc::new(open),
         name,
         pace,
-        Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: BATCH_RECORDS_MAX },
+        Limits {
+            queued_records_max: QUEUED_RECORDS_MAX,
+            batch_records_max: BATCH_RECORDS_MAX,
+            kept_records_max: KEPT_RECORDS_MAX,
+        },
     )
 }
 
@@ -241,6 +295,7 @@ pub fn tasks(
 struct Limits {
     queued_records_max: usize,
     batch_records_max: usize,
+    kept_records_max: usize,
 }
 
 fn tasks_with_limits(
@@ -250,8 +305,20 @@ fn tasks_with_limits(
     limits: Limits,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
     let mut source = open()?;
-    let (summary, origin_ns) = summarize_with_origin(&mut *source)?;
+    let (summary, origin_ns, kept) = summarize_with_origin(&mut *source, limits.kept_records_max)?;
     drop(source);
+    let open: Arc<OpenFn> = match kept {
+        Some(records) => {
+            let records: Arc<[Record]> = records.into();
+            let (skipped, format, declared_pages) =
+                (summary.skipped.clone(), summary.format, summary.declared_pages);
+            Arc::new(move || -> Result<Box<dyn RecordSource>, FormatError> {
+                let (records, skipped) = (Arc::clone(&records), skipped.clone());
+                Ok(Box::new(Kept { records, at: 0, skipped, format, declared_pages }))
+            })
+        }
+        None => open,
+    };
     let n_tasks = summary.tasks.len();
     // The tasks' batches hold at most about as many records as the queues may (or one
     // batch of BATCH_RECORDS_MAX in all, whichever is more): many threads get small batches.
@@ -706,7 +773,11 @@ mod tests {
     }
 
     fn check(text: &'static str, pace: Pace, expect: Expect) {
-        let limits = Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: BATCH_RECORDS_MAX };
+        let limits = Limits {
+            queued_records_max: QUEUED_RECORDS_MAX,
+            batch_records_max: BATCH_RECORDS_MAX,
+            kept_records_max: 0,
+        };
         let (mut tasks, summary) = tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
         let mut rendered = format!("{summary:?}\n");
         for task in &tasks {
@@ -717,12 +788,12 @@ mod tests {
         for (index, accesses) in received.iter().enumerate() {
             writeln!(rendered, "task {index}:\n{accesses}").expect("writing to a string");
         }
-        // Any consumption order and batch size, with or without detaching, gives each task
-        // the same stream.
+        // Any consumption order and batch size, with or without detaching, read again or
+        // kept from the first pass, gives each task the same stream.
         for queued_records_max in [0, 1, 2, QUEUED_RECORDS_MAX] {
             for batch_records_max in [1, 2, 3, BATCH_RECORDS_MAX] {
-                for round_robin in [false, true] {
-                    let limits = Limits { queued_records_max, batch_records_max };
+                for (round_robin, kept_records_max) in [(false, 0), (true, 0), (false, 3), (true, KEPT_RECORDS_MAX)] {
+                    let limits = Limits { queued_records_max, batch_records_max, kept_records_max };
                     let (mut tasks, _) =
                         tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
                     assert_eq!(
@@ -734,6 +805,25 @@ mod tests {
             }
         }
         expect.assert_eq(&rendered);
+    }
+
+    #[test]
+    fn a_short_trace_is_decoded_once_and_a_longer_one_twice() {
+        let text = "R 1\nW 2\nR 1\nR 3\n";
+        for (kept_records_max, opens) in [(4, 1), (3, 2), (0, 2)] {
+            let n_opens = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counted = Arc::clone(&n_opens);
+            let open: Arc<OpenFn> = Arc::new(move || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                crate::open(Box::new(Cursor::new(text.as_bytes())), OpenOptions::default())
+            });
+            let limits = Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: 2, kept_records_max };
+            let (mut tasks, _) = tasks_with_limits(open, "t", Pace::CpuCost, limits).expect("valid trace");
+            let streams = drain(&mut tasks, false);
+            assert_eq!(streams.len(), 1);
+            assert_eq!(streams[0].lines().count(), 4, "{streams:?}");
+            assert_eq!(n_opens.load(std::sync::atomic::Ordering::Relaxed), opens, "keeping at most {kept_records_max}");
+        }
     }
 
     #[test]
@@ -885,7 +975,8 @@ mod tests {
                         };
                         crate::open(Box::new(Cursor::new(text)), OpenOptions::default())
                     });
-                    let limits = Limits { queued_records_max, batch_records_max };
+                    // A kept trace is read once, so only a streamed one can change.
+                    let limits = Limits { queued_records_max, batch_records_max, kept_records_max: 0 };
                     let (mut tasks, _) = tasks_with_limits(open, "t", Pace::Timestamps, limits)
                         .expect("the first pass is clean");
                     let streams = drain(&mut tasks, round_robin);
