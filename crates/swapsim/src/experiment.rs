@@ -12,17 +12,16 @@
 //! publication did, then checks each published figure it can within a stated tolerance;
 //! only a figure within it is called reproduced.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use swapsim_core::config::{BlockConfig, CpuCosts, LruModel, MachineConfig, MemcgConfig, SwapoffHits};
 use swapsim_core::contents::{Compressor, Contents};
 use swapsim_core::gen::{GeneratorConfig, JobsConfig, Pattern};
 use swapsim_core::report::Outcome as RunOutcome;
 use swapsim_core::thp::ThpSizeEnabled;
-use swapsim_core::{ByteSize, SimReport, Simulation};
+use swapsim_core::{ByteSize, SimReport};
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::{ReadaheadConfig, SwapinConfig, ZswapProtectionConfig};
 
@@ -30,6 +29,7 @@ use crate::progress::Progress;
 use crate::scenario::{
     DeviceSection, Prepared, Scenario, ScenarioFile, ThpSection, WorkloadSection, ZswapSection,
 };
+use crate::shared_start::SharedStart;
 use crate::timeline::{TimelineEntry, TimelineOp, When};
 
 mod verdict;
@@ -414,25 +414,16 @@ fn run_forked(
         .map(|(file, label)| Scenario::from_file(file, label.as_str(), "").prepare())
         .collect::<Result<_>>()?;
     let first = prepared.first().context("no scenario to run")?;
-    let base = guarded(&labels[0], || {
-        let mut sim = Simulation::new(first.setup()?.0).map_err(|err| anyhow!("{err}"))?;
-        if !sim.run_until_op(op).map_err(|err| anyhow!("{err}"))? {
-            bail!("the run ended before its timeline operation {}", op + 1);
-        }
-        Ok(sim)
+    let start = guarded(&labels[0], || {
+        SharedStart::run(first, op)?.with_context(|| {
+            format!("the run ended or swapped a page in before its timeline operation {}", op + 1)
+        })
     })?;
-    // Forks are taken one at a time, so that the shared state need not be `Sync`.
-    let base = Mutex::new(base);
     prepared
         .par_iter()
         .zip(labels)
         .map(|(prepared, label)| {
-            let res = guarded(label, || {
-                let mut sim = base.lock().expect("no fork panicked holding the lock").fork()?;
-                sim.retune_swapin(prepared.setup()?.0)?;
-                while sim.step()? {}
-                Ok(sim.into_report())
-            });
+            let res = guarded(label, || start.finish(prepared));
             runs.one_done();
             res
         })
@@ -1185,7 +1176,10 @@ mod tests {
         let mut seen = Vec::new();
         for ((file, label), forked) in files().zip(&labels).zip(&forked) {
             let alone = run_file(label, file, &runs).unwrap();
-            assert!(alone.operations.iter().any(|o| o.op == "swapoff" && o.pswpin > 0), "{label} swapped off");
+            assert!(
+                alone.operations.iter().any(|o| o.op == "swapoff" && o.pswpin > 0),
+                "{label} swapped off"
+            );
             assert_eq!(json(forked), json(&alone), "{label}");
             seen.push(json(&alone));
         }

@@ -65,6 +65,7 @@ mod overrides;
 pub mod profile;
 pub mod progress;
 mod scenario;
+mod shared_start;
 mod status;
 pub mod sweep;
 mod timeline;

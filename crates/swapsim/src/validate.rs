@@ -32,7 +32,7 @@
 //! [`run_compared`] replays every case under both, for the side-by-side sanity check of
 //! `validate/lru.rs` (no OOM kill, swap-ins of the same order).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -42,7 +42,8 @@ use swapsim_core::stats::{BlockTotals, DirStats, Vmstat};
 use swapsim_core::{Outcome, SimReport};
 
 use crate::progress::Progress;
-use crate::scenario::Scenario;
+use crate::scenario::{Prepared, Scenario};
+use crate::shared_start::{self, SharedStart};
 
 mod lru;
 mod score;
@@ -447,6 +448,11 @@ pub fn run_compared(
 }
 
 /// Replays every case under each of `lrus`, in parallel; per LRU, the cases in order.
+///
+/// Cases whose scenarios differ only in their swap-in knobs (the swapoff cases at several
+/// page-cluster values) share the beginning before their first timeline operation when it
+/// swaps nothing in: it is simulated once and each case continues from a copy of it
+/// ([`SharedStart`]), with the report a run of its own gives.
 fn replay_all(
     cases: &[Case],
     dir: &Path,
@@ -462,18 +468,94 @@ fn replay_all(
         let n = n_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         progress.advanced(n, Some(n_total));
     };
-    let results: Vec<Result<CaseResult>> =
-        jobs.par_iter().map(|&(lru, case)| replay(case, dir, lru)).inspect(|_| done()).collect();
-    let mut results = results.into_iter();
+    let planned: Vec<Planned> =
+        jobs.iter().map(|&(lru, case)| plan(case, dir, lru)).collect::<Result<_>>()?;
+    // Jobs in groups that may share a beginning, each group in job order.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_key: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (j, plan) in planned.iter().enumerate() {
+        match plan.run.as_ref().and_then(|run| run.key.as_deref()) {
+            Some(key) => match by_key.get(key) {
+                Some(&g) => groups[g].push(j),
+                None => {
+                    by_key.insert(key, groups.len());
+                    groups.push(vec![j]);
+                }
+            },
+            None => groups.push(vec![j]),
+        }
+    }
+    let reports: Vec<Vec<(usize, Result<Option<SimReport>>)>> = groups
+        .par_iter()
+        .map(|group| {
+            let runs: Vec<&Prepared> =
+                group.iter().filter_map(|&j| planned[j].run.as_ref().map(|r| &r.prepared)).collect();
+            let start = match runs.as_slice() {
+                [first, _, ..] => {
+                    SharedStart::run(first, 0).with_context(|| format!("case {}", jobs[group[0]].1.id))
+                }
+                _ => Ok(None),
+            };
+            let start = match start {
+                Ok(start) => start,
+                Err(err) => return group.iter().map(|&j| (j, Err(anyhow!("{err:#}")))).collect(),
+            };
+            group
+                .par_iter()
+                .map(|&j| {
+                    let report = match &planned[j].run {
+                        None => Ok(None),
+                        Some(run) => match &start {
+                            Some(start) => start.finish(&run.prepared),
+                            None => run.prepared.run(),
+                        }
+                        .map(Some),
+                    };
+                    done();
+                    (j, report)
+                })
+                .collect()
+        })
+        .collect();
+    let mut by_job: Vec<Option<Result<Option<SimReport>>>> = (0..jobs.len()).map(|_| None).collect();
+    for (j, report) in reports.into_iter().flatten() {
+        by_job[j] = Some(report);
+    }
+    let mut results = planned
+        .into_iter()
+        .zip(by_job)
+        .zip(&jobs)
+        .map(|((plan, report), &(_, case))| {
+            let report = report.context("every job was run")??;
+            match report {
+                Some(report) => compared(case, plan.result, &report),
+                None => Ok(plan.result),
+            }
+        })
+        .collect::<Vec<Result<CaseResult>>>()
+        .into_iter();
     lrus.iter().map(|_| results.by_ref().take(cases.len()).collect::<Result<Vec<_>>>()).collect()
 }
 
-/// Replays one case (or skips it, saying why) and compares its figures.
-fn replay(case: &Case, dir: &Path, lru: LruModel) -> Result<CaseResult> {
+/// A case ready to replay: its result so far, and its scenario unless it is skipped.
+struct Planned {
+    result: CaseResult,
+    run: Option<PlannedRun>,
+}
+
+struct PlannedRun {
+    prepared: Prepared,
+    /// Under which key it may share its beginning with other cases (`shared_start::key`);
+    /// `None` without a timeline, where there is no point to fork at.
+    key: Option<String>,
+}
+
+/// Reads a case into its scenario (or the reason it is skipped).
+fn plan(case: &Case, dir: &Path, lru: LruModel) -> Result<Planned> {
     let kind = case.doc["kind"].as_str().unwrap_or("?").to_string();
     let group = setup::case_group(case)?;
     let kernel_oom_kills = setup::kernel_oom_kills(case)?;
-    let mut result = CaseResult {
+    let result = CaseResult {
         id: case.id.clone(),
         kind,
         group,
@@ -489,15 +571,21 @@ fn replay(case: &Case, dir: &Path, lru: LruModel) -> Result<CaseResult> {
         sim_all: json!({}),
     };
     if result.skipped.is_some() {
-        return Ok(result);
+        return Ok(Planned { result, run: None });
     }
     let mut file = setup::scenario_file(case, dir)?;
     file.lru = lru;
-    let report = Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?.run()?;
-    let sim = sim_shape(case, &report).with_context(|| format!("case {}", case.id))?;
+    let key = if file.timeline.is_empty() { None } else { Some(shared_start::key(&file)?) };
+    let prepared = Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?;
+    Ok(Planned { result, run: Some(PlannedRun { prepared, key }) })
+}
+
+/// Compares a case's replay with the kernel's figures.
+fn compared(case: &Case, mut result: CaseResult, report: &SimReport) -> Result<CaseResult> {
+    let sim = sim_shape(case, report).with_context(|| format!("case {}", case.id))?;
     let (real, real_min, real_max, sim_compared, ratio) = compare(&case.doc["measured"], &sim);
     result.oom_mismatch = oom_mismatch(result.kernel_oom_kills.as_ref(), Some(&report.outcome));
-    result.outcome = Some(report.outcome);
+    result.outcome = Some(report.outcome.clone());
     result.sim = sim_compared;
     result.sim_all = sim;
     result.real = real;

@@ -792,7 +792,9 @@ mod tests {
         // kept from the first pass, gives each task the same stream.
         for queued_records_max in [0, 1, 2, QUEUED_RECORDS_MAX] {
             for batch_records_max in [1, 2, 3, BATCH_RECORDS_MAX] {
-                for (round_robin, kept_records_max) in [(false, 0), (true, 0), (false, 3), (true, KEPT_RECORDS_MAX)] {
+                for (round_robin, kept_records_max) in
+                    [(false, 0), (true, 0), (false, 3), (true, KEPT_RECORDS_MAX)]
+                {
                     let limits = Limits { queued_records_max, batch_records_max, kept_records_max };
                     let (mut tasks, _) =
                         tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
@@ -817,12 +819,17 @@ mod tests {
                 counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 crate::open(Box::new(Cursor::new(text.as_bytes())), OpenOptions::default())
             });
-            let limits = Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: 2, kept_records_max };
+            let limits =
+                Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: 2, kept_records_max };
             let (mut tasks, _) = tasks_with_limits(open, "t", Pace::CpuCost, limits).expect("valid trace");
             let streams = drain(&mut tasks, false);
             assert_eq!(streams.len(), 1);
             assert_eq!(streams[0].lines().count(), 4, "{streams:?}");
-            assert_eq!(n_opens.load(std::sync::atomic::Ordering::Relaxed), opens, "keeping at most {kept_records_max}");
+            assert_eq!(
+                n_opens.load(std::sync::atomic::Ordering::Relaxed),
+                opens,
+                "keeping at most {kept_records_max}"
+            );
         }
     }
 

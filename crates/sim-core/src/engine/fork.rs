@@ -72,9 +72,16 @@ impl Simulation {
         })
     }
 
+    /// Whether a page has been swapped in (a swap fault or swapoff began), after which
+    /// [`Simulation::retune_swapin`] refuses.
+    pub fn has_swapped_in(&self) -> bool {
+        self.swapped_in
+    }
+
     /// Gives a simulation that has not swapped anything in yet the swap-in knobs of
-    /// `variant`: `vm.page-cluster`, swapoff's readahead-hit accounting, and the
-    /// readahead and swap-in size policies. Until the first swap-in nothing has read
+    /// `variant`: `vm.page-cluster`, `vma_ra_enabled` (which only the choice of readahead
+    /// policy reads), swapoff's readahead-hit accounting, and the readahead and swap-in
+    /// size policies. Until the first swap-in nothing has read
     /// them, so the run continues exactly as a run of `variant` from the start would,
     /// provided `variant` is otherwise this simulation's setup; its configuration is
     /// checked for that (the tasks and device models are the caller's to match).
@@ -88,6 +95,7 @@ impl Simulation {
         let mut theirs = variant.config.get().clone();
         theirs.swap.page_cluster = self.mm.cfg.swap.page_cluster;
         theirs.swap.swapoff_readahead_hits = self.mm.cfg.swap.swapoff_readahead_hits;
+        theirs.swap.vma_ra_enabled = self.mm.cfg.swap.vma_ra_enabled;
         if theirs != self.mm.cfg {
             return Err(SimError::Setup(
                 "cannot retune swap-in: the variant's configuration differs in more than its swap-in knobs"
@@ -97,6 +105,7 @@ impl Simulation {
         let swap = &variant.config.get().swap;
         self.mm.cfg.swap.page_cluster = swap.page_cluster;
         self.mm.cfg.swap.swapoff_readahead_hits = swap.swapoff_readahead_hits;
+        self.mm.cfg.swap.vma_ra_enabled = swap.vma_ra_enabled;
         self.policies.readahead = variant.policies.readahead;
         self.policies.swapin = variant.policies.swapin;
         Ok(())

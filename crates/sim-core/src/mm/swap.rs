@@ -637,7 +637,10 @@ impl Swap {
                     per_cluster[(off / dev.cluster_slots) as usize] += 1;
                 } else {
                     // Clear to the last bit, which `clone` relies on for free clusters.
-                    assert_eq!(dev.slots[off as usize], 0, "device {d} slot {off}: free slot keeps a shadow or mark");
+                    assert_eq!(
+                        dev.slots[off as usize], 0,
+                        "device {d} slot {off}: free slot keeps a shadow or mark"
+                    );
                 }
             }
             assert_eq!(inuse, dev.inuse, "device {d}: inuse counter");
