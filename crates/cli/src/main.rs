@@ -645,6 +645,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             }
         }
         Command::Demo(args) => {
+            alloc::keep_freed_memory();
             let started = std::time::Instant::now();
             let runs = demo::run_all()?;
             match args.format {
@@ -663,6 +664,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             )?;
         }
         Command::Validate(args) => {
+            alloc::keep_freed_memory();
             let lru = args.lru.model();
             if args.format == ValidateFormat::Markdown {
                 let (v, cmp) = progress::watch("cases", |bar| {
@@ -685,6 +687,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             }
         }
         Command::Experiment(ExperimentCommand::Run(args)) => {
+            alloc::keep_freed_memory();
             let started = std::time::Instant::now();
             let outcome = progress::watch("runs", |bar| {
                 swapsim::experiment::run_with_progress(&args.name, args.scale, bar)
@@ -732,7 +735,10 @@ fn dispatch(cli: Cli) -> Result<Ended> {
                 tracecmd::write_mrc_table(&mut out, &mrc)?;
             }
         }
-        Command::Sweep(args) => sweepcmd::run_sweep(&mut out, &args)?,
+        Command::Sweep(args) => {
+            alloc::keep_freed_memory();
+            sweepcmd::run_sweep(&mut out, &args)?
+        }
         Command::Merge(args) => sweepcmd::run_merge(&mut out, &args)?,
     }
     out.flush()?;
