@@ -62,6 +62,16 @@ impl LineFormat for TextLines {
     }
 
     fn parse_line(&mut self, line: &[u8]) -> Step {
+        if let Some(step) = self.plain_line(line) {
+            return step;
+        }
+        self.any_line(line)
+    }
+}
+
+impl TextLines {
+    /// Any line, field by field.
+    fn any_line(&self, line: &[u8]) -> Step {
         let mut fields = fields(line);
         let Some((operation_at, operation)) = fields.next() else {
             return Step::Blank;
@@ -124,6 +134,33 @@ impl LineFormat for TextLines {
             }
         }
         Step::Access(LineAccess { pid: 0, tid: 0, time_ns: None, first_page: page, last_page: page, write })
+    }
+}
+
+impl TextLines {
+    /// The common line, `R` or `W`, one space and a decimal page within bounds, read
+    /// without splitting it into fields; `None` for any other line, which the general
+    /// path reads (and words the errors of).
+    #[inline]
+    fn plain_line(&self, line: &[u8]) -> Option<Step> {
+        let [op @ (b'R' | b'W'), b' ', digits @ ..] = line else { return None };
+        // Eleven digits cannot overflow and cover every page up to PAGE_MAX.
+        if digits.is_empty() || digits.len() > 11 {
+            return None;
+        }
+        let mut page = 0u64;
+        for &byte in digits {
+            let digit = byte.wrapping_sub(b'0');
+            if digit > 9 {
+                return None;
+            }
+            page = page * 10 + u64::from(digit);
+        }
+        if page > PAGE_MAX || self.declared_pages.is_some_and(|pages| page >= pages) {
+            return None;
+        }
+        let write = *op == b'W';
+        Some(Step::Access(LineAccess { pid: 0, tid: 0, time_ns: None, first_page: page, last_page: page, write }))
     }
 }
 

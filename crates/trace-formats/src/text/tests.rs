@@ -462,3 +462,26 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The quick reading of plain lines agrees with the field-by-field one wherever it
+    /// answers.
+    #[test]
+    fn plain_lines_read_as_any_line_does(
+        line in "[RW#x0-9 \t]{0,3}[0-9]{0,13}[ x\t]{0,1}",
+        declared in proptest::option::of(0u64..100_000_000_000),
+    ) {
+        let format = TextLines { declared_pages: declared };
+        if let Some(quick) = format.plain_line(line.as_bytes()) {
+            prop_assert_eq!(format!("{quick:?}"), format!("{:?}", format.any_line(line.as_bytes())));
+        }
+    }
+}
+
+#[test]
+fn plain_lines_take_the_quick_path() {
+    let format = TextLines { declared_pages: Some(100) };
+    for (line, quick) in [("R 7", true), ("W 99", true), ("W 100", false), ("R  7", false), ("R 0x7", false), ("r 7", false)] {
+        assert_eq!(format.plain_line(line.as_bytes()).is_some(), quick, "{line}");
+    }
+}
