@@ -23,6 +23,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use swapsim_core::config::{
     BlockConfig, CpuCosts, HibernationConfig, LimitsConfig, LruGenConfig, LruModel, MachineConfig,
     MemcgConfig, SwapConfig, SwapoffHits,
@@ -37,7 +38,7 @@ use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
 use crate::overrides::Override;
 use crate::timeline::{self, CheckedEntry, TimelineEntry};
-use crate::trace::{TraceInput, TraceReport, TraceSource};
+use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource};
 
 mod keys;
 mod resolved;
@@ -504,6 +505,18 @@ impl Prepared {
         match &self.workload {
             Workload::Generator(generator) => Some(generator),
             Workload::Trace(_) | Workload::Jobs(_) => None,
+        }
+    }
+
+    /// Reads the scenario's trace, if it has one, through `cache`, shared with other
+    /// scenarios replaying the same trace, and announces `setups` calls of
+    /// [`Prepared::setup`] to come, after which the cache lets the trace go.
+    pub(crate) fn share_trace_reads(&mut self, cache: &Arc<TraceCache>, setups: usize) {
+        if let Workload::Trace(input) = &mut self.workload {
+            input.cache = Some(Arc::clone(cache));
+            for _ in 0..setups {
+                cache.expect(&input.cache_key());
+            }
         }
     }
 

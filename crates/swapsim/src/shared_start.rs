@@ -98,7 +98,9 @@ mod tests {
     fn scenarios_finished_from_a_shared_start_report_as_run_alone() {
         let variants = [toml(3, "cluster", 0), toml(0, "kernel", 0), toml(5, "vma", 0)];
         let prepared: Vec<Prepared> = variants.iter().map(|t| prepared(t)).collect();
-        let start = SharedStart::run(&prepared[0], 0).unwrap().expect("nothing is swapped in before the limit is lifted");
+        let start = SharedStart::run(&prepared[0], 0)
+            .unwrap()
+            .expect("nothing is swapped in before the limit is lifted");
         let mut alone = Vec::new();
         for p in &prepared {
             let report = p.run().unwrap();

@@ -12,13 +12,14 @@
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use swapsim_core::thp::ThpHint;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
-use swapsim_trace_formats::demux::{self, TraceSummary};
+use swapsim_trace_formats::demux::{self, FirstPass, TraceSummary};
 use swapsim_trace_formats::{Format, FormatError, ObjectMap, OpenOptions, Record, RecordSource, SkipCounts};
 
 /// Most times `--repeat` may replay a trace.
@@ -154,6 +155,59 @@ pub(crate) struct TraceInput {
     pub(crate) pace: Pace,
     /// Replay the whole stream this many times in a row, 1..=[`REPEAT_MAX`].
     pub(crate) repeat: u32,
+    /// First passes shared with other runs of the same trace, if any ([`TraceCache`]).
+    pub(crate) cache: Option<Arc<TraceCache>>,
+}
+
+/// First passes over traces, shared by the runs of one command that replay the same trace
+/// (validate's cases), so that each trace is read once. An entry goes when the last run
+/// that announced it ([`TraceCache::expect`]) has taken it.
+#[derive(Default)]
+pub(crate) struct TraceCache {
+    entries: Mutex<HashMap<String, CacheEntry>>,
+}
+
+#[derive(Default)]
+struct CacheEntry {
+    /// Runs announced and not yet served.
+    waiting: usize,
+    /// Filled by the first run to read the trace; later ones wait on the lock.
+    pass: Arc<Mutex<Option<FirstPass>>>,
+}
+
+impl std::fmt::Debug for TraceCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceCache").finish_non_exhaustive()
+    }
+}
+
+impl TraceCache {
+    /// Announces one more run of the trace `key`.
+    pub(crate) fn expect(&self, key: &str) {
+        self.entries.lock().expect("no cache user panicked").entry(key.to_string()).or_default().waiting += 1;
+    }
+
+    /// The first pass over trace `key`, computed by `read` if no run has yet; the entry is
+    /// dropped once every announced run has been served.
+    fn first_pass(&self, key: &str, read: impl FnOnce() -> Result<FirstPass>) -> Result<FirstPass> {
+        let pass = {
+            let mut entries = self.entries.lock().expect("no cache user panicked");
+            let entry = entries.entry(key.to_string()).or_default();
+            entry.waiting = entry.waiting.saturating_sub(1);
+            let pass = Arc::clone(&entry.pass);
+            if entry.waiting == 0 {
+                entries.remove(key);
+            }
+            pass
+        };
+        let mut pass = pass.lock().expect("no cache user panicked");
+        if let Some(first) = &*pass {
+            return Ok(first.clone());
+        }
+        let first = read()?;
+        *pass = Some(first.clone());
+        Ok(first)
+    }
 }
 
 /// What a run says about the trace it replayed: the `trace` object of a run report.
@@ -184,6 +238,16 @@ pub struct TaskCount {
 }
 
 impl TraceInput {
+    /// What identifies the trace's first pass in a [`TraceCache`]: its source and how it
+    /// is read.
+    pub(crate) fn cache_key(&self) -> String {
+        let source = match &self.source {
+            TraceSource::File(path) => format!("file {}", path.display()),
+            TraceSource::Embedded { name, .. } => format!("embedded {name}"),
+        };
+        format!("{source} {:?} {}", self.open_options(), self.repeat)
+    }
+
     /// The options the trace reader is opened with.
     pub(crate) fn open_options(&self) -> OpenOptions {
         OpenOptions {
@@ -232,8 +296,13 @@ impl TraceInput {
             swapsim_trace_formats::read_ahead(Box::new(Repeat::new(records, reopen, repeat)))
         };
         let reopen = open.clone();
-        let (mut tasks, summary) =
-            demux::tasks(open, &name, self.pace.demux()).with_context(|| format!("trace {name}"))?;
+        let read = || demux::first_pass(&open).with_context(|| format!("trace {name}"));
+        let first = match &self.cache {
+            Some(cache) => cache.first_pass(&self.cache_key(), read)?,
+            None => read()?,
+        };
+        let (mut tasks, summary) = demux::tasks_after(&first, open, &name, self.pace.demux())
+            .with_context(|| format!("trace {name}"))?;
         if next_uses {
             let mut records = reopen().with_context(|| format!("trace {name}"))?;
             let per_thread = crate::next_use::per_thread(&mut *records, &summary.tasks, &name)?;
@@ -455,6 +524,27 @@ mod tests {
         assert_eq!(check(records, 1), "None 5\nNone 6\nskipped {}");
     }
 
+    /// Announced runs share one read of the trace; once all are served the entry goes.
+    #[test]
+    fn a_trace_cache_reads_each_trace_once_for_the_runs_announced() {
+        let cache = TraceCache::default();
+        let reads = std::cell::Cell::new(0);
+        let input = embedded(b"R 1\nW 2\n", 1);
+        let read = || {
+            reads.set(reads.get() + 1);
+            let open = || swapsim_trace_formats::open(input.source.raw()?, input.open_options());
+            demux::first_pass(&open).map_err(anyhow::Error::from)
+        };
+        cache.expect("k");
+        cache.expect("k");
+        let first = cache.first_pass("k", read).unwrap();
+        let second = cache.first_pass("k", read).unwrap();
+        assert_eq!((reads.get(), first.summary(), first.summary().records), (1, second.summary(), 2));
+        assert!(cache.entries.lock().unwrap().is_empty(), "served runs leave nothing behind");
+        cache.first_pass("k", read).unwrap();
+        assert_eq!(reads.get(), 2, "an unannounced run reads the trace itself");
+    }
+
     /// A text trace built into the test, read `repeat` times with default flags.
     fn embedded(bytes: &'static [u8], repeat: u32) -> TraceInput {
         TraceInput {
@@ -467,6 +557,7 @@ mod tests {
             madvise: ThpHint::Default,
             pace: Pace::Cpu,
             repeat,
+            cache: None,
         }
     }
 

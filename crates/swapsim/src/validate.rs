@@ -44,6 +44,8 @@ use swapsim_core::{Outcome, SimReport};
 use crate::progress::Progress;
 use crate::scenario::{Prepared, Scenario};
 use crate::shared_start::{self, SharedStart};
+use crate::trace::TraceCache;
+use std::sync::Arc;
 
 mod lru;
 mod score;
@@ -468,7 +470,7 @@ fn replay_all(
         let n = n_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         progress.advanced(n, Some(n_total));
     };
-    let planned: Vec<Planned> =
+    let mut planned: Vec<Planned> =
         jobs.iter().map(|&(lru, case)| plan(case, dir, lru)).collect::<Result<_>>()?;
     // Jobs in groups that may share a beginning, each group in job order.
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -483,6 +485,16 @@ fn replay_all(
                 }
             },
             None => groups.push(vec![j]),
+        }
+    }
+    // Cases replaying the same trace read it once. The first case of a shared group sets
+    // its trace up twice: for the shared beginning, then for its own end.
+    let traces = Arc::new(TraceCache::default());
+    for group in &groups {
+        for (k, &j) in group.iter().enumerate() {
+            if let Some(run) = &mut planned[j].run {
+                run.prepared.share_trace_reads(&traces, if k == 0 && group.len() > 1 { 2 } else { 1 });
+            }
         }
     }
     let reports: Vec<Vec<(usize, Result<Option<SimReport>>)>> = groups

@@ -90,18 +90,15 @@ pub struct TraceSummary {
 /// Memory grows with the number of threads and of distinct pages, never with the number of
 /// records.
 pub fn summarize(source: &mut dyn RecordSource) -> Result<TraceSummary, FormatError> {
-    summarize_with_origin(source, 0).map(|(summary, _, _)| summary)
+    summarize_with_origin(source, 0).map(|first| first.summary)
 }
 
 /// Records the first pass reads at once.
 const SUMMARY_BATCH_RECORDS: usize = 1024;
 
-/// [`summarize`], also returning the earliest time seen and, when the trace has at most
+/// [`summarize`], also finding the earliest time seen and, when the trace has at most
 /// `keep_max` records and its format no next-access field, the records.
-fn summarize_with_origin(
-    source: &mut dyn RecordSource,
-    keep_max: usize,
-) -> Result<(TraceSummary, Option<u64>, Option<Vec<Record>>), FormatError> {
+fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Result<FirstPass, FormatError> {
     let mut kept = (keep_max > 0).then(Vec::new);
     let mut records: u64 = 0;
     let mut reads: u64 = 0;
@@ -170,7 +167,7 @@ fn summarize_with_origin(
         skipped: source.skipped().clone(),
         declared_pages: source.declared_pages(),
     };
-    Ok((summary, time_range.map(|(lo, _)| lo), kept))
+    Ok(FirstPass { summary, origin_ns: time_range.map(|(lo, _)| lo), records: kept.map(Into::into) })
 }
 
 /// The records a first pass kept, read again from memory.
@@ -298,18 +295,73 @@ struct Limits {
     kept_records_max: usize,
 }
 
+/// What the first pass of [`tasks`] found ([`first_pass`]): the trace's summary and, for a
+/// trace of at most [`KEPT_RECORDS_MAX`] records, the records. A caller that replays one
+/// trace several times keeps it and builds each replay's tasks from it ([`tasks_after`]),
+/// so that the trace is read once.
+#[derive(Clone, Debug)]
+pub struct FirstPass {
+    summary: TraceSummary,
+    origin_ns: Option<u64>,
+    records: Option<Arc<[Record]>>,
+}
+
+impl FirstPass {
+    /// The trace's summary.
+    pub fn summary(&self) -> &TraceSummary {
+        &self.summary
+    }
+}
+
+/// The first pass of [`tasks`] over the trace `open` opens.
+pub fn first_pass(
+    open: &dyn Fn() -> Result<Box<dyn RecordSource>, FormatError>,
+) -> Result<FirstPass, FormatError> {
+    first_pass_keeping(open, KEPT_RECORDS_MAX)
+}
+
+fn first_pass_keeping(
+    open: &dyn Fn() -> Result<Box<dyn RecordSource>, FormatError>,
+    kept_records_max: usize,
+) -> Result<FirstPass, FormatError> {
+    summarize_with_origin(&mut *open()?, kept_records_max)
+}
+
+/// The tasks of [`tasks`], built from its first pass `first` over the trace `open` opens.
+pub fn tasks_after(
+    first: &FirstPass,
+    open: impl Fn() -> Result<Box<dyn RecordSource>, FormatError> + Send + Sync + 'static,
+    name: &str,
+    pace: Pace,
+) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
+    let limits = Limits {
+        queued_records_max: QUEUED_RECORDS_MAX,
+        batch_records_max: BATCH_RECORDS_MAX,
+        kept_records_max: KEPT_RECORDS_MAX,
+    };
+    Ok(build_tasks(first, Arc::new(open), name, pace, limits))
+}
+
 fn tasks_with_limits(
     open: Arc<OpenFn>,
     name: &str,
     pace: Pace,
     limits: Limits,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
-    let mut source = open()?;
-    let (summary, origin_ns, kept) = summarize_with_origin(&mut *source, limits.kept_records_max)?;
-    drop(source);
-    let open: Arc<OpenFn> = match kept {
+    let first = first_pass_keeping(&*open, limits.kept_records_max)?;
+    Ok(build_tasks(&first, open, name, pace, limits))
+}
+
+fn build_tasks(
+    first: &FirstPass,
+    open: Arc<OpenFn>,
+    name: &str,
+    pace: Pace,
+    limits: Limits,
+) -> (Vec<TaskSpec>, TraceSummary) {
+    let FirstPass { summary, origin_ns, records } = first.clone();
+    let open: Arc<OpenFn> = match records {
         Some(records) => {
-            let records: Arc<[Record]> = records.into();
             let (skipped, format, declared_pages) =
                 (summary.skipped.clone(), summary.format, summary.declared_pages);
             Arc::new(move || -> Result<Box<dyn RecordSource>, FormatError> {
@@ -375,7 +427,7 @@ fn tasks_with_limits(
             task
         })
         .collect();
-    Ok((tasks, summary))
+    (tasks, summary)
 }
 
 /// The error that ended a stream, kept to be handed out again.

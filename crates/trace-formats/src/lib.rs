@@ -51,7 +51,7 @@ pub mod record;
 mod testutil;
 pub mod text;
 
-pub use demux::{summarize, tasks, Pace, TraceSummary};
+pub use demux::{first_pass, summarize, tasks, tasks_after, FirstPass, Pace, TraceSummary};
 pub use detect::open;
 pub use error::FormatError;
 pub use format::Format;

@@ -160,7 +160,14 @@ impl TextLines {
             return None;
         }
         let write = *op == b'W';
-        Some(Step::Access(LineAccess { pid: 0, tid: 0, time_ns: None, first_page: page, last_page: page, write }))
+        Some(Step::Access(LineAccess {
+            pid: 0,
+            tid: 0,
+            time_ns: None,
+            first_page: page,
+            last_page: page,
+            write,
+        }))
     }
 }
 

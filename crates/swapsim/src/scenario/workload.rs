@@ -208,6 +208,7 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
         madvise: section.madvise.unwrap_or_default(),
         pace,
         repeat,
+        cache: None,
     };
     let resolved = ResolvedWorkload::of_trace(written, &input);
     Ok((Workload::Trace(input), resolved))

@@ -481,7 +481,9 @@ proptest! {
 #[test]
 fn plain_lines_take_the_quick_path() {
     let format = TextLines { declared_pages: Some(100) };
-    for (line, quick) in [("R 7", true), ("W 99", true), ("W 100", false), ("R  7", false), ("R 0x7", false), ("r 7", false)] {
+    for (line, quick) in
+        [("R 7", true), ("W 99", true), ("W 100", false), ("R  7", false), ("R 0x7", false), ("r 7", false)]
+    {
         assert_eq!(format.plain_line(line.as_bytes()).is_some(), quick, "{line}");
     }
 }
