@@ -296,7 +296,8 @@ impl TraceInput {
             swapsim_trace_formats::read_ahead(Box::new(Repeat::new(records, reopen, repeat)))
         };
         let reopen = open.clone();
-        let read = || demux::first_pass(&open).with_context(|| format!("trace {name}"));
+        // Records are kept only for a trace that other runs replay too.
+        let read = || demux::first_pass(&open, self.cache.is_some()).with_context(|| format!("trace {name}"));
         let first = match &self.cache {
             Some(cache) => cache.first_pass(&self.cache_key(), read)?,
             None => read()?,
@@ -533,7 +534,7 @@ mod tests {
         let read = || {
             reads.set(reads.get() + 1);
             let open = || swapsim_trace_formats::open(input.source.raw()?, input.open_options());
-            demux::first_pass(&open).map_err(anyhow::Error::from)
+            demux::first_pass(&open, true).map_err(anyhow::Error::from)
         };
         cache.expect("k");
         cache.expect("k");

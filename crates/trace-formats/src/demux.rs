@@ -2,9 +2,11 @@
 //!
 //! [`tasks`] reads the trace twice. A first streaming pass ([`summarize`]) finds the
 //! threads (pid and tid pairs) and the trace's summary; a second pass, opened lazily when
-//! the engine first asks a task for an access, feeds the tasks. A trace of at most
-//! [`KEPT_RECORDS_MAX`] records is decoded once: the first pass keeps its records, and the
-//! second reads them from memory. The threads of one process
+//! the engine first asks a task for an access, feeds the tasks. A caller that replays one
+//! trace several times runs the first pass once ([`first_pass`]) and builds each replay's
+//! tasks from it ([`tasks_after`]); asked to, the first pass keeps the records of a trace
+//! of at most [`KEPT_RECORDS_MAX`], which the replays then read from memory instead of
+//! decoding the trace again. The threads of one process
 //! share an address space (`TaskSpec::address_space` is the pid).
 //!
 //! The task of a trace with one thread reads the trace itself: no lock, no queue, no lookup.
@@ -43,7 +45,7 @@ use swapsim_core::{Access, AccessSource, TaskSpec, TraceError, VirtPage};
 /// Records queued for other tasks before the task with the longest queue is detached.
 pub const QUEUED_RECORDS_MAX: usize = 1 << 20;
 
-/// The most records the first pass keeps for the second (40 bytes each, 40 MiB in all). A
+/// The most records a first pass asked to keep them keeps (40 bytes each, 40 MiB in all). A
 /// longer trace, or one whose format records next accesses, is decoded again instead.
 pub const KEPT_RECORDS_MAX: usize = 1 << 20;
 
@@ -99,7 +101,9 @@ const SUMMARY_BATCH_RECORDS: usize = 1024;
 /// [`summarize`], also finding the earliest time seen and, when the trace has at most
 /// `keep_max` records and its format no next-access field, the records.
 fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Result<FirstPass, FormatError> {
-    let mut kept = (keep_max > 0).then(Vec::new);
+    // The batches themselves are kept, not copied.
+    let mut kept: Option<Vec<Vec<Record>>> = (keep_max > 0).then(Vec::new);
+    let mut n_kept = 0usize;
     let mut records: u64 = 0;
     let mut reads: u64 = 0;
     let mut threads: HashMap<u64, u64, BuildHasherDefault<IdHasher>> = HashMap::default();
@@ -113,14 +117,19 @@ fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Resu
     loop {
         batch.clear();
         source.next_records(&mut batch, SUMMARY_BATCH_RECORDS)?;
-        if let Some(records) = &mut kept {
-            if records.len() + batch.len() > keep_max || source.next_access().is_some() {
-                kept = None;
-            } else {
-                records.extend_from_slice(&batch);
-            }
+        let full = batch.len() == SUMMARY_BATCH_RECORDS;
+        if kept.is_some() && (n_kept + batch.len() > keep_max || source.next_access().is_some()) {
+            kept = None;
         }
-        for record in &batch {
+        let batch_ref = match &mut kept {
+            Some(chunks) if !batch.is_empty() => {
+                n_kept += batch.len();
+                chunks.push(std::mem::replace(&mut batch, Vec::with_capacity(SUMMARY_BATCH_RECORDS)));
+                chunks.last().expect("just pushed")
+            }
+            _ => &batch,
+        };
+        for record in batch_ref {
             records += 1;
             reads += u64::from(!record.write);
             let key = thread_key(record);
@@ -141,7 +150,7 @@ fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Resu
                 time_hi = time_hi.max(time_ns);
             }
         }
-        if batch.len() < SUMMARY_BATCH_RECORDS {
+        if !full {
             break;
         }
     }
@@ -167,12 +176,15 @@ fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Resu
         skipped: source.skipped().clone(),
         declared_pages: source.declared_pages(),
     };
-    Ok(FirstPass { summary, origin_ns: time_range.map(|(lo, _)| lo), records: kept.map(Into::into) })
+    Ok(FirstPass { summary, origin_ns: time_range.map(|(lo, _)| lo), records: kept.map(Arc::new) })
 }
 
 /// The records a first pass kept, read again from memory.
 struct Kept {
-    records: Arc<[Record]>,
+    /// The first pass's batches, in order.
+    records: Arc<Vec<Vec<Record>>>,
+    /// The next record: its batch and its place in it.
+    chunk: usize,
     at: usize,
     skipped: SkipCounts,
     format: Format,
@@ -181,14 +193,22 @@ struct Kept {
 
 impl RecordSource for Kept {
     fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        let record = self.records.get(self.at).copied();
-        self.at += usize::from(record.is_some());
-        Ok(record)
+        let mut one = Vec::with_capacity(1);
+        self.next_records(&mut one, 1)?;
+        Ok(one.pop())
     }
     fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
-        let end = (self.at + n_max).min(self.records.len());
-        out.extend_from_slice(&self.records[self.at..end]);
-        self.at = end;
+        let mut wanted = n_max;
+        while wanted > 0 {
+            let Some(chunk) = self.records.get(self.chunk) else { break };
+            let end = (self.at + wanted).min(chunk.len());
+            out.extend_from_slice(&chunk[self.at..end]);
+            wanted -= end - self.at;
+            self.at = end;
+            if self.at == chunk.len() {
+                (self.chunk, self.at) = (self.chunk + 1, 0);
+            }
+        }
         Ok(())
     }
     fn skipped(&self) -> &SkipCounts {
@@ -282,7 +302,7 @@ pub fn tasks(
         Limits {
             queued_records_max: QUEUED_RECORDS_MAX,
             batch_records_max: BATCH_RECORDS_MAX,
-            kept_records_max: KEPT_RECORDS_MAX,
+            kept_records_max: 0,
         },
     )
 }
@@ -295,15 +315,15 @@ struct Limits {
     kept_records_max: usize,
 }
 
-/// What the first pass of [`tasks`] found ([`first_pass`]): the trace's summary and, for a
-/// trace of at most [`KEPT_RECORDS_MAX`] records, the records. A caller that replays one
-/// trace several times keeps it and builds each replay's tasks from it ([`tasks_after`]),
-/// so that the trace is read once.
+/// What the first pass of [`tasks`] found ([`first_pass`]): the trace's summary and, when
+/// asked for and the trace has at most [`KEPT_RECORDS_MAX`] records, the records. A caller
+/// that replays one trace several times keeps it and builds each replay's tasks from it
+/// ([`tasks_after`]), so that the trace is read once.
 #[derive(Clone, Debug)]
 pub struct FirstPass {
     summary: TraceSummary,
     origin_ns: Option<u64>,
-    records: Option<Arc<[Record]>>,
+    records: Option<Arc<Vec<Vec<Record>>>>,
 }
 
 impl FirstPass {
@@ -313,11 +333,13 @@ impl FirstPass {
     }
 }
 
-/// The first pass of [`tasks`] over the trace `open` opens.
+/// The first pass of [`tasks`] over the trace `open` opens; with `keep`, it keeps the
+/// records of a trace short enough ([`KEPT_RECORDS_MAX`]) for the replays to read.
 pub fn first_pass(
     open: &dyn Fn() -> Result<Box<dyn RecordSource>, FormatError>,
+    keep: bool,
 ) -> Result<FirstPass, FormatError> {
-    first_pass_keeping(open, KEPT_RECORDS_MAX)
+    first_pass_keeping(open, if keep { KEPT_RECORDS_MAX } else { 0 })
 }
 
 fn first_pass_keeping(
@@ -366,7 +388,7 @@ fn build_tasks(
                 (summary.skipped.clone(), summary.format, summary.declared_pages);
             Arc::new(move || -> Result<Box<dyn RecordSource>, FormatError> {
                 let (records, skipped) = (Arc::clone(&records), skipped.clone());
-                Ok(Box::new(Kept { records, at: 0, skipped, format, declared_pages }))
+                Ok(Box::new(Kept { records, chunk: 0, at: 0, skipped, format, declared_pages }))
             })
         }
         None => open,
