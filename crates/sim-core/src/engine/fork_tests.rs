@@ -2,13 +2,14 @@
 //! as a separate run of its variant would.
 
 use crate::config::CoreConfig;
+use crate::engine::ops::tests::in_turn;
 use crate::engine::tests::{config, Aligned8, FixedLatency};
 use crate::engine::{Setup, SimReport, Simulation, TaskSpec};
 use crate::error::SimError;
 use crate::ids::VirtPage;
 use crate::policy::readahead::{NoReadahead, Readahead};
 use crate::policy::Policies;
-use crate::timeline::{Operation, TimelineOp, Trigger};
+use crate::timeline::Operation;
 use crate::workload::{Access, RegionSpec};
 
 const PAGES: u64 = 256;
@@ -16,15 +17,8 @@ const PAGES: u64 = 256;
 /// One task writes `PAGES` pages once under a 64-page limit and then reads `reread` of
 /// them again; at the workload's end the limit is lifted and the device swapped off.
 fn setup(cfg: CoreConfig, readahead: Box<dyn Readahead>, reread: u64) -> Setup {
-    let ops = [Operation::SetMemcgLimit(None), Operation::Swapoff { device: "swap0".into() }];
-    let timeline = ops
-        .into_iter()
-        .enumerate()
-        .map(|(i, op)| TimelineOp {
-            trigger: if i == 0 { Trigger::WorkloadEnd } else { Trigger::AfterPrevious },
-            op,
-        })
-        .collect();
+    let timeline =
+        in_turn(vec![Operation::SetMemcgLimit(None), Operation::Swapoff { device: "swap0".into() }]);
     let writes = (0..PAGES).map(|p| Access { vpage: VirtPage(p), write: true, think_ns: None });
     let reads = (0..reread).map(|p| Access { vpage: VirtPage(p), write: false, think_ns: None });
     Setup {

@@ -9,7 +9,7 @@ mod hibernate;
 mod reclaim;
 mod swapoff;
 #[cfg(test)]
-mod tests;
+pub(in crate::engine) mod tests;
 
 pub(crate) use hibernate::{HibTask, Hibernation};
 pub(crate) use reclaim::ShrinkAll;

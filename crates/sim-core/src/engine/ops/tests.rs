@@ -17,6 +17,17 @@ fn roomy() -> CoreConfig {
     config(4096, 4096)
 }
 
+/// `ops` one after another, the first at the workload's end.
+pub(in crate::engine) fn in_turn(ops: Vec<Operation>) -> Vec<TimelineOp> {
+    ops.into_iter()
+        .enumerate()
+        .map(|(i, op)| TimelineOp {
+            trigger: if i == 0 { Trigger::WorkloadEnd } else { Trigger::AfterPrevious },
+            op,
+        })
+        .collect()
+}
+
 /// One task writes `pages` pages once; at the workload's end `ops` run one after another.
 /// Every device has a fixed service time of `ns`. Invariants are checked after every event.
 fn check(
@@ -27,14 +38,7 @@ fn check(
     ops: Vec<Operation>,
 ) -> SimReport {
     let n_devices = cfg.devices.len();
-    let timeline = ops
-        .into_iter()
-        .enumerate()
-        .map(|(i, op)| TimelineOp {
-            trigger: if i == 0 { Trigger::WorkloadEnd } else { Trigger::AfterPrevious },
-            op,
-        })
-        .collect();
+    let timeline = in_turn(ops);
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
