@@ -20,12 +20,13 @@ pub(crate) struct SharedStart {
 
 impl SharedStart {
     /// Simulates `first` until its timeline operation `op` (from 0) is due. `None` when
-    /// its run ends first or swaps a page in before then: the swap-in knobs were read, so
-    /// scenarios that differ in them do not share that beginning.
+    /// its run ends first, swaps a page in before then (the swap-in knobs were read), or
+    /// runs an operation that sets one: scenarios that differ in them do not share that
+    /// beginning.
     pub(crate) fn run(first: &Prepared, op: usize) -> Result<Option<SharedStart>> {
         let mut sim = Simulation::new(first.setup()?.0).map_err(|err| anyhow!("{err}"))?;
         let due = sim.run_until_op(op).map_err(|err| anyhow!("{err}"))?;
-        Ok((due && !sim.has_swapped_in()).then(|| SharedStart { base: Mutex::new(sim) }))
+        Ok((due && sim.can_retune_swapin()).then(|| SharedStart { base: Mutex::new(sim) }))
     }
 
     /// The report of `variant`, continued from a copy of the shared beginning with its own

@@ -69,28 +69,45 @@ impl Simulation {
             after_ends: self.after_ends.clone(),
             window_scratch: Vec::new(),
             swapped_in: self.swapped_in,
+            swapin_knobs_set: self.swapin_knobs_set,
         })
     }
 
-    /// Whether a page has been swapped in (a swap fault or swapoff began), after which
-    /// [`Simulation::retune_swapin`] refuses.
-    pub fn has_swapped_in(&self) -> bool {
-        self.swapped_in
+    /// Whether [`Simulation::retune_swapin`] may still give the simulation other swap-in
+    /// knobs: no page has been swapped in yet (a swap fault or swapoff would have read
+    /// them), and no timeline operation has set one (the retuned knobs would undo it).
+    pub fn can_retune_swapin(&self) -> bool {
+        !self.swapped_in && !self.swapin_knobs_set
     }
 
     /// Gives a simulation that has not swapped anything in yet the swap-in knobs of
     /// `variant`: `vm.page-cluster`, `vma_ra_enabled` (which only the choice of readahead
     /// policy reads), swapoff's readahead-hit accounting, and the readahead and swap-in
-    /// size policies. Until the first swap-in nothing has read
-    /// them, so the run continues exactly as a run of `variant` from the start would,
-    /// provided `variant` is otherwise this simulation's setup; its configuration is
-    /// checked for that (the tasks and device models are the caller's to match).
+    /// size policies, and the timeline operations not started yet (whose readahead policies
+    /// are the variant's own). Until the first swap-in nothing has read the knobs, so the
+    /// run continues exactly as a run of `variant` from the start would, provided
+    /// `variant` is otherwise this simulation's setup; its configuration and the length of
+    /// its timeline are checked for that (the tasks, device models and the operations that
+    /// already ran are the caller's to match).
     ///
-    /// Fails once a page has been swapped in (a swap fault or swapoff began), or when
-    /// `variant`'s configuration differs in anything else.
+    /// Fails unless [`Simulation::can_retune_swapin`], or when `variant`'s configuration
+    /// differs in anything else.
     pub fn retune_swapin(&mut self, variant: Setup) -> Result<(), SimError> {
         if self.swapped_in {
             return Err(SimError::Setup("cannot retune swap-in: pages were already swapped in".into()));
+        }
+        if self.swapin_knobs_set {
+            return Err(SimError::Setup(
+                "cannot retune swap-in: a timeline operation already set page-cluster or the readahead policy"
+                    .into(),
+            ));
+        }
+        if variant.timeline.len() != self.timeline.len() {
+            return Err(SimError::Setup(format!(
+                "cannot retune swap-in: the variant has {} timeline operations, this run {}",
+                variant.timeline.len(),
+                self.timeline.len()
+            )));
         }
         let mut theirs = variant.config.get().clone();
         theirs.swap.page_cluster = self.mm.cfg.swap.page_cluster;
@@ -108,6 +125,11 @@ impl Simulation {
         self.mm.cfg.swap.vma_ra_enabled = swap.vma_ra_enabled;
         self.policies.readahead = variant.policies.readahead;
         self.policies.swapin = variant.policies.swapin;
+        for (mine, theirs) in self.timeline.iter_mut().zip(variant.timeline) {
+            if mine.is_some() {
+                *mine = Some(theirs);
+            }
+        }
         Ok(())
     }
 }

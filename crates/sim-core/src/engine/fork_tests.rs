@@ -17,8 +17,13 @@ const PAGES: u64 = 256;
 /// One task writes `PAGES` pages once under a 64-page limit and then reads `reread` of
 /// them again; at the workload's end the limit is lifted and the device swapped off.
 fn setup(cfg: CoreConfig, readahead: Box<dyn Readahead>, reread: u64) -> Setup {
-    let timeline =
-        in_turn(vec![Operation::SetMemcgLimit(None), Operation::Swapoff { device: "swap0".into() }]);
+    let ops = vec![Operation::SetMemcgLimit(None), Operation::Swapoff { device: "swap0".into() }];
+    setup_with(cfg, readahead, reread, ops)
+}
+
+/// [`setup`] with the timeline `ops`, one after another from the workload's end.
+fn setup_with(cfg: CoreConfig, readahead: Box<dyn Readahead>, reread: u64, ops: Vec<Operation>) -> Setup {
+    let timeline = in_turn(ops);
     let writes = (0..PAGES).map(|p| Access { vpage: VirtPage(p), write: true, think_ns: None });
     let reads = (0..reread).map(|p| Access { vpage: VirtPage(p), write: false, think_ns: None });
     Setup {
@@ -113,4 +118,43 @@ fn forking_a_task_whose_stream_does_not_fork_is_refused() {
 fn run_until_op_reports_a_run_that_ends_first() {
     let mut sim = Simulation::new(setup(with_page_cluster(3), Box::new(Aligned8), 0)).unwrap();
     assert!(!sim.run_until_op(5).unwrap());
+}
+
+/// Operations not started at the fork are the variant's: here each variant's own readahead
+/// policy, set after the limit is lifted.
+#[test]
+fn a_retuned_fork_runs_the_variants_pending_operations() {
+    let ops = |readahead: Box<dyn Readahead>| {
+        vec![
+            Operation::SetMemcgLimit(None),
+            Operation::SetReadahead(readahead),
+            Operation::Swapoff { device: "swap0".into() },
+        ]
+    };
+    let variant = || setup_with(with_page_cluster(3), Box::new(Aligned8), 0, ops(Box::new(NoReadahead)));
+    let alone = finish(Simulation::new(variant()).unwrap());
+    let mut base =
+        Simulation::new(setup_with(with_page_cluster(3), Box::new(Aligned8), 0, ops(Box::new(Aligned8))))
+            .unwrap();
+    assert!(base.run_until_op(1).unwrap());
+    let mut fork = base.fork().unwrap();
+    fork.retune_swapin(variant()).unwrap();
+    assert_eq!(json(&finish(fork)), json(&alone));
+    assert_ne!(json(&finish(base)), json(&alone), "the pending operation decides");
+}
+
+#[test]
+fn a_knob_set_by_an_operation_before_the_fork_prevents_retuning() {
+    let ops = vec![
+        Operation::SetPageCluster(1),
+        Operation::SetMemcgLimit(None),
+        Operation::Swapoff { device: "swap0".into() },
+    ];
+    let mut base =
+        Simulation::new(setup_with(with_page_cluster(3), Box::new(Aligned8), 0, ops.clone())).unwrap();
+    assert!(base.run_until_op(2).unwrap());
+    assert!(!base.can_retune_swapin());
+    let err =
+        base.retune_swapin(setup_with(with_page_cluster(0), Box::new(NoReadahead), 0, ops)).unwrap_err();
+    assert!(err.to_string().contains("already set page-cluster"), "{err}");
 }

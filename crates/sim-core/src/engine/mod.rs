@@ -179,6 +179,9 @@ pub struct Simulation {
     /// A page has been swapped in (a swap fault or swapoff began): the swap-in knobs have
     /// been read, so [`Simulation::retune_swapin`] would change the past.
     swapped_in: bool,
+    /// A timeline operation has set a swap-in knob (page-cluster, the readahead policy),
+    /// which a retuned fork would lose.
+    swapin_knobs_set: bool,
 }
 
 impl std::fmt::Debug for Simulation {

@@ -183,6 +183,7 @@ impl Simulation {
             },
             window_scratch: Vec::new(),
             swapped_in: false,
+            swapin_knobs_set: false,
         };
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].state == TaskState::Runnable {

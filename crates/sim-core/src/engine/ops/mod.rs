@@ -129,8 +129,14 @@ impl Simulation {
                     None => report.result = format!("no swap device named \"{device}\""),
                 }
             }
-            Operation::SetPageCluster(pc) => self.mm.cfg.swap.page_cluster = pc,
-            Operation::SetReadahead(policy) => self.policies.readahead = policy,
+            Operation::SetPageCluster(pc) => {
+                self.mm.cfg.swap.page_cluster = pc;
+                self.swapin_knobs_set = true;
+            }
+            Operation::SetReadahead(policy) => {
+                self.policies.readahead = policy;
+                self.swapin_knobs_set = true;
+            }
             Operation::SetMemcgLimit(limit) => {
                 self.mm.memcg_limit = limit;
                 if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage > l) {
