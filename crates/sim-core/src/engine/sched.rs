@@ -47,7 +47,9 @@ impl Simulation {
                 self.mm.swap.prefetch_slot(slot);
             }
         }
+        self.lru.warm_tails();
         // The loop above leaves at least one answer.
+        let task = &mut self.tasks[t];
         let Ahead { next, next_use, .. } = task.ahead.pop_front().expect("an answer was read ahead");
         task.next_use = next_use;
         next

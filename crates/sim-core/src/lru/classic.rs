@@ -25,7 +25,7 @@
 //! timer of its own, and no other reader forces one (the ratelimited flushes of the
 //! kernel only act when the periodic worker is a full cycle late).
 
-use super::list::{Links, List};
+use super::list::{Links, List, NIL};
 use super::{Fate, Lru, LruSizes, Placement, ScanControl};
 use crate::ids::Pfn;
 use crate::mm::frames::flag;
@@ -72,7 +72,14 @@ pub(crate) struct ClassicLru {
     /// page, not `SWAP_CLUSTER_MAX`: with no readahead its misses are a textbook LRU
     /// cache's. A reference model for tests and comparisons, not a kernel policy.
     exact: bool,
+    /// Per list, where the warming walk from its tail stands and how many steps it may
+    /// still take ([`Lru::warm_tails`]); host speed only.
+    warm: [(u32, u32); 2],
 }
+
+/// Steps the warming walk takes from a list's tail after each isolation: two batches of
+/// `SWAP_CLUSTER_MAX`.
+const WARM_STEPS: u32 = 64;
 
 impl Default for ClassicLru {
     fn default() -> Self {
@@ -87,6 +94,7 @@ impl Default for ClassicLru {
             scratch: Vec::new(),
             fates: Vec::new(),
             exact: false,
+            warm: [(NIL, 0); 2],
         }
     }
 }
@@ -146,6 +154,7 @@ impl ClassicLru {
         for &pfn in &self.scratch {
             mm.frames.clear(pfn, flag::LRU);
         }
+        self.warm[which] = (self.lists[which].tail, WARM_STEPS);
         pages
     }
 
@@ -306,6 +315,21 @@ impl ReclaimHooks for ClassicReclaimHooks {
 }
 
 impl Lru for ClassicLru {
+    fn warm_tails(&mut self) {
+        for warm in &mut self.warm {
+            let (node, steps) = *warm;
+            if steps == 0 || node == NIL {
+                continue;
+            }
+            // This node's links were prefetched one step ago; the next one's are fetched now.
+            let prev = self.links.prev_hint(node);
+            if prev != NIL {
+                self.links.prefetch(prev);
+            }
+            *warm = (prev, steps - 1);
+        }
+    }
+
     fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, _in_fault: bool) {
         debug_assert!(!mm.frames.test(pfn, flag::LRU));
         let placement = if self.exact { Placement::Inactive } else { placement };

@@ -83,6 +83,19 @@ impl Links {
         self.links[pfn.0 as usize] = (NIL, NIL);
     }
 
+    /// The node before `pfn` (toward the head), or `NIL`. For a frame no longer on a list
+    /// the answer is stale: a hint only, for warming the host's cache.
+    pub(crate) fn prev_hint(&self, pfn: u32) -> u32 {
+        self.links.get(pfn as usize).map_or(NIL, |&(prev, _)| prev)
+    }
+
+    /// Prefetches the links of `pfn` into the host's cache.
+    pub(crate) fn prefetch(&self, pfn: u32) {
+        if let Some(link) = self.links.get(pfn as usize) {
+            crate::prefetch::prefetch(link);
+        }
+    }
+
     /// Walks `l` from head to tail, checking every back link and the tail, and calls
     /// `visit` on each folio; `visit` returns false to stop a walk that went on too long
     /// (a cycle). `name` identifies the list in a failed check.
