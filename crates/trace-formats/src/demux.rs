@@ -193,9 +193,14 @@ struct Kept {
 
 impl RecordSource for Kept {
     fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        let mut one = Vec::with_capacity(1);
-        self.next_records(&mut one, 1)?;
-        Ok(one.pop())
+        while let Some(chunk) = self.records.get(self.chunk) {
+            if let Some(&record) = chunk.get(self.at) {
+                self.at += 1;
+                return Ok(Some(record));
+            }
+            (self.chunk, self.at) = (self.chunk + 1, 0);
+        }
+        Ok(None)
     }
     fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
         let mut wanted = n_max;
@@ -295,16 +300,7 @@ pub fn tasks(
     name: &str,
     pace: Pace,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
-    tasks_with_limits(
-        Arc::new(open),
-        name,
-        pace,
-        Limits {
-            queued_records_max: QUEUED_RECORDS_MAX,
-            batch_records_max: BATCH_RECORDS_MAX,
-            kept_records_max: 0,
-        },
-    )
+    tasks_with_limits(Arc::new(open), name, pace, LIMITS)
 }
 
 /// The bounds [`tasks`] works within; tests lower them to exercise detaching and batching.
@@ -314,6 +310,14 @@ struct Limits {
     batch_records_max: usize,
     kept_records_max: usize,
 }
+
+/// The bounds [`tasks`] and [`tasks_after`] use. Keeping records is [`first_pass`]'s to
+/// ask for, so [`tasks`] keeps none.
+const LIMITS: Limits = Limits {
+    queued_records_max: QUEUED_RECORDS_MAX,
+    batch_records_max: BATCH_RECORDS_MAX,
+    kept_records_max: 0,
+};
 
 /// What the first pass of [`tasks`] found ([`first_pass`]): the trace's summary and, when
 /// asked for and the trace has at most [`KEPT_RECORDS_MAX`] records, the records. A caller
@@ -356,12 +360,7 @@ pub fn tasks_after(
     name: &str,
     pace: Pace,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
-    let limits = Limits {
-        queued_records_max: QUEUED_RECORDS_MAX,
-        batch_records_max: BATCH_RECORDS_MAX,
-        kept_records_max: KEPT_RECORDS_MAX,
-    };
-    Ok(build_tasks(first, Arc::new(open), name, pace, limits))
+    Ok(build_tasks(first, Arc::new(open), name, pace, LIMITS))
 }
 
 fn tasks_with_limits(
@@ -881,6 +880,40 @@ mod tests {
             }
         }
         expect.assert_eq(&rendered);
+    }
+
+    #[test]
+    fn kept_records_read_one_at_a_time_as_in_batches() {
+        let record = |page| Record { pid: 0, tid: 0, time_ns: None, page, write: false };
+        let chunks = vec![vec![record(1), record(2)], vec![record(3)], vec![record(4), record(5)]];
+        let kept = || Kept {
+            records: Arc::new(chunks.clone()),
+            chunk: 0,
+            at: 0,
+            skipped: SkipCounts::default(),
+            format: Format::Text,
+            declared_pages: None,
+        };
+        let mut one_by_one = Vec::new();
+        let mut source = kept();
+        while let Some(record) = source.next_record().unwrap() {
+            one_by_one.push(record.page);
+        }
+        let mut batched = Vec::new();
+        let mut source = kept();
+        let mut records = Vec::new();
+        loop {
+            records.clear();
+            source.next_records(&mut records, 2).unwrap();
+            batched.extend(records.iter().map(|r| r.page));
+            if records.len() < 2 {
+                break;
+            }
+        }
+        assert_eq!(
+            (one_by_one.as_slice(), batched.as_slice()),
+            ([1, 2, 3, 4, 5].as_slice(), [1, 2, 3, 4, 5].as_slice())
+        );
     }
 
     #[test]

@@ -144,18 +144,11 @@ impl TextLines {
     #[inline]
     fn plain_line(&self, line: &[u8]) -> Option<Step> {
         let [op @ (b'R' | b'W'), b' ', digits @ ..] = line else { return None };
-        // Eleven digits cannot overflow and cover every page up to PAGE_MAX.
-        if digits.is_empty() || digits.len() > 11 {
+        // Eleven digits cover every page up to PAGE_MAX.
+        if digits.len() > 11 {
             return None;
         }
-        let mut page = 0u64;
-        for &byte in digits {
-            let digit = byte.wrapping_sub(b'0');
-            if digit > 9 {
-                return None;
-            }
-            page = page * 10 + u64::from(digit);
-        }
+        let page = crate::lines::parse_decimal(digits)?;
         if page > PAGE_MAX || self.declared_pages.is_some_and(|pages| page >= pages) {
             return None;
         }
