@@ -89,13 +89,14 @@ pub(crate) fn info(source: &TraceSource, options: OpenOptions) -> Result<Info> {
     let name = source.name();
     let mut records = source.records(options)?;
     let summary = demux::summarize(records.as_mut()).with_context(|| format!("trace {name}"))?;
+    let distinct_pages = summary.distinct_pages.context("a full summary counts distinct pages")?;
     Ok(Info {
         trace: name,
         format: summary.format.name(),
         records: summary.records,
         tasks: summary.tasks.iter().map(|&(pid, tid, records)| TaskCount { pid, tid, records }).collect(),
-        distinct_pages: summary.distinct_pages,
-        footprint_bytes: summary.distinct_pages * PAGE_BYTES,
+        distinct_pages,
+        footprint_bytes: distinct_pages * PAGE_BYTES,
         first_page: (summary.records > 0).then_some(summary.first_page),
         last_page: (summary.records > 0).then_some(summary.last_page),
         time_span_s: summary.time_span_ns.map(|ns| ns as f64 / 1e9),

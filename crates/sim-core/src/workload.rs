@@ -29,6 +29,19 @@ pub struct Access {
 pub trait AccessSource: Send {
     /// The next access, `Ok(None)` at the end, or an error naming the line.
     fn next_access(&mut self) -> Result<Option<Access>, TraceError>;
+    /// Appends the next accesses to `out`, at most `max`, as [`AccessSource::next_access`]
+    /// would give them one by one: fewer than `max` only at the end of the stream, and on
+    /// an error, the accesses before it are appended and the error returned. One call for
+    /// many accesses is what the engine uses; the default asks `next_access` in a loop.
+    fn next_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<(), TraceError> {
+        for _ in 0..max {
+            match self.next_access()? {
+                Some(access) => out.push(access),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     /// Whether [`AccessSource::next_use`] answers for this stream. Asked once per task,
     /// when a run with `lru = "opt"` is set up, which refuses a stream that does not.
     /// Default false.
@@ -59,6 +72,10 @@ where
 {
     fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
         Ok(self.next())
+    }
+    fn next_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<(), TraceError> {
+        out.extend(self.by_ref().take(max));
+        Ok(())
     }
 }
 

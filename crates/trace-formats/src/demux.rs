@@ -69,8 +69,10 @@ pub struct TraceSummary {
     pub records: u64,
     /// Threads as `(pid, tid, records)`, ordered by pid then tid.
     pub tasks: Vec<(u32, u32, u64)>,
-    /// Distinct pages touched, counted per address space (pid).
-    pub distinct_pages: u64,
+    /// Distinct pages touched, counted per address space (pid); `None` from the first
+    /// pass of a replay ([`first_pass`], [`tasks`]), which has no use for them and skips
+    /// the count, the costliest part of that pass.
+    pub distinct_pages: Option<u64>,
     /// The lowest page touched (0 without records).
     pub first_page: u64,
     /// The highest page touched (0 without records).
@@ -92,15 +94,20 @@ pub struct TraceSummary {
 /// Memory grows with the number of threads and of distinct pages, never with the number of
 /// records.
 pub fn summarize(source: &mut dyn RecordSource) -> Result<TraceSummary, FormatError> {
-    summarize_with_origin(source, 0).map(|first| first.summary)
+    summarize_with_origin(source, 0, true).map(|first| first.summary)
 }
 
 /// Records the first pass reads at once.
-const SUMMARY_BATCH_RECORDS: usize = 1024;
+const SUMMARY_BATCH_RECORDS: usize = crate::readahead::BATCH_RECORDS;
 
 /// [`summarize`], also finding the earliest time seen and, when the trace has at most
-/// `keep_max` records and its format no next-access field, the records.
-fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Result<FirstPass, FormatError> {
+/// `keep_max` records and its format no next-access field, the records; distinct pages
+/// are counted only with `count_pages`.
+fn summarize_with_origin(
+    source: &mut dyn RecordSource,
+    keep_max: usize,
+    count_pages: bool,
+) -> Result<FirstPass, FormatError> {
     // The batches themselves are kept, not copied.
     let mut kept: Option<Vec<Vec<Record>>> = (keep_max > 0).then(Vec::new);
     let mut n_kept = 0usize;
@@ -141,7 +148,9 @@ fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Resu
                     }
                 }
             }
-            pages.insert(record.pid, record.page);
+            if count_pages {
+                pages.insert(record.pid, record.page);
+            }
             page_lo = page_lo.min(record.page);
             page_hi = page_hi.max(record.page);
             if let Some(time_ns) = record.time_ns {
@@ -167,7 +176,7 @@ fn summarize_with_origin(source: &mut dyn RecordSource, keep_max: usize) -> Resu
         format: source.format(),
         records,
         tasks,
-        distinct_pages: pages.count(),
+        distinct_pages: count_pages.then(|| pages.count()),
         first_page,
         last_page,
         time_span_ns: time_range.map(|(lo, hi)| hi - lo),
@@ -308,6 +317,8 @@ pub fn tasks(
 struct Limits {
     queued_records_max: usize,
     batch_records_max: usize,
+    /// The records the task of a one-thread trace takes at once.
+    solo_batch_records: usize,
     kept_records_max: usize,
 }
 
@@ -316,6 +327,7 @@ struct Limits {
 const LIMITS: Limits = Limits {
     queued_records_max: QUEUED_RECORDS_MAX,
     batch_records_max: BATCH_RECORDS_MAX,
+    solo_batch_records: crate::readahead::BATCH_RECORDS,
     kept_records_max: 0,
 };
 
@@ -350,7 +362,7 @@ fn first_pass_keeping(
     open: &dyn Fn() -> Result<Box<dyn RecordSource>, FormatError>,
     kept_records_max: usize,
 ) -> Result<FirstPass, FormatError> {
-    summarize_with_origin(&mut *open()?, kept_records_max)
+    summarize_with_origin(&mut *open()?, kept_records_max, false)
 }
 
 /// The tasks of [`tasks`], built from its first pass `first` over the trace `open` opens.
@@ -395,8 +407,14 @@ fn build_tasks(
     let n_tasks = summary.tasks.len();
     // The tasks' batches hold at most about as many records as the queues may (or one
     // batch of BATCH_RECORDS_MAX in all, whichever is more): many threads get small batches.
-    let batch_records = (limits.queued_records_max.max(BATCH_RECORDS_MAX) / n_tasks.max(1))
-        .clamp(1, limits.batch_records_max.max(1));
+    // The task of a one-thread trace takes whole batches of the decoding thread, which
+    // it hands over without copying them (`read_ahead`).
+    let batch_records = if n_tasks == 1 {
+        limits.solo_batch_records.max(1)
+    } else {
+        (limits.queued_records_max.max(BATCH_RECORDS_MAX) / n_tasks.max(1))
+            .clamp(1, limits.batch_records_max.max(1))
+    };
     // A trace of one thread needs no demultiplexer: its task reads the trace itself.
     let shared = (n_tasks > 1).then(|| {
         let index_of: Arc<ThreadIndex> = Arc::new(
@@ -775,11 +793,10 @@ impl ThreadSource {
     }
 }
 
-impl AccessSource for ThreadSource {
-    fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
-        let Some(record) = self.next_record()? else {
-            return Ok(None);
-        };
+impl ThreadSource {
+    /// The access of `record`, the next one handed to the engine.
+    #[inline]
+    fn access_of(&mut self, record: &Record) -> Access {
         self.n_received += 1;
         let think_ns = match (self.pace, record.time_ns) {
             (Pace::Timestamps, Some(time_ns)) => {
@@ -789,7 +806,39 @@ impl AccessSource for ThreadSource {
             }
             _ => None,
         };
-        Ok(Some(Access { vpage: VirtPage(record.page), write: record.write, think_ns }))
+        Access { vpage: VirtPage(record.page), write: record.write, think_ns }
+    }
+}
+
+impl AccessSource for ThreadSource {
+    fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
+        let Some(record) = self.next_record()? else {
+            return Ok(None);
+        };
+        Ok(Some(self.access_of(&record)))
+    }
+
+    fn next_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<(), TraceError> {
+        let mut n = 0;
+        while n < max {
+            if self.batch_idx >= self.batch.len() {
+                let Some(first) = self.next_batch()? else { break };
+                let access = self.access_of(&first);
+                out.push(access);
+                n += 1;
+                continue;
+            }
+            let k = (self.batch.len() - self.batch_idx).min(max - n);
+            let batch = std::mem::take(&mut self.batch);
+            for record in &batch[self.batch_idx..self.batch_idx + k] {
+                let access = self.access_of(record);
+                out.push(access);
+            }
+            self.batch = batch;
+            self.batch_idx += k;
+            n += k;
+        }
+        Ok(())
     }
 }
 
@@ -846,11 +895,7 @@ mod tests {
     }
 
     fn check(text: &'static str, pace: Pace, expect: Expect) {
-        let limits = Limits {
-            queued_records_max: QUEUED_RECORDS_MAX,
-            batch_records_max: BATCH_RECORDS_MAX,
-            kept_records_max: 0,
-        };
+        let limits = Limits { kept_records_max: 0, ..LIMITS };
         let (mut tasks, summary) = tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
         let mut rendered = format!("{summary:?}\n");
         for task in &tasks {
@@ -868,7 +913,12 @@ mod tests {
                 for (round_robin, kept_records_max) in
                     [(false, 0), (true, 0), (false, 3), (true, KEPT_RECORDS_MAX)]
                 {
-                    let limits = Limits { queued_records_max, batch_records_max, kept_records_max };
+                    let limits = Limits {
+                        queued_records_max,
+                        batch_records_max,
+                        solo_batch_records: batch_records_max,
+                        kept_records_max,
+                    };
                     let (mut tasks, _) =
                         tasks_with_limits(opener(text), "t", pace, limits).expect("valid trace");
                     assert_eq!(
@@ -926,8 +976,7 @@ mod tests {
                 counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 crate::open(Box::new(Cursor::new(text.as_bytes())), OpenOptions::default())
             });
-            let limits =
-                Limits { queued_records_max: QUEUED_RECORDS_MAX, batch_records_max: 2, kept_records_max };
+            let limits = Limits { batch_records_max: 2, solo_batch_records: 2, kept_records_max, ..LIMITS };
             let (mut tasks, _) = tasks_with_limits(open, "t", Pace::CpuCost, limits).expect("valid trace");
             let streams = drain(&mut tasks, false);
             assert_eq!(streams.len(), 1);
@@ -946,7 +995,7 @@ mod tests {
             PERF,
             Pace::Timestamps,
             expect![[r#"
-                TraceSummary { format: PerfScript, records: 6, tasks: [(100, 100, 2), (100, 101, 3), (200, 200, 1)], distinct_pages: 4, first_page: 1, last_page: 3, time_span_ns: Some(4000000), reads: 3, writes: 3, skipped: SkipCounts({"other event: sched:sched_switch": 1}), declared_pages: None }
+                TraceSummary { format: PerfScript, records: 6, tasks: [(100, 100, 2), (100, 101, 3), (200, 200, 1)], distinct_pages: None, first_page: 1, last_page: 3, time_span_ns: Some(4000000), reads: 3, writes: 3, skipped: SkipCounts({"other event: sched:sched_switch": 1}), declared_pages: None }
                 t:100/100 space Some(100) regions []
                 t:100/101 space Some(100) regions []
                 t:200/200 space Some(200) regions []
@@ -972,7 +1021,7 @@ mod tests {
             "# pages=8\nR 1\n",
             Pace::CpuCost,
             expect![[r#"
-                TraceSummary { format: Text, records: 1, tasks: [(0, 0, 1)], distinct_pages: 1, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}), declared_pages: Some(8) }
+                TraceSummary { format: Text, records: 1, tasks: [(0, 0, 1)], distinct_pages: None, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}), declared_pages: Some(8) }
                 t:0/0 space Some(0) regions []
                 task 0:
                   R 0x1 think -
@@ -987,7 +1036,7 @@ mod tests {
             "R 1\nW 2\n",
             Pace::CpuCost,
             expect![[r#"
-                TraceSummary { format: Text, records: 2, tasks: [(0, 0, 2)], distinct_pages: 2, first_page: 1, last_page: 2, time_span_ns: None, reads: 1, writes: 1, skipped: SkipCounts({}), declared_pages: None }
+                TraceSummary { format: Text, records: 2, tasks: [(0, 0, 2)], distinct_pages: None, first_page: 1, last_page: 2, time_span_ns: None, reads: 1, writes: 1, skipped: SkipCounts({}), declared_pages: None }
                 t:0/0 space Some(0) regions []
                 task 0:
                   R 0x1 think -
@@ -1000,7 +1049,7 @@ mod tests {
             " L 1000,4\n",
             Pace::Timestamps,
             expect![[r#"
-                TraceSummary { format: Lackey, records: 1, tasks: [(0, 0, 1)], distinct_pages: 1, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}), declared_pages: None }
+                TraceSummary { format: Lackey, records: 1, tasks: [(0, 0, 1)], distinct_pages: None, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}), declared_pages: None }
                 t:0/0 space Some(0) regions []
                 task 0:
                   R 0x1 think -
@@ -1090,7 +1139,12 @@ mod tests {
                         crate::open(Box::new(Cursor::new(text)), OpenOptions::default())
                     });
                     // A kept trace is read once, so only a streamed one can change.
-                    let limits = Limits { queued_records_max, batch_records_max, kept_records_max: 0 };
+                    let limits = Limits {
+                        queued_records_max,
+                        batch_records_max,
+                        solo_batch_records: batch_records_max,
+                        kept_records_max: 0,
+                    };
                     let (mut tasks, _) = tasks_with_limits(open, "t", Pace::Timestamps, limits)
                         .expect("the first pass is clean");
                     let streams = drain(&mut tasks, round_robin);

@@ -173,6 +173,21 @@ impl RecordSource for ReadAhead {
     }
 
     fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
+        if out.is_empty() && self.at == 0 && !self.ended {
+            // A whole batch asked for is handed over without copying: the vectors swap,
+            // and the caller's goes back to the decoding thread with the spent batch.
+            if self.batch.records.is_empty() && !self.next_batch()? {
+                self.last_next = None;
+                return Ok(());
+            }
+            let len = self.batch.records.len();
+            if len == n_max || (len < n_max && self.batch.end.is_some()) {
+                self.last_next = self.batch.next.last().copied().flatten();
+                std::mem::swap(out, &mut self.batch.records);
+                self.batch.next.clear();
+                return Ok(());
+            }
+        }
         let mut n = 0;
         while n < n_max {
             let rest = &self.batch.records[self.at..];

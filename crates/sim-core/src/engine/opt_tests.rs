@@ -85,7 +85,7 @@ fn a_page_read_ahead_keeps_the_next_use_of_its_last_access() {
     while sim.step().expect("no trace errors") {
         sim.check_invariants();
         // Accesses the engine took, less those it read ahead and has not simulated yet.
-        let read_ahead = sim.tasks[0].ahead.iter().filter(|a| matches!(a.next, Ok(Some(_)))).count();
+        let read_ahead = sim.tasks[0].ahead.pending();
         let fetched = fetched.load(Ordering::Relaxed) - read_ahead;
         let opt = sim.lru.as_opt().expect("the run's LRU is OPT");
         for page in 0..48 {

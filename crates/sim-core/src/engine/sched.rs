@@ -5,7 +5,7 @@
 //! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
 //! timeline and kswapd run on CPUs of their own.
 
-use super::task::{Ahead, TaskKind, TaskState};
+use super::task::{TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
@@ -13,46 +13,52 @@ use crate::mm::pagetable::PteState;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, TaskStart};
 
-/// Accesses a user task takes from its source ahead of the one it simulates.
+/// How many accesses ahead of the one it simulates a user task prefetches the PTE of.
 const LOOKAHEAD: usize = 8;
 
 impl Simulation {
-    /// The next access of user task `t`, as its source gives it. The source is read
-    /// [`LOOKAHEAD`] accesses ahead, and the PTE of each access read ahead is prefetched
-    /// then, so that the host's cache miss on it overlaps the simulation of the accesses
-    /// before it instead of stalling the access itself. What the task does is unchanged: a
-    /// source's stream does not depend on when it is asked (`AccessSource`), and its end or
-    /// error comes after the accesses before it.
+    /// The next access of user task `t`, as its source gives it. The source is read in
+    /// batches ([`super::task::Lookahead`]), one call for many accesses; and the PTE of the
+    /// access [`LOOKAHEAD`] places further on is prefetched now, so that the host's cache
+    /// miss on it overlaps the simulation of the accesses before it instead of stalling
+    /// the access itself. What the task does is unchanged: a source's stream does not
+    /// depend on when it is asked (`AccessSource`), and its end or error comes after the
+    /// accesses before it.
     #[inline]
     fn next_access(&mut self, t: usize) -> Result<Option<Access>, TraceError> {
         let task = &mut self.tasks[t];
-        while task.ahead.len() < LOOKAHEAD
-            && !matches!(task.ahead.back(), Some(Ahead { next: Ok(None) | Err(_), .. }))
-        {
-            let next = task.source.next_access();
-            let page = match &next {
-                Ok(Some(a)) => self.mm.pt.peek_page(task.space, a.vpage),
-                _ => None,
+        let ahead = &mut task.ahead;
+        if ahead.at + LOOKAHEAD >= ahead.accesses.len() {
+            ahead.refill(&mut *task.source, self.track_next_use);
+        }
+        let at = ahead.at;
+        let Some(&access) = ahead.accesses.get(at) else {
+            // The stream's end, or its error: handed out once.
+            return match ahead.end.replace(Ok(())) {
+                Some(Err(err)) => Err(err),
+                _ => Ok(None),
             };
+        };
+        if let Some(later) = ahead.accesses.get(at + LOOKAHEAD) {
+            let page = self.mm.pt.peek_page(task.space, later.vpage);
             if let Some(page) = page {
                 self.mm.pt.prefetch_pte(page);
             }
-            let next_use = if self.track_next_use { task.source.next_use() } else { None };
-            task.ahead.push_back(Ahead { next, next_use, page });
+            ahead.pages[at + LOOKAHEAD] = page;
         }
-        // Halfway through the window the PTE has arrived: a swapped-out page's slot entry,
-        // which its fault reads first, is prefetched in turn.
-        if let Some(Ahead { page: Some(page), .. }) = task.ahead.get(LOOKAHEAD / 2) {
-            if let PteState::Swap(slot) = self.mm.pt.pte(*page).state() {
+        // Halfway through the distance the PTE has arrived: a swapped-out page's slot
+        // entry, which its fault reads first, is prefetched in turn.
+        if let Some(&Some(page)) = ahead.pages.get(at + LOOKAHEAD / 2) {
+            if let PteState::Swap(slot) = self.mm.pt.pte(page).state() {
                 self.mm.swap.prefetch_slot(slot);
             }
         }
+        if self.track_next_use {
+            task.next_use = ahead.next_uses[at];
+        }
+        ahead.at = at + 1;
         self.lru.warm_tails();
-        // The loop above leaves at least one answer.
-        let task = &mut self.tasks[t];
-        let Ahead { next, next_use, .. } = task.ahead.pop_front().expect("an answer was read ahead");
-        task.next_use = next_use;
-        next
+        Ok(Some(access))
     }
 
     pub(super) fn run_cpu(

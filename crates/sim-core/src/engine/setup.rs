@@ -115,7 +115,7 @@ impl Simulation {
                 cpu: i % cpus,
                 owner: i,
                 source: spec.accesses,
-                ahead: std::collections::VecDeque::new(),
+                ahead: super::task::Lookahead::default(),
                 next_use: None,
                 retry: None,
                 state: if at_start { TaskState::Runnable } else { TaskState::Waiting },

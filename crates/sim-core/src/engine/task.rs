@@ -8,7 +8,6 @@ use crate::ids::DeviceId;
 use crate::mm::pagetable::PageId;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, AccessSource, TaskStart};
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TaskState {
@@ -28,9 +27,9 @@ pub(crate) struct Task {
     /// Plug owner index in the block layer.
     pub(crate) owner: usize,
     pub(crate) source: Box<dyn AccessSource>,
-    /// Accesses taken from `source` ahead of the one being simulated, ending with the
-    /// stream's end or error once the source gave it (see `Simulation::next_access`).
-    pub(crate) ahead: VecDeque<Ahead>,
+    /// Accesses taken from `source` ahead of the one being simulated, then the stream's
+    /// end or error once the source gave it (see `Simulation::next_access`).
+    pub(crate) ahead: Lookahead,
     /// The next use of the access being simulated (`AccessSource::next_use`), when the LRU
     /// wants next uses.
     pub(crate) next_use: Option<u64>,
@@ -66,26 +65,93 @@ impl Task {
         } else {
             self.source.fork()?
         };
-        let ahead = self
-            .ahead
-            .iter()
-            .map(|a| Some(Ahead { next: a.next.as_ref().ok().copied().map(Ok)?, ..*a }))
-            .collect::<Option<VecDeque<Ahead>>>()?;
+        let ahead = self.ahead.fork()?;
         Some(Task { name: self.name.clone(), kind: self.kind.clone(), source, ahead, ..*self })
     }
 }
 
-/// What an access source answers: an access, its end, or an error.
-pub(crate) type Next = Result<Option<Access>, TraceError>;
+/// Accesses a task took from its source and has not simulated yet: `accesses[at..]`,
+/// then, once the source gave it, the stream's end or the error that ended it.
+///
+/// The engine takes them [`Lookahead::BATCH`] at a time, in one call to the source
+/// ([`AccessSource::next_accesses`]), and keeps at least `distance` of them ahead of the
+/// one it simulates so that their page-table entries can be loaded early.
+#[derive(Debug, Default)]
+pub(crate) struct Lookahead {
+    pub(crate) accesses: Vec<Access>,
+    /// The next use of each access (`AccessSource::next_use`), when the LRU wants next
+    /// uses; empty otherwise.
+    pub(crate) next_uses: Vec<Option<u64>>,
+    /// The page of each access whose PTE was prefetched, when the page existed then.
+    pub(crate) pages: Vec<Option<PageId>>,
+    /// Index of the next access to simulate.
+    pub(crate) at: usize,
+    /// How the stream ended after `accesses`, once the source said: `Ok` at its end, or
+    /// the error that ended it (handed out once, then `Ok`).
+    pub(crate) end: Option<Result<(), TraceError>>,
+}
 
-/// An answer of a task's source read ahead of the access being simulated.
-#[derive(Debug)]
-pub(crate) struct Ahead {
-    pub(crate) next: Next,
-    /// Its next use, when the LRU wants next uses.
-    pub(crate) next_use: Option<u64>,
-    /// The access's page, when it existed as it was read: its PTE was prefetched then.
-    pub(crate) page: Option<PageId>,
+impl Lookahead {
+    /// Accesses taken from the source at once.
+    pub(crate) const BATCH: usize = 128;
+
+    /// Accesses taken and not simulated yet.
+    #[cfg(test)]
+    pub(crate) fn pending(&self) -> usize {
+        self.accesses.len() - self.at
+    }
+
+    /// Drops the accesses already simulated and takes the next batch from `source`, with
+    /// each access's next use when `next_uses` is set. Does nothing once the stream ended.
+    #[inline(never)]
+    pub(crate) fn refill(&mut self, source: &mut dyn AccessSource, next_uses: bool) {
+        if self.end.is_some() {
+            return;
+        }
+        self.accesses.drain(..self.at);
+        self.pages.drain(..self.at);
+        if next_uses {
+            self.next_uses.drain(..self.at);
+        }
+        self.at = 0;
+        let before = self.accesses.len();
+        let read = if next_uses {
+            // The next use answers for the access last returned: one at a time.
+            (|| {
+                for _ in 0..Self::BATCH {
+                    let Some(access) = source.next_access()? else { break };
+                    self.accesses.push(access);
+                    self.next_uses.push(source.next_use());
+                }
+                Ok(())
+            })()
+        } else {
+            source.next_accesses(&mut self.accesses, Self::BATCH)
+        };
+        let n_read = self.accesses.len() - before;
+        match read {
+            Ok(()) if n_read == Self::BATCH => {}
+            Ok(()) => self.end = Some(Ok(())),
+            Err(err) => self.end = Some(Err(err)),
+        }
+        self.pages.resize(self.accesses.len(), None);
+    }
+
+    /// A copy for a forked task, or `None` while it holds an error not handed out yet.
+    fn fork(&self) -> Option<Lookahead> {
+        let end = match &self.end {
+            None => None,
+            Some(Ok(())) => Some(Ok(())),
+            Some(Err(_)) => return None,
+        };
+        Some(Lookahead {
+            accesses: self.accesses.clone(),
+            next_uses: self.next_uses.clone(),
+            pages: self.pages.clone(),
+            at: self.at,
+            end,
+        })
+    }
 }
 
 /// What a task runs: a user access stream, or kernel work started by the timeline.

@@ -262,7 +262,7 @@ impl Simulation {
             cpu,
             owner,
             source: Box::new(std::iter::empty()),
-            ahead: std::collections::VecDeque::new(),
+            ahead: super::task::Lookahead::default(),
             next_use: None,
             retry: None,
             state: TaskState::Runnable,
