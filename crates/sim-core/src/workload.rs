@@ -22,9 +22,9 @@ pub struct Access {
 
 /// A stream of accesses for one task.
 ///
-/// The engine reads a task's stream a few accesses ahead of the one it simulates (to start
-/// loading their page-table entries early), and stops reading when the task ends or is
-/// killed. A source's stream must therefore not depend on when it is asked; every source
+/// The engine reads a task's stream ahead of the access it simulates, up to a batch of
+/// accesses at a time (to make one call for many, and to start loading their page-table
+/// entries early), and stops reading when the task ends or is killed. A source's stream must therefore not depend on when it is asked; every source
 /// in the workspace is a fixed sequence.
 pub trait AccessSource: Send {
     /// The next access, `Ok(None)` at the end, or an error naming the line.

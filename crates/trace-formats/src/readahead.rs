@@ -185,6 +185,10 @@ impl RecordSource for ReadAhead {
                 self.last_next = self.batch.next.last().copied().flatten();
                 std::mem::swap(out, &mut self.batch.records);
                 self.batch.next.clear();
+                if self.batch.end.is_some() {
+                    // The last batch: its error, if any, comes with its records.
+                    self.next_batch()?;
+                }
                 return Ok(());
             }
         }
@@ -339,7 +343,8 @@ mod tests {
         let bad = format!("{text}X 1\n");
         for bytes in [text.into_bytes(), bad.into_bytes()] {
             let direct = drain_batches(&mut *open(bytes.clone()), 1);
-            for n in [1, 3, 1000, BATCH_RECORDS + 1] {
+            // BATCH_RECORDS takes the decoder's batches whole, without copying them.
+            for n in [1, 3, 1000, BATCH_RECORDS, BATCH_RECORDS + 1] {
                 assert_eq!(
                     drain_batches(&mut *read_ahead(open(bytes.clone())).expect("starts"), n),
                     direct,

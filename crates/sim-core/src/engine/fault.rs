@@ -64,9 +64,18 @@ pub(crate) struct SwapIn {
 }
 
 impl Simulation {
-    /// Handles one access by task `t`. Resident pages take the fast path.
+    /// Handles one access by task `t`. Resident pages take the fast path. `peeked` is the
+    /// access's page as `next_access` found it when it prefetched the PTE, if the page
+    /// existed then: a virtual page keeps its PTE once it has one, so the lookup need not
+    /// be done again.
     #[inline]
-    pub(super) fn access(&mut self, t: usize, a: Access) -> Result<Step, SimError> {
+    pub(super) fn access(&mut self, t: usize, a: Access, peeked: Option<PageId>) -> Result<Step, SimError> {
+        if let Some(p) = peeked {
+            if self.mm.pt.pte(p).is_present() && !self.track_access {
+                self.mm.pt.pte_mut(p).touch(a.write);
+                return Ok(Step::Done);
+            }
+        }
         let space = self.tasks[t].space;
         let look = match self.mm.pt.lookup(space, a.vpage) {
             Some(l) => l,

@@ -198,13 +198,27 @@ impl Simulation {
         self.mm.schedule(at, ev);
     }
 
+    #[inline]
     pub(super) fn flush_dispatched(&mut self) {
         self.mm.flush_dispatched();
     }
 
     /// Delivers what I/O completions left for the LRU and for sleeping tasks: rotations
     /// of written folios, finished swap faults, and retries after writeback.
+    #[inline]
     pub(super) fn after_io(&mut self) {
+        if !self.mm.rotations.is_empty()
+            || !self.mm.reads_done.is_empty()
+            || self.mm.write_done.is_some()
+            || self.mm.io_done.is_some()
+        {
+            self.deliver_io();
+        }
+    }
+
+    /// [`Simulation::after_io`] once something is to be delivered.
+    #[inline(never)]
+    fn deliver_io(&mut self) {
         if !self.mm.rotations.is_empty() {
             let mut rot = std::mem::take(&mut self.mm.rotations);
             for &pfn in &rot {

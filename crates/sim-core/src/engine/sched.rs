@@ -9,7 +9,7 @@ use super::task::{TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
-use crate::mm::pagetable::PteState;
+use crate::mm::pagetable::{PageId, PteState};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, TaskStart};
 
@@ -25,7 +25,7 @@ impl Simulation {
     /// depend on when it is asked (`AccessSource`), and its end or error comes after the
     /// accesses before it.
     #[inline]
-    fn next_access(&mut self, t: usize) -> Result<Option<Access>, TraceError> {
+    fn next_access(&mut self, t: usize) -> Result<Option<(Access, Option<PageId>)>, TraceError> {
         let task = &mut self.tasks[t];
         let ahead = &mut task.ahead;
         if ahead.at + LOOKAHEAD >= ahead.accesses.len() {
@@ -57,8 +57,9 @@ impl Simulation {
             task.next_use = ahead.next_uses[at];
         }
         ahead.at = at + 1;
+        let page = ahead.pages[at];
         self.lru.warm_tails();
-        Ok(Some(access))
+        Ok(Some((access, page)))
     }
 
     pub(super) fn run_cpu(
@@ -123,15 +124,15 @@ impl Simulation {
                     self.after_io();
                     continue;
                 }
-                let access = match self.tasks[t].retry.take() {
-                    Some(a) => a,
+                let (access, peeked) = match self.tasks[t].retry.take() {
+                    Some(a) => (a, None),
                     None => {
                         let next = self.next_access(t);
                         let task = &mut self.tasks[t];
                         match next {
-                            Ok(Some(a)) => {
+                            Ok(Some((a, peeked))) => {
                                 task.clock += SimDuration(a.think_ns.unwrap_or(access_ns));
-                                a
+                                (a, peeked)
                             }
                             Ok(None) => {
                                 task.state = TaskState::Done;
@@ -150,7 +151,7 @@ impl Simulation {
                     }
                 };
                 self.mm.now = self.tasks[t].clock;
-                let step = self.access(t, access)?;
+                let step = self.access(t, access, peeked)?;
                 self.tasks[t].clock = self.mm.now;
                 self.flush_dispatched();
                 // Completions absorbed during this access are delivered once the task's

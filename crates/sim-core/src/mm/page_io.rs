@@ -20,7 +20,11 @@ impl Mm {
     }
 
     /// Schedules the completions of requests the block layer issued.
+    #[inline]
     pub(crate) fn flush_dispatched(&mut self) {
+        if self.dispatched.is_empty() {
+            return;
+        }
         let mut d = std::mem::take(&mut self.dispatched);
         for x in d.drain(..) {
             self.schedule(x.at, Event::IoComplete(x.req));
