@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use swapsim_core::thp::ThpHint;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, FirstPass, TraceSummary};
+use swapsim_trace_formats::native;
 use swapsim_trace_formats::{Format, FormatError, ObjectMap, OpenOptions, Record, RecordSource, SkipCounts};
 
 /// Most times `--repeat` may replay a trace.
@@ -54,6 +55,20 @@ impl TraceSource {
             TraceSource::File(path) => Ok(Box::new(File::open(path)?)),
             TraceSource::Embedded { bytes, .. } => Ok(Box::new(*bytes)),
         }
+    }
+
+    /// The summary frame of a native trace that has one ([`native::stored_summary`]);
+    /// `None` for any other trace.
+    fn stored_summary(&self) -> Result<Option<native::StoredSummary>> {
+        let found = match self {
+            TraceSource::File(path) => {
+                let mut file =
+                    File::open(path).with_context(|| format!("cannot open trace {}", self.name()))?;
+                native::stored_summary(&mut file)
+            }
+            TraceSource::Embedded { bytes, .. } => native::stored_summary(&mut std::io::Cursor::new(*bytes)),
+        };
+        found.with_context(|| format!("trace {}", self.name()))
     }
 
     /// Opens the trace as a stream of records.
@@ -296,8 +311,17 @@ impl TraceInput {
             swapsim_trace_formats::read_ahead(Box::new(Repeat::new(records, reopen, repeat)))
         };
         let reopen = open.clone();
+        // A native trace's summary frame, when it has one, says what the first pass would
+        // find (one pass of the trace: `--repeat` multiplies what it counts).
+        let stored = match (self.repeat, self.format) {
+            (1, None | Some(Format::Native)) => self.source.stored_summary()?,
+            _ => None,
+        };
         // Records are kept only for a trace that other runs replay too.
-        let read = || demux::first_pass(&open, self.cache.is_some()).with_context(|| format!("trace {name}"));
+        let read = || match &stored {
+            Some(stored) => Ok(FirstPass::from_stored(stored)),
+            None => demux::first_pass(&open, self.cache.is_some()).with_context(|| format!("trace {name}")),
+        };
         let first = match &self.cache {
             Some(cache) => cache.first_pass(&self.cache_key(), read)?,
             None => read()?,

@@ -8,7 +8,8 @@
 //! rest hit the file as stored, header and compressed bytes included.
 //!
 //! When the reader accepts an input, its records are written and read again, and must come
-//! back unchanged: the reader must only accept what the writer can produce.
+//! back unchanged: the reader must only accept what the writer can produce. Every input also
+//! goes through the summary frame's reader (`stored_summary`), which must not panic either.
 //!
 //! Run with `cargo run --release --example fuzz_native [-- ITERATIONS [SEED]]`. A failure
 //! prints the iteration, the seed and the input.
@@ -18,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
-use swapsim_trace_formats::native::{NativeReader, NativeWriter};
+use swapsim_trace_formats::native::{stored_summary, NativeReader, NativeWriter};
 use swapsim_trace_formats::{Record, RecordSource};
 
 const ITERATIONS_DEFAULT: u64 = 1_000_000;
@@ -160,6 +161,12 @@ fn decode_batched(file: Vec<u8>, n_max: usize) -> (Vec<Record>, Option<String>) 
 
 /// Runs one input; panics on a broken property.
 fn check(file: Vec<u8>) -> bool {
+    // The summary frame's reader takes the same bytes: it finds a frame, finds none, or
+    // names the offset of a contradiction, and never panics.
+    if let Err(err) = stored_summary(&mut Cursor::new(&file)) {
+        let message = err.to_string();
+        assert!(message.starts_with("byte offset "), "unexpected kind of summary error: {message}");
+    }
     let decoded = decode(file.clone());
     for n_max in [3, 256] {
         assert_eq!(decode_batched(file.clone(), n_max), decoded, "batches of {n_max} decode differently");

@@ -349,6 +349,31 @@ impl FirstPass {
     }
 }
 
+impl FirstPass {
+    /// What the first pass would find in a native trace, taken from the trace's summary
+    /// frame instead of read from its records ([`crate::native::stored_summary`]). Distinct
+    /// pages are not counted, as in any replay's first pass; the replay checks each task's
+    /// count and the absence of times as it reads the records.
+    pub fn from_stored(stored: &crate::native::StoredSummary) -> FirstPass {
+        let mut tasks = stored.tasks.clone();
+        tasks.sort_unstable();
+        let summary = TraceSummary {
+            format: Format::Native,
+            records: stored.records,
+            tasks,
+            distinct_pages: None,
+            first_page: stored.page_range.0,
+            last_page: stored.page_range.1,
+            time_span_ns: stored.time_range.map(|(first, last)| last - first),
+            reads: stored.reads,
+            writes: stored.records - stored.reads,
+            skipped: SkipCounts::default(),
+            declared_pages: None,
+        };
+        FirstPass { summary, origin_ns: stored.time_range.map(|(first, _)| first), records: None }
+    }
+}
+
 /// The first pass of [`tasks`] over the trace `open` opens; with `keep`, it keeps the
 /// records of a trace short enough ([`KEPT_RECORDS_MAX`]) for the replays to read.
 pub fn first_pass(
@@ -443,7 +468,7 @@ fn build_tasks(
         .tasks
         .iter()
         .enumerate()
-        .map(|(index, &(pid, tid, _))| {
+        .map(|(index, &(pid, tid, expected))| {
             let feed = match &shared {
                 Some(shared) => Feed::Shared { shared: Arc::clone(shared), index },
                 None => Feed::Solo { source: None },
@@ -454,6 +479,9 @@ fn build_tasks(
                 key: (u64::from(pid) << 32) | u64::from(tid),
                 pace,
                 previous_ns: origin_ns.unwrap_or(0),
+                timed: origin_ns.is_some(),
+                expected,
+                n_taken: 0,
                 n_received: 0,
                 batch: Vec::new(),
                 batch_idx: 0,
@@ -496,6 +524,28 @@ fn changed_trace(record: &Record) -> FormatError {
     FormatError::Unknown(format!(
         "thread {}/{} was not in the first pass over the trace: the trace changed between passes",
         record.pid, record.tid
+    ))
+}
+
+/// The error for a thread whose replay found another number of records than was counted
+/// before it.
+fn miscounted(key: u64, found: u64, expected: u64) -> FormatError {
+    FormatError::Unknown(format!(
+        "thread {}/{} has {found} records, where {expected} were counted before the replay (by the \
+         first pass, or a native trace's summary frame): the trace changed, or its summary is wrong",
+        key >> 32,
+        key as u32
+    ))
+}
+
+/// The error for a timed record in a trace counted as untimed before the replay.
+fn unexpected_time(record: &Record) -> FormatError {
+    FormatError::Unknown(format!(
+        "thread {}/{} has a record at {} ns in a trace counted as untimed before the replay (by the \
+         first pass, or a native trace's summary frame): the trace changed, or its summary is wrong",
+        record.pid,
+        record.tid,
+        record.time_ns.unwrap_or_default()
     ))
 }
 
@@ -667,6 +717,13 @@ struct ThreadSource {
     pace: Pace,
     /// Time of the task's previous record (the trace's first time before any).
     previous_ns: u64,
+    /// Whether the trace was found to carry times before the replay: a timed record in a
+    /// trace found untimed means it changed since (or its summary frame is wrong).
+    timed: bool,
+    /// The task's records as counted before the replay, which the replay must find.
+    expected: u64,
+    /// Records taken from the feed so far.
+    n_taken: u64,
     /// Records handed to the engine so far.
     n_received: u64,
     /// Records taken for the task and not yet handed to the engine: `batch[batch_idx..]`.
@@ -716,6 +773,24 @@ impl ThreadSource {
     /// Appends the task's next records to the (empty) batch, or marks the end. On an error,
     /// the batch keeps the records before it.
     fn fill(&mut self) -> Result<(), Failure> {
+        let filled = self.fill_feed();
+        if !self.timed {
+            if let Some(pos) = self.batch.iter().position(|record| record.time_ns.is_some()) {
+                let err = unexpected_time(&self.batch[pos]);
+                self.batch.truncate(pos);
+                return Err(Failure::of(err));
+            }
+        }
+        self.n_taken += self.batch.len() as u64;
+        filled?;
+        if self.ended && self.n_taken != self.expected {
+            return Err(Failure::of(miscounted(self.key, self.n_taken, self.expected)));
+        }
+        Ok(())
+    }
+
+    /// Appends the task's next records from its feed, as [`ThreadSource::fill`] says.
+    fn fill_feed(&mut self) -> Result<(), Failure> {
         let key = self.key;
         match &mut self.feed {
             Feed::Solo { source } => {
@@ -862,6 +937,48 @@ mod tests {
 
     fn opener(text: &'static str) -> Arc<OpenFn> {
         Arc::new(move || crate::open(Box::new(Cursor::new(text.as_bytes())), OpenOptions::default()))
+    }
+
+    #[test]
+    fn a_replay_finds_what_was_counted_before_it_or_fails() {
+        use crate::native::{stored_summary, NativeWriter};
+        let mut writer = NativeWriter::new(Vec::new()).expect("writing to a Vec");
+        for (tid, time_ns, page) in [(1, 5, 3), (2, 7, 4), (1, 9, 5)] {
+            let record = Record { pid: 1, tid, time_ns: Some(time_ns), page, write: false };
+            writer.write(&record).expect("a valid record");
+        }
+        let bytes: &'static [u8] = Box::leak(writer.finish().expect("writing to a Vec").into_boxed_slice());
+        let open = move || crate::open(Box::new(Cursor::new(bytes)), OpenOptions::default());
+        let stored = stored_summary(&mut Cursor::new(bytes)).expect("a valid frame").expect("a frame");
+        let mut miscounted = stored.clone();
+        miscounted.tasks[0].2 += 1;
+        miscounted.records += 1;
+        let untimed = crate::native::StoredSummary { time_range: None, ..stored.clone() };
+        let mut rendered = String::new();
+        for summary in [stored, miscounted, untimed] {
+            let first = FirstPass::from_stored(&summary);
+            let (mut tasks, _) = tasks_after(&first, open, "t", Pace::Timestamps).expect("tasks");
+            let accesses = drain(&mut tasks, false).concat();
+            for line in accesses.lines() {
+                writeln!(rendered, "{}", line.trim_start()).expect("writing to a string");
+            }
+            rendered.push('\n');
+        }
+        expect![[r#"
+              R 0x3 think 0
+              R 0x5 think 4
+              R 0x4 think 2
+
+              R 0x3 think 0
+              R 0x5 think 4
+              error: line 0: unrecognised trace format: thread 1/1 has 2 records, where 3 were counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+              R 0x4 think 2
+
+              error: line 0: unrecognised trace format: thread 1/1 has a record at 5 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+              error: line 0: unrecognised trace format: thread 1/2 has a record at 7 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+
+        "#]]
+        .assert_eq(&rendered);
     }
 
     /// Drains every task, taking one access from each in turn (round robin) or each task to

@@ -7,8 +7,10 @@
 //! not need to know the number of records or the set of tasks in advance, and it holds only
 //! a small buffer plus one entry per task. A reader streams too, with a fixed-size buffer.
 //!
-//! The format deliberately carries nothing but records: no capture metadata, no index and
-//! no random access. A trace is replayed from the start.
+//! The format deliberately carries nothing but records and, after them, a summary of them
+//! (their count per task, for a replay that would otherwise read the trace once just to
+//! find its threads): no capture metadata, no index and no random access. A trace is
+//! replayed from the start.
 //!
 //! # Layout (version 1)
 //!
@@ -82,6 +84,36 @@
 //! it, and the decompressed body must end right after it. A body that ends earlier is
 //! reported as a truncated file.
 //!
+//! # Summary frame
+//!
+//! After the body, [`NativeWriter`] appends a *summary frame*: a zstd skippable frame
+//! (magic `0x184D2A5E`), which decoders pass over, so readers that do not look for it read
+//! the file as if it were not there. [`stored_summary`] finds it from the end of a file
+//! without decoding the body. Integers are little-endian; offsets are from the frame's
+//! first byte:
+//!
+//! | offset | size | field                                                              |
+//! |--------|------|--------------------------------------------------------------------|
+//! | 0      | 4    | `0x184D2A5E`, the skippable-frame magic                            |
+//! | 4      | 4    | the frame's length less 8 (zstd's skippable-frame size field)      |
+//! | 8      | 8    | the ASCII bytes `SWAPSUM1`                                         |
+//! | 16     | 8    | records in the body                                                |
+//! | 24     | 8    | read records among them                                            |
+//! | 32     | 8    | lowest page (0 without records)                                    |
+//! | 40     | 8    | highest page (0 without records)                                   |
+//! | 48     | 8    | first record's time in ns, or `u64::MAX` when no record has a time |
+//! | 56     | 8    | last timed record's time in ns (0 when none has)                   |
+//! | 64     | 4    | number of tasks *n*                                                |
+//! | 68     | 16×n | per task, in declaration order: pid u32, tid u32, its records u64  |
+//! | 68+16n | 4    | the frame's whole length, 72 + 16n, so that it can be found from the end |
+//!
+//! A file whose last bytes do not lead to a frame of this shape simply has no summary (files
+//! written before the frame existed); a frame of this shape whose figures contradict each
+//! other (tasks' counts not adding up to the records, a task listed twice, more reads than
+//! records, an inverted range) is an error. The frame is a shortcut, not a second source of
+//! truth: whoever replays a trace on its word counts each task's records as they come and
+//! fails if the body disagrees.
+//!
 //! # Example
 //!
 //! Two reads of pages 0x1000 and 0x1001 by task (pid 7, tid 7) at 100 and 150 ns decode
@@ -94,7 +126,7 @@ use crate::format::Format;
 use crate::record::{Record, RecordSource, SkipCounts};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 
 /// The first eight bytes of every native trace.
 pub const MAGIC: &[u8; 8] = b"SWAPSIMT";
@@ -164,11 +196,125 @@ fn put_varint(out: &mut [u8], mut len: usize, mut value: u64) -> usize {
     len + 1
 }
 
+/// The magic number of the zstd skippable frame that holds the summary (one of the sixteen
+/// zstd reserves for skippable frames, which every zstd decoder passes over).
+const SKIPPABLE_MAGIC: u32 = 0x184D_2A5E;
+
+/// The tag that opens a summary frame's content.
+const SUMMARY_TAG: &[u8; 8] = b"SWAPSUM1";
+
+/// Bytes of a summary frame without its tasks: frame header 8, tag 8, six u64 figures 48,
+/// task count 4, trailing frame length 4.
+const SUMMARY_FIXED_BYTES: usize = 72;
+
+/// Bytes of one task in a summary frame: pid, tid, records.
+const SUMMARY_TASK_BYTES: usize = 16;
+
+/// The first-time field of a summary whose records carry no time.
+const NO_TIME: u64 = u64::MAX;
+
+/// What a native trace's summary frame says about its records (see the module
+/// documentation), read without decoding the body ([`stored_summary`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredSummary {
+    /// Records in the body.
+    pub records: u64,
+    /// Read records.
+    pub reads: u64,
+    /// The lowest and highest page (0 and 0 without records).
+    pub page_range: (u64, u64),
+    /// The first and last record's time, when records carry time.
+    pub time_range: Option<(u64, u64)>,
+    /// `(pid, tid, records)` of each task, in the order the body declares them.
+    pub tasks: Vec<(u32, u32, u64)>,
+}
+
+/// The summary frame at the end of the native trace `file`, if it has one: `Ok(None)` for
+/// a file that is not a native trace, or whose end is not a summary frame (files written
+/// before the frame existed). A frame that is there but contradicts itself is an error
+/// naming its offset in the file. Nothing here checks the frame against the body; a replay
+/// that relies on it counts each task's records and fails at the end if they differ.
+pub fn stored_summary<F: Read + Seek>(file: &mut F) -> Result<Option<StoredSummary>, FormatError> {
+    let len = file.seek(SeekFrom::End(0))?;
+    if len < (HEADER_BYTES + SUMMARY_FIXED_BYTES) as u64 {
+        return Ok(None);
+    }
+    let mut header = [0u8; HEADER_BYTES];
+    file.seek(SeekFrom::Start(0))?;
+    file.read_exact(&mut header)?;
+    if &header[..8] != MAGIC {
+        return Ok(None);
+    }
+    let mut tail = [0u8; 4];
+    file.seek(SeekFrom::End(-4))?;
+    file.read_exact(&mut tail)?;
+    let frame_bytes = u64::from(u32::from_le_bytes(tail));
+    if frame_bytes < SUMMARY_FIXED_BYTES as u64
+        || !(frame_bytes - SUMMARY_FIXED_BYTES as u64).is_multiple_of(SUMMARY_TASK_BYTES as u64)
+        || frame_bytes > len - HEADER_BYTES as u64
+    {
+        return Ok(None);
+    }
+    let start = len - frame_bytes;
+    let mut f = vec![0u8; frame_bytes as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut f)?;
+    let u32_at = |at: usize| u32::from_le_bytes(f[at..at + 4].try_into().expect("4 bytes"));
+    let u64_at = |at: usize| u64::from_le_bytes(f[at..at + 8].try_into().expect("8 bytes"));
+    if u32_at(0) != SKIPPABLE_MAGIC || u64::from(u32_at(4)) != frame_bytes - 8 || &f[8..16] != SUMMARY_TAG {
+        return Ok(None);
+    }
+    let n_tasks = (frame_bytes as usize - SUMMARY_FIXED_BYTES) / SUMMARY_TASK_BYTES;
+    let bad = |at: usize, message: String| FormatError::Offset {
+        offset: start + at as u64,
+        message: format!("summary frame: {message}"),
+    };
+    if u32_at(64) as usize != n_tasks {
+        return Err(bad(64, format!("{} tasks announced, {n_tasks} stored", u32_at(64))));
+    }
+    if n_tasks > TASKS_MAX {
+        return Err(bad(64, format!("{n_tasks} tasks, above the limit of {TASKS_MAX}")));
+    }
+    let (records, reads, first_page, last_page, first_time, last_time) =
+        (u64_at(16), u64_at(24), u64_at(32), u64_at(40), u64_at(48), u64_at(56));
+    let tasks: Vec<(u32, u32, u64)> = (0..n_tasks)
+        .map(|i| {
+            let at = 68 + i * SUMMARY_TASK_BYTES;
+            (u32_at(at), u32_at(at + 4), u64_at(at + 8))
+        })
+        .collect();
+    let sum = tasks.iter().try_fold(0u64, |sum, t| sum.checked_add(t.2));
+    if sum != Some(records) {
+        return Err(bad(16, format!("{records} records, but its tasks' counts add up to {sum:?}")));
+    }
+    if tasks.iter().any(|t| t.2 == 0) {
+        return Err(bad(68, "a task without records".to_string()));
+    }
+    let mut keys: Vec<(u32, u32)> = tasks.iter().map(|&(pid, tid, _)| (pid, tid)).collect();
+    keys.sort_unstable();
+    if keys.windows(2).any(|w| w[0] == w[1]) {
+        return Err(bad(68, "a task listed twice".to_string()));
+    }
+    if reads > records {
+        return Err(bad(24, format!("{reads} reads out of {records} records")));
+    }
+    if first_page > last_page || last_page >= PAGE_LIMIT || (records == 0 && last_page != 0) {
+        return Err(bad(32, format!("page range {first_page:#x}..={last_page:#x}")));
+    }
+    let time_range = match (first_time, last_time) {
+        (NO_TIME, 0) => None,
+        (first, last) if first <= last && records > 0 => Some((first, last)),
+        _ => return Err(bad(48, format!("time range {first_time}..={last_time} ns"))),
+    };
+    Ok(Some(StoredSummary { records, reads, page_range: (first_page, last_page), time_range, tasks }))
+}
+
 /// Writes a native trace. Records are encoded as they come and compressed in chunks, so
 /// memory stays small whatever the length of the trace.
 ///
 /// Call [`NativeWriter::finish`] at the end: it writes the end marker, without which readers
-/// report the file as truncated. Dropping the writer instead leaves such a file.
+/// report the file as truncated, and the summary frame. Dropping the writer instead leaves
+/// a truncated file.
 pub struct NativeWriter<W: Write> {
     encoder: zstd::stream::write::Encoder<'static, W>,
     /// Encoded body not yet handed to the compressor.
@@ -183,6 +329,20 @@ pub struct NativeWriter<W: Write> {
     current_task: Option<((u32, u32), u32)>,
     time_ns_latest: u64,
     n_records: u64,
+    /// What the summary frame says, gathered as records are written.
+    tally: Tally,
+}
+
+/// The figures of a summary frame (see the module documentation), gathered by the writer.
+#[derive(Default)]
+struct Tally {
+    /// `(pid, tid)` and records of each declared task, by task index.
+    tasks: Vec<(u32, u32, u64)>,
+    reads: u64,
+    first_page: u64,
+    last_page: u64,
+    /// The first and latest time written, once a record had one.
+    times: Option<(u64, u64)>,
 }
 
 impl<W: Write> NativeWriter<W> {
@@ -204,6 +364,7 @@ impl<W: Write> NativeWriter<W> {
             current_task: None,
             time_ns_latest: 0,
             n_records: 0,
+            tally: Tally { first_page: u64::MAX, ..Tally::default() },
         })
     }
 
@@ -249,6 +410,7 @@ impl<W: Write> NativeWriter<W> {
                         let idx = self.task_pages.len() as u32;
                         self.task_indices.insert(key_packed, idx);
                         self.task_pages.push(0);
+                        self.tally.tasks.push((r.pid, r.tid, 0));
                         // The declaration goes first, as its own item.
                         item[0] = TAG_DECLARE;
                         let declare_len = put_varint(&mut item, 1, u64::from(r.pid));
@@ -285,23 +447,58 @@ impl<W: Write> NativeWriter<W> {
         item[0] = tag;
         self.pending.extend_from_slice(&item[..len]);
         self.n_records += 1;
+        let tally = &mut self.tally;
+        tally.tasks[task_idx as usize].2 += 1;
+        tally.reads += u64::from(!r.write);
+        tally.first_page = tally.first_page.min(r.page);
+        tally.last_page = tally.last_page.max(r.page);
+        if let Some(time_ns) = r.time_ns {
+            let first = tally.times.map_or(time_ns, |(first, _)| first);
+            tally.times = Some((first, time_ns));
+        }
         if self.pending.len() >= WRITE_CHUNK_BYTES {
             self.flush_pending()?;
         }
         Ok(())
     }
 
-    /// Writes the end marker and the record count, ends the compressed body and returns the
-    /// output, flushed.
+    /// Writes the end marker and the record count, ends the compressed body, appends the
+    /// summary frame and returns the output, flushed.
     pub fn finish(mut self) -> Result<W, FormatError> {
         let mut item = [0u8; 16];
         item[0] = TAG_END;
         let len = put_varint(&mut item, 1, self.n_records);
         self.pending.extend_from_slice(&item[..len]);
         self.flush_pending()?;
+        let frame = self.summary_frame();
         let mut out = self.encoder.finish()?;
+        out.write_all(&frame)?;
         out.flush()?;
         Ok(out)
+    }
+
+    /// The summary frame of the records written (layout in the module documentation).
+    fn summary_frame(&self) -> Vec<u8> {
+        let t = &self.tally;
+        let frame_bytes = SUMMARY_FIXED_BYTES + SUMMARY_TASK_BYTES * t.tasks.len();
+        let mut f = Vec::with_capacity(frame_bytes);
+        f.extend_from_slice(&SKIPPABLE_MAGIC.to_le_bytes());
+        f.extend_from_slice(&((frame_bytes - 8) as u32).to_le_bytes());
+        f.extend_from_slice(SUMMARY_TAG);
+        let (first_page, last_page) = if self.n_records > 0 { (t.first_page, t.last_page) } else { (0, 0) };
+        let (first_time, last_time) = t.times.unwrap_or((NO_TIME, 0));
+        for value in [self.n_records, t.reads, first_page, last_page, first_time, last_time] {
+            f.extend_from_slice(&value.to_le_bytes());
+        }
+        f.extend_from_slice(&(t.tasks.len() as u32).to_le_bytes());
+        for &(pid, tid, records) in &t.tasks {
+            f.extend_from_slice(&pid.to_le_bytes());
+            f.extend_from_slice(&tid.to_le_bytes());
+            f.extend_from_slice(&records.to_le_bytes());
+        }
+        f.extend_from_slice(&(frame_bytes as u32).to_le_bytes());
+        debug_assert_eq!(f.len(), frame_bytes);
+        f
     }
 
     fn flush_pending(&mut self) -> Result<(), FormatError> {
@@ -1168,9 +1365,19 @@ mod tests {
 
     #[test]
     fn every_truncation_is_an_error() {
-        let file = encode(&mixed_records(40, 2));
-        for len in 0..file.len() {
+        let records = mixed_records(40, 2);
+        let file = encode(&records);
+        let body_end = file.len() - frame_len(&file);
+        for len in 0..body_end {
             assert!(decode(&file[..len]).is_err(), "file cut to {len} of {} bytes decodes", file.len());
+        }
+        // A file cut inside its summary frame keeps its whole body: it reads whole, as a
+        // file without the frame (which `stored_summary` then does not find), or zstd
+        // reports the cut frame; never a part of the records.
+        for len in body_end..file.len() {
+            if let Ok(decoded) = decode(&file[..len]) {
+                assert_eq!(decoded, records, "cut to {len}");
+            }
         }
         // Also cut the decompressed body, which zstd cannot notice.
         let body = body_of(&file);
@@ -1207,6 +1414,86 @@ mod tests {
                 let mut corrupt = body.clone();
                 corrupt[idx] = value;
                 let _ = decode(&file_from_body(&corrupt));
+            }
+        }
+    }
+
+    /// The summary frame that `records` should get, computed from the records themselves.
+    fn summary_of(records: &[Record]) -> StoredSummary {
+        let mut tasks: Vec<(u32, u32, u64)> = Vec::new();
+        for r in records {
+            match tasks.iter_mut().find(|t| (t.0, t.1) == (r.pid, r.tid)) {
+                Some(t) => t.2 += 1,
+                None => tasks.push((r.pid, r.tid, 1)),
+            }
+        }
+        let times: Vec<u64> = records.iter().filter_map(|r| r.time_ns).collect();
+        let pages = records.iter().map(|r| r.page);
+        StoredSummary {
+            records: records.len() as u64,
+            reads: records.iter().filter(|r| !r.write).count() as u64,
+            page_range: (pages.clone().min().unwrap_or(0), pages.max().unwrap_or(0)),
+            time_range: times.first().map(|&first| (first, times[times.len() - 1])),
+            tasks,
+        }
+    }
+
+    fn stored(file: &[u8]) -> Result<Option<StoredSummary>, FormatError> {
+        stored_summary(&mut io::Cursor::new(file))
+    }
+
+    /// The length of `file`'s summary frame, from its last four bytes.
+    fn frame_len(file: &[u8]) -> usize {
+        u32::from_le_bytes(file[file.len() - 4..].try_into().expect("four bytes")) as usize
+    }
+
+    #[test]
+    fn summary_frame_layout() {
+        let records = [rec(7, 7, Some(100), 0x1000, false), rec(7, 8, Some(150), 0x1001, true)];
+        let file = encode(&records);
+        let frame = &file[file.len() - frame_len(&file)..];
+        expect![[r#"
+            5e 2a 4d 18 60 00 00 00 53 57 41 50 53 55 4d 31 02 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 00 10 00 00 00 00 00 00 01 10 00 00 00 00 00 00 64 00 00 00 00 00 00 00 96 00 00 00 00 00 00 00 02 00 00 00 07 00 00 00 07 00 00 00 01 00 00 00 00 00 00 00 07 00 00 00 08 00 00 00 01 00 00 00 00 00 00 00 68 00 00 00"#]]
+        .assert_eq(&hex(frame));
+        assert_eq!(stored(&file).expect("a valid frame"), Some(summary_of(&records)));
+        // zstd passes over the frame: the body reads as before.
+        assert_eq!(decode(&file).expect("the trace is valid"), records);
+    }
+
+    #[test]
+    fn a_file_without_the_frame_has_no_summary_and_reads_the_same() {
+        let records = mixed_records(50, 4);
+        let file = encode(&records);
+        let bare = &file[..file.len() - frame_len(&file)];
+        assert_eq!(stored(bare).expect("no frame is no error"), None);
+        assert_eq!(decode(bare).expect("the trace is valid"), records);
+        assert_eq!(stored(b"SWAPSIMT").expect("too short"), None);
+        assert_eq!(stored(&[0u8; 200]).expect("not a native trace"), None);
+    }
+
+    #[test]
+    fn a_contradictory_summary_frame_is_an_error() {
+        let file = encode(&mixed_records(30, 3));
+        let frame_at = file.len() - frame_len(&file);
+        let set = |field: usize, value: u64| {
+            let mut bad = file.clone();
+            bad[frame_at + field..frame_at + field + 8].copy_from_slice(&value.to_le_bytes());
+            stored(&bad).expect_err("a contradictory frame").to_string()
+        };
+        let err = set(16, 31);
+        assert!(err.contains("summary frame: 31 records, but its tasks' counts add up to"), "{err}");
+        assert!(err.starts_with(&format!("byte offset {}", frame_at + 16)), "{err}");
+        assert!(set(24, 31).contains("31 reads out of 30 records"));
+        assert!(set(32, u64::MAX - 1).contains("page range"));
+    }
+
+    #[test]
+    fn every_truncation_of_the_frame_reads_as_no_summary_or_an_error() {
+        let file = encode(&mixed_records(20, 5));
+        for len in 0..file.len() {
+            // Never a panic, and never a summary from a cut frame.
+            if let Ok(Some(found)) = stored(&file[..len]) {
+                panic!("cut to {len} of {} bytes, the file has a summary: {found:?}", file.len());
             }
         }
     }
@@ -1285,6 +1572,24 @@ mod tests {
         #[test]
         fn arbitrary_bodies_never_panic(body in prop::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode(&file_from_body(&body));
+        }
+
+        #[test]
+        fn the_summary_frame_says_what_the_records_hold(records in records_strategy()) {
+            let file = encode(&records);
+            prop_assert_eq!(stored(&file).map_err(|e| e.to_string()), Ok(Some(summary_of(&records))));
+        }
+
+        #[test]
+        fn arbitrary_tails_never_panic(
+            tail in prop::collection::vec(any::<u8>(), 0..160),
+            frame_len in 0u32..200,
+        ) {
+            let mut file = encode(&mixed_records(5, 6));
+            file.extend_from_slice(&tail);
+            let _ = stored(&file);
+            file.extend_from_slice(&frame_len.to_le_bytes());
+            let _ = stored(&file);
         }
     }
 }

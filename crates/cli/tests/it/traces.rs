@@ -6,7 +6,7 @@
 //! (valgrind lackey with its `==pid==` banner lines and one load spanning two pages) and
 //! `sample.txt` (the text format). Native files are made by `trace convert` in the tests.
 
-use crate::support::{data, fails, in_repo, ok, parse, run_json, swapsim};
+use crate::support::{data, fails, in_repo, ok, parse, run_json, swapsim, without_host};
 use std::path::{Path, PathBuf};
 
 /// A fresh directory for one test's files, under Cargo's scratch directory for tests.
@@ -141,6 +141,42 @@ fn run_replays_every_format() {
     ));
     assert_eq!(detected["vmstat"], named["vmstat"]);
     assert_eq!(named["scenario"]["workload"]["trace_format"], "ftrace");
+}
+
+/// The native trace `file` cut before its summary frame, whose length its last four bytes
+/// give: a file as written before the frame existed.
+fn without_summary_frame(file: &str) -> Vec<u8> {
+    let bytes = std::fs::read(file).expect("the trace exists");
+    let tail: [u8; 4] = bytes[bytes.len() - 4..].try_into().expect("four bytes");
+    bytes[..bytes.len() - u32::from_le_bytes(tail) as usize].to_vec()
+}
+
+#[test]
+fn a_native_summary_frame_stands_in_for_the_first_pass() {
+    let dir = scratch("summary-frame");
+    let native = path(&dir, "sample.swt");
+    // Two threads with times: the frame gives both the tasks and the time origin.
+    ok(&["trace", "convert", &data("sample.perf"), &native]);
+    let framed = run_json(&data("tiny.toml"), &["--trace", &native, "--pace", "timestamps"]);
+    let bare = without_summary_frame(&native);
+    std::fs::write(&native, &bare).expect("the trace can be rewritten");
+    let read_through = run_json(&data("tiny.toml"), &["--trace", &native, "--pace", "timestamps"]);
+    assert_eq!(without_host(&framed), without_host(&read_through));
+    assert_eq!(info(&native, &[])["records"], count_lines("sample.perf", is_perf_fault));
+
+    // A frame that miscounts a thread's records makes the replay fail at that thread's end.
+    ok(&["trace", "convert", &data("sample.perf"), &native]);
+    let mut bytes = std::fs::read(&native).expect("the trace exists");
+    let frame_at = bare.len();
+    for field in [16, 68 + 8] {
+        // The total and the first task's count, one more each: a frame still consistent.
+        let at = frame_at + field;
+        let n = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
+        bytes[at..at + 8].copy_from_slice(&(n + 1).to_le_bytes());
+    }
+    std::fs::write(&native, &bytes).expect("the trace can be rewritten");
+    let err = fails(&["run", &data("tiny.toml"), "--trace", &native]);
+    assert!(err.contains("were counted before the replay"), "{err}");
 }
 
 #[test]
