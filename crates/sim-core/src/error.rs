@@ -20,9 +20,10 @@ pub enum ConfigError {
 #[non_exhaustive]
 pub enum TraceError {
     /// A line did not parse.
-    #[error("line {line}{}: {message}", column.map(|column| format!(", column {column}")).unwrap_or_default())]
+    #[error("{}{message}", place(*line, *column))]
     Malformed {
-        /// 1-based line number.
+        /// 1-based line number; 0 when the error is not about a line (the message then says
+        /// where it is, a byte offset for instance), and the line is not printed.
         line: u64,
         /// 1-based column, in characters, of the offending text, when one place is to blame.
         column: Option<u64>,
@@ -37,6 +38,16 @@ pub enum TraceError {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// `line 12: `, `line 12, column 3: `, or nothing for line 0: the start of a
+/// [`TraceError::Malformed`] message.
+fn place(line: u64, column: Option<u64>) -> String {
+    match (line, column) {
+        (0, _) => String::new(),
+        (_, Some(column)) => format!("line {line}, column {column}: "),
+        (_, None) => format!("line {line}: "),
+    }
 }
 
 /// A run could not be set up or carried out.

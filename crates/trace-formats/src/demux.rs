@@ -521,7 +521,7 @@ impl Failure {
 
 /// The error for a record of a thread the first pass did not see.
 fn changed_trace(record: &Record) -> FormatError {
-    FormatError::Unknown(format!(
+    FormatError::Changed(format!(
         "thread {}/{} was not in the first pass over the trace: the trace changed between passes",
         record.pid, record.tid
     ))
@@ -530,7 +530,7 @@ fn changed_trace(record: &Record) -> FormatError {
 /// The error for a thread whose replay found another number of records than was counted
 /// before it.
 fn miscounted(key: u64, found: u64, expected: u64) -> FormatError {
-    FormatError::Unknown(format!(
+    FormatError::Changed(format!(
         "thread {}/{} has {found} records, where {expected} were counted before the replay (by the \
          first pass, or a native trace's summary frame): the trace changed, or its summary is wrong",
         key >> 32,
@@ -540,7 +540,7 @@ fn miscounted(key: u64, found: u64, expected: u64) -> FormatError {
 
 /// The error for a timed record in a trace counted as untimed before the replay.
 fn unexpected_time(record: &Record) -> FormatError {
-    FormatError::Unknown(format!(
+    FormatError::Changed(format!(
         "thread {}/{} has a record at {} ns in a trace counted as untimed before the replay (by the \
          first pass, or a native trace's summary frame): the trace changed, or its summary is wrong",
         record.pid,
@@ -965,17 +965,17 @@ mod tests {
             rendered.push('\n');
         }
         expect![[r#"
-              R 0x3 think 0
-              R 0x5 think 4
-              R 0x4 think 2
+            R 0x3 think 0
+            R 0x5 think 4
+            R 0x4 think 2
 
-              R 0x3 think 0
-              R 0x5 think 4
-              error: line 0: unrecognised trace format: thread 1/1 has 2 records, where 3 were counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
-              R 0x4 think 2
+            R 0x3 think 0
+            R 0x5 think 4
+            error: thread 1/1 has 2 records, where 3 were counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+            R 0x4 think 2
 
-              error: line 0: unrecognised trace format: thread 1/1 has a record at 5 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
-              error: line 0: unrecognised trace format: thread 1/2 has a record at 7 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+            error: thread 1/1 has a record at 5 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+            error: thread 1/2 has a record at 7 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
 
         "#]]
         .assert_eq(&rendered);
@@ -1202,8 +1202,8 @@ mod tests {
             &[fault(1, 0x1000), fault(2, 0x2000), fault(1, 0x3000), fault(3, 0x1000), fault(1, 0x4000)],
             expect![[r#"
                 [
-                    "  R 0x1 think 0\n  R 0x3 think 0\n  error: line 0: unrecognised trace format: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
-                    "  R 0x2 think 0\n  error: line 0: unrecognised trace format: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
+                    "  R 0x1 think 0\n  R 0x3 think 0\n  error: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
+                    "  R 0x2 think 0\n  error: thread 1/3 was not in the first pass over the trace: the trace changed between passes\n",
                 ]
             "#]],
         );
@@ -1222,7 +1222,7 @@ mod tests {
             &[fault(1, 0x1000), fault(1, 0x2000), fault(2, 0x1000), fault(1, 0x3000)],
             expect![[r#"
                 [
-                    "  R 0x1 think 0\n  R 0x2 think 0\n  error: line 0: unrecognised trace format: thread 1/2 was not in the first pass over the trace: the trace changed between passes\n",
+                    "  R 0x1 think 0\n  R 0x2 think 0\n  error: thread 1/2 was not in the first pass over the trace: the trace changed between passes\n",
                 ]
             "#]],
         );

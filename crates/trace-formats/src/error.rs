@@ -30,6 +30,10 @@ pub enum FormatError {
     /// A record cannot be written in the format asked for.
     #[error("{0}")]
     Unwritable(String),
+    /// A later pass over a trace disagrees with what was counted before it (by a first
+    /// pass, or a native trace's summary frame): the trace changed, or its summary is wrong.
+    #[error("{0}")]
+    Changed(String),
     /// Reading failed.
     #[error("read error: {0}")]
     Io(#[from] std::io::Error),
