@@ -480,6 +480,8 @@ fn build_tasks(
                 pace,
                 previous_ns: origin_ns.unwrap_or(0),
                 timed: origin_ns.is_some(),
+                origin_ns: origin_ns.unwrap_or(0),
+                earliest_ns: None,
                 expected,
                 n_taken: 0,
                 n_received: 0,
@@ -543,6 +545,18 @@ fn unexpected_time(record: &Record) -> FormatError {
     FormatError::Changed(format!(
         "thread {}/{} has a record at {} ns in a trace counted as untimed before the replay (by the \
          first pass, or a native trace's summary frame): the trace changed, or its summary is wrong",
+        record.pid,
+        record.tid,
+        record.time_ns.unwrap_or_default()
+    ))
+}
+
+/// The error for a record earlier than the trace's first time as counted before the replay.
+fn before_origin(record: &Record, origin_ns: u64) -> FormatError {
+    FormatError::Changed(format!(
+        "thread {}/{} has a record at {} ns, before the trace's first time, {origin_ns} ns, as counted \
+         before the replay (by the first pass, or a native trace's summary frame): the trace \
+         changed, or its summary is wrong",
         record.pid,
         record.tid,
         record.time_ns.unwrap_or_default()
@@ -720,6 +734,12 @@ struct ThreadSource {
     /// Whether the trace was found to carry times before the replay: a timed record in a
     /// trace found untimed means it changed since (or its summary frame is wrong).
     timed: bool,
+    /// The trace's first time as counted before the replay (0 for an untimed trace).
+    origin_ns: u64,
+    /// The earliest time among the task's records taken so far: none may come before the
+    /// trace's first time as counted before the replay, and the task of a one-thread trace
+    /// must find exactly that time.
+    earliest_ns: Option<u64>,
     /// The task's records as counted before the replay, which the replay must find.
     expected: u64,
     /// Records taken from the feed so far.
@@ -780,11 +800,34 @@ impl ThreadSource {
                 self.batch.truncate(pos);
                 return Err(Failure::of(err));
             }
+        } else {
+            let origin = self.origin_ns;
+            if let Some(pos) = self.batch.iter().position(|r| r.time_ns.is_some_and(|t| t < origin)) {
+                let err = before_origin(&self.batch[pos], origin);
+                self.batch.truncate(pos);
+                return Err(Failure::of(err));
+            }
+            let earliest = self.batch.iter().filter_map(|r| r.time_ns).min();
+            self.earliest_ns = match (self.earliest_ns, earliest) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
         }
         self.n_taken += self.batch.len() as u64;
         filled?;
         if self.ended && self.n_taken != self.expected {
             return Err(Failure::of(miscounted(self.key, self.n_taken, self.expected)));
+        }
+        if self.ended && self.timed && matches!(self.feed, Feed::Solo { .. }) {
+            let origin = self.origin_ns;
+            if self.earliest_ns != Some(origin) {
+                return Err(Failure::of(FormatError::Changed(format!(
+                    "the trace's first time is {}, where {origin} ns was counted before the replay (by \
+                     the first pass, or a native trace's summary frame): the trace changed, or its \
+                     summary is wrong",
+                    self.earliest_ns.map_or("none".to_string(), |t| format!("{t} ns"))
+                ))));
+            }
         }
         Ok(())
     }
@@ -940,6 +983,36 @@ mod tests {
     }
 
     #[test]
+    fn a_one_thread_replay_finds_the_first_time_counted_before_it() {
+        use crate::native::{stored_summary, NativeWriter};
+        let mut writer = NativeWriter::new(Vec::new()).expect("writing to a Vec");
+        for (time_ns, page) in [(5, 3), (9, 4)] {
+            let record = Record { pid: 1, tid: 1, time_ns: Some(time_ns), page, write: false };
+            writer.write(&record).expect("a valid record");
+        }
+        let bytes: &'static [u8] = Box::leak(writer.finish().expect("writing to a Vec").into_boxed_slice());
+        let open = move || crate::open(Box::new(Cursor::new(bytes)), OpenOptions::default());
+        let stored = stored_summary(&mut Cursor::new(bytes)).expect("a valid frame").expect("a frame");
+        let early = crate::native::StoredSummary { time_range: Some((4, 9)), ..stored.clone() };
+        let mut rendered = String::new();
+        for summary in [stored, early] {
+            let (mut tasks, _) =
+                tasks_after(&FirstPass::from_stored(&summary), open, "t", Pace::Timestamps).expect("tasks");
+            for line in drain(&mut tasks, false).concat().lines() {
+                writeln!(rendered, "{}", line.trim_start()).expect("writing to a string");
+            }
+        }
+        expect![[r#"
+              R 0x3 think 0
+              R 0x4 think 4
+              R 0x3 think 1
+              R 0x4 think 4
+              error: the trace's first time is 5 ns, where 4 ns was counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+        "#]]
+        .assert_eq(&rendered);
+    }
+
+    #[test]
     fn a_replay_finds_what_was_counted_before_it_or_fails() {
         use crate::native::{stored_summary, NativeWriter};
         let mut writer = NativeWriter::new(Vec::new()).expect("writing to a Vec");
@@ -954,8 +1027,9 @@ mod tests {
         miscounted.tasks[0].2 += 1;
         miscounted.records += 1;
         let untimed = crate::native::StoredSummary { time_range: None, ..stored.clone() };
+        let late = crate::native::StoredSummary { time_range: Some((6, 9)), ..stored.clone() };
         let mut rendered = String::new();
-        for summary in [stored, miscounted, untimed] {
+        for summary in [stored, miscounted, untimed, late] {
             let first = FirstPass::from_stored(&summary);
             let (mut tasks, _) = tasks_after(&first, open, "t", Pace::Timestamps).expect("tasks");
             let accesses = drain(&mut tasks, false).concat();
@@ -976,6 +1050,9 @@ mod tests {
 
             error: thread 1/1 has a record at 5 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
             error: thread 1/2 has a record at 7 ns in a trace counted as untimed before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+
+            error: thread 1/1 has a record at 5 ns, before the trace's first time, 6 ns, as counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+            R 0x4 think 1
 
         "#]]
         .assert_eq(&rendered);

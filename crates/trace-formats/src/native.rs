@@ -111,8 +111,8 @@
 //! written before the frame existed); a frame of this shape whose figures contradict each
 //! other (tasks' counts not adding up to the records, a task listed twice, more reads than
 //! records, an inverted range) is an error. The frame is a shortcut, not a second source of
-//! truth: whoever replays a trace on its word counts each task's records as they come and
-//! fails if the body disagrees.
+//! truth: whoever replays a trace on its word counts each task's records as they come, and
+//! checks the times against the first time, and fails if the body disagrees.
 //!
 //! # Example
 //!

@@ -164,19 +164,34 @@ fn a_native_summary_frame_stands_in_for_the_first_pass() {
     assert_eq!(without_host(&framed), without_host(&read_through));
     assert_eq!(info(&native, &[])["records"], count_lines("sample.perf", is_perf_fault));
 
-    // A frame that miscounts a thread's records makes the replay fail at that thread's end.
-    ok(&["trace", "convert", &data("sample.perf"), &native]);
-    let mut bytes = std::fs::read(&native).expect("the trace exists");
-    let frame_at = bare.len();
-    for field in [16, 68 + 8] {
-        // The total and the first task's count, one more each: a frame still consistent.
-        let at = frame_at + field;
-        let n = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
-        bytes[at..at + 8].copy_from_slice(&(n + 1).to_le_bytes());
-    }
-    std::fs::write(&native, &bytes).expect("the trace can be rewritten");
-    let err = fails(&["run", &data("tiny.toml"), "--trace", &native]);
+    // One timed thread: the frame gives the time origin too.
+    let one = path(&dir, "one.swt");
+    ok(&["trace", "convert", &data("sample.ftrace"), &one]);
+    let framed = run_json(&data("tiny.toml"), &["--trace", &one, "--pace", "timestamps"]);
+    let frame_at = without_summary_frame(&one).len();
+    let framed_bytes = std::fs::read(&one).expect("the trace exists");
+    std::fs::write(&one, &framed_bytes[..frame_at]).expect("the trace can be rewritten");
+    let read_through = run_json(&data("tiny.toml"), &["--trace", &one, "--pace", "timestamps"]);
+    assert_eq!(without_host(&framed), without_host(&read_through));
+
+    // A frame that miscounts the thread's records, or moves its first time, makes the
+    // replay fail at the thread's end; each still agrees with itself.
+    let tampered = |changes: &[(usize, i64)]| {
+        let mut bytes = framed_bytes.clone();
+        for &(field, by) in changes {
+            let at = frame_at + field;
+            let n = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
+            bytes[at..at + 8].copy_from_slice(&n.wrapping_add_signed(by).to_le_bytes());
+        }
+        std::fs::write(&one, &bytes).expect("the trace can be rewritten");
+        fails(&["run", &data("tiny.toml"), "--trace", &one])
+    };
+    // The total and the task's count, one more each.
+    let err = tampered(&[(16, 1), (68 + 8, 1)]);
     assert!(err.contains("were counted before the replay"), "{err}");
+    // The first time, one nanosecond early.
+    let err = tampered(&[(48, -1)]);
+    assert!(err.contains("the trace's first time is"), "{err}");
 }
 
 #[test]
