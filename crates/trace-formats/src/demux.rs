@@ -479,8 +479,7 @@ fn build_tasks(
                 key: (u64::from(pid) << 32) | u64::from(tid),
                 pace,
                 previous_ns: origin_ns.unwrap_or(0),
-                timed: origin_ns.is_some(),
-                origin_ns: origin_ns.unwrap_or(0),
+                origin_ns,
                 earliest_ns: None,
                 expected,
                 n_taken: 0,
@@ -529,37 +528,12 @@ fn changed_trace(record: &Record) -> FormatError {
     ))
 }
 
-/// The error for a thread whose replay found another number of records than was counted
-/// before it.
-fn miscounted(key: u64, found: u64, expected: u64) -> FormatError {
+/// The error for a replay that disagrees with what was counted before it: `what` is
+/// what the replay found, up to the words "before the replay".
+fn disagrees(what: String) -> FormatError {
     FormatError::Changed(format!(
-        "thread {}/{} has {found} records, where {expected} were counted before the replay (by the \
-         first pass, or a native trace's summary frame): the trace changed, or its summary is wrong",
-        key >> 32,
-        key as u32
-    ))
-}
-
-/// The error for a timed record in a trace counted as untimed before the replay.
-fn unexpected_time(record: &Record) -> FormatError {
-    FormatError::Changed(format!(
-        "thread {}/{} has a record at {} ns in a trace counted as untimed before the replay (by the \
-         first pass, or a native trace's summary frame): the trace changed, or its summary is wrong",
-        record.pid,
-        record.tid,
-        record.time_ns.unwrap_or_default()
-    ))
-}
-
-/// The error for a record earlier than the trace's first time as counted before the replay.
-fn before_origin(record: &Record, origin_ns: u64) -> FormatError {
-    FormatError::Changed(format!(
-        "thread {}/{} has a record at {} ns, before the trace's first time, {origin_ns} ns, as counted \
-         before the replay (by the first pass, or a native trace's summary frame): the trace \
-         changed, or its summary is wrong",
-        record.pid,
-        record.tid,
-        record.time_ns.unwrap_or_default()
+        "{what} before the replay (by the first pass, or a native trace's summary frame): the trace \
+         changed, or its summary is wrong"
     ))
 }
 
@@ -731,11 +705,9 @@ struct ThreadSource {
     pace: Pace,
     /// Time of the task's previous record (the trace's first time before any).
     previous_ns: u64,
-    /// Whether the trace was found to carry times before the replay: a timed record in a
-    /// trace found untimed means it changed since (or its summary frame is wrong).
-    timed: bool,
-    /// The trace's first time as counted before the replay (0 for an untimed trace).
-    origin_ns: u64,
+    /// The trace's first time as counted before the replay, `None` for a trace found
+    /// untimed (where a timed record means it changed since, or its summary frame is wrong).
+    origin_ns: Option<u64>,
     /// The earliest time among the task's records taken so far: none may come before the
     /// trace's first time as counted before the replay, and the task of a one-thread trace
     /// must find exactly that time.
@@ -794,42 +766,43 @@ impl ThreadSource {
     /// the batch keeps the records before it.
     fn fill(&mut self) -> Result<(), Failure> {
         let filled = self.fill_feed();
-        if !self.timed {
-            if let Some(pos) = self.batch.iter().position(|record| record.time_ns.is_some()) {
-                let err = unexpected_time(&self.batch[pos]);
-                self.batch.truncate(pos);
-                return Err(Failure::of(err));
-            }
-        } else {
-            let origin = self.origin_ns;
-            if let Some(pos) = self.batch.iter().position(|r| r.time_ns.is_some_and(|t| t < origin)) {
-                let err = before_origin(&self.batch[pos], origin);
-                self.batch.truncate(pos);
-                return Err(Failure::of(err));
-            }
-            let earliest = self.batch.iter().filter_map(|r| r.time_ns).min();
-            self.earliest_ns = match (self.earliest_ns, earliest) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+        let origin = self.origin_ns;
+        let early = |t: u64| origin.is_none_or(|origin| t < origin);
+        if let Some(pos) = self.batch.iter().position(|r| r.time_ns.is_some_and(early)) {
+            let r = self.batch[pos];
+            let (pid, tid, t) = (r.pid, r.tid, r.time_ns.unwrap_or_default());
+            self.batch.truncate(pos);
+            return Err(Failure::of(disagrees(match origin {
+                None => format!("thread {pid}/{tid} has a record at {t} ns in a trace counted as untimed"),
+                Some(o) => format!(
+                    "thread {pid}/{tid} has a record at {t} ns, before the trace's first time, {o} ns, as counted"
+                ),
+            })));
+        }
+        if origin.is_some() {
+            let times = self.batch.iter().filter_map(|r| r.time_ns);
+            self.earliest_ns = self.earliest_ns.into_iter().chain(times).min();
         }
         self.n_taken += self.batch.len() as u64;
         filled?;
         if self.ended && self.n_taken != self.expected {
-            return Err(Failure::of(miscounted(self.key, self.n_taken, self.expected)));
+            let (pid, tid) = (self.key >> 32, self.key as u32);
+            let (found, expected) = (self.n_taken, self.expected);
+            return Err(Failure::of(disagrees(format!(
+                "thread {pid}/{tid} has {found} records, where {expected} were counted"
+            ))));
         }
-        if self.ended && self.timed && matches!(self.feed, Feed::Solo { .. }) {
-            let origin = self.origin_ns;
-            if self.earliest_ns != Some(origin) {
-                return Err(Failure::of(FormatError::Changed(format!(
-                    "the trace's first time is {}, where {origin} ns was counted before the replay (by \
-                     the first pass, or a native trace's summary frame): the trace changed, or its \
-                     summary is wrong",
-                    self.earliest_ns.map_or("none".to_string(), |t| format!("{t} ns"))
-                ))));
+        match origin {
+            Some(o)
+                if self.ended && matches!(self.feed, Feed::Solo { .. }) && self.earliest_ns != Some(o) =>
+            {
+                let found = self.earliest_ns.map_or("none".to_string(), |t| format!("{t} ns"));
+                Err(Failure::of(disagrees(format!(
+                    "the trace's first time is {found}, where {o} ns was counted"
+                ))))
             }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Appends the task's next records from its feed, as [`ThreadSource::fill`] says.
