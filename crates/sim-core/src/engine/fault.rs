@@ -64,18 +64,25 @@ pub(crate) struct SwapIn {
 }
 
 impl Simulation {
-    /// Handles one access by task `t`. Resident pages take the fast path. `peeked` is the
-    /// access's page as `next_access` found it when it prefetched the PTE, if the page
-    /// existed then: a virtual page keeps its PTE once it has one, so the lookup need not
-    /// be done again.
-    #[inline]
-    pub(super) fn access(&mut self, t: usize, a: Access, peeked: Option<PageId>) -> Result<Step, SimError> {
-        if let Some(p) = peeked {
-            if self.mm.pt.pte(p).is_present() && !self.track_access {
+    /// The fast path of an access: when `peeked`, the access's page as `next_access` found
+    /// it when it prefetched the PTE, is resident and the LRU does not follow accesses,
+    /// sets the PTE's accessed (and for a store dirty) bit and returns true; otherwise
+    /// returns false and changes nothing, and [`Simulation::access`] handles the access. A
+    /// virtual page keeps its PTE once it has one, so the lookup need not be done again.
+    /// Apart from `access` so that the common case returns a flag, not a `Result`.
+    #[inline(always)]
+    pub(super) fn resident_hit(&mut self, a: &Access, peeked: Option<PageId>) -> bool {
+        match peeked {
+            Some(p) if !self.track_access && self.mm.pt.pte(p).is_present() => {
                 self.mm.pt.pte_mut(p).touch(a.write);
-                return Ok(Step::Done);
+                true
             }
+            _ => false,
         }
+    }
+
+    /// Handles one access by task `t`, which did not take [`Simulation::resident_hit`].
+    pub(super) fn access(&mut self, t: usize, a: Access) -> Result<Step, SimError> {
         let space = self.tasks[t].space;
         let look = match self.mm.pt.lookup(space, a.vpage) {
             Some(l) => l,

@@ -58,7 +58,7 @@ impl Simulation {
         }
         ahead.at = at + 1;
         let page = ahead.pages[at];
-        self.lru.warm_tails();
+        self.lru.warm_tails(&self.mm);
         Ok(Some((access, page)))
     }
 
@@ -151,7 +151,14 @@ impl Simulation {
                     }
                 };
                 self.mm.now = self.tasks[t].clock;
-                let step = self.access(t, access, peeked)?;
+                if self.resident_hit(&access, peeked) {
+                    // As `Step::Done` below; the clock did not move.
+                    self.flush_dispatched();
+                    self.count_access(t, progress);
+                    self.after_io();
+                    continue;
+                }
+                let step = self.access(t, access)?;
                 self.tasks[t].clock = self.mm.now;
                 self.flush_dispatched();
                 // Completions absorbed during this access are delivered once the task's

@@ -25,7 +25,7 @@
 //! timer of its own, and no other reader forces one (the ratelimited flushes of the
 //! kernel only act when the periodic worker is a full cycle late).
 
-use super::list::{Links, List, NIL};
+use super::seq::SeqLists;
 use super::{Fate, Lru, LruSizes, Placement, ScanControl};
 use crate::ids::Pfn;
 use crate::mm::frames::flag;
@@ -51,10 +51,10 @@ struct FlushedStats {
 }
 
 /// The classic LRU state for the one memory cgroup of the model.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct ClassicLru {
-    links: Links,
-    lists: [List; 2],
+    /// The inactive and the active list.
+    lists: SeqLists<2>,
     /// Pages on each list.
     lens: [u64; 2],
     /// `lruvec->anon_cost` / `file_cost` (`lru_note_cost`).
@@ -72,32 +72,17 @@ pub(crate) struct ClassicLru {
     /// page, not `SWAP_CLUSTER_MAX`: with no readahead its misses are a textbook LRU
     /// cache's. A reference model for tests and comparisons, not a kernel policy.
     exact: bool,
-    /// Per list, where the warming walk from its tail stands and how many steps it may
-    /// still take ([`Lru::warm_tails`]); host speed only.
-    warm: [(u32, u32); 2],
+    /// Per list, how many entries from its tail [`Lru::warm_tails`] has looked at since the
+    /// last isolation; host speed only.
+    warmed: [usize; 2],
 }
 
-/// Steps the warming walk takes from a list's tail after each isolation: two batches of
-/// `SWAP_CLUSTER_MAX`.
-const WARM_STEPS: u32 = 64;
-
-impl Default for ClassicLru {
-    fn default() -> Self {
-        ClassicLru {
-            links: Links::default(),
-            lists: [List::EMPTY; 2],
-            lens: [0; 2],
-            anon_cost: 0,
-            file_cost: 0,
-            refaults_snapshot: 0,
-            flushed: FlushedStats::default(),
-            scratch: Vec::new(),
-            fates: Vec::new(),
-            exact: false,
-            warm: [(NIL, 0); 2],
-        }
-    }
-}
+/// Entries from a list's tail whose frames [`Lru::warm_tails`] loads ahead of isolation:
+/// two batches of `SWAP_CLUSTER_MAX`.
+const WARM_AHEAD: usize = 64;
+/// Steps after loading a frame's metadata at which its PTE and swap slot, which the
+/// metadata names, are loaded in turn.
+const WARM_LAG: usize = 8;
 
 impl ClassicLru {
     /// The exact-LRU reference mode.
@@ -106,23 +91,17 @@ impl ClassicLru {
     }
 
     fn push_head(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.links.push_head(&mut self.lists[which], pfn);
+        self.lists.push_head(which, pfn);
         self.lens[which] += u64::from(nr);
     }
 
     fn push_tail(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.links.push_tail(&mut self.lists[which], pfn);
-        self.lens[which] += u64::from(nr);
-    }
-
-    /// Links `pfn` right before `anchor` (on its head side).
-    fn insert_before(&mut self, which: usize, anchor: Pfn, pfn: Pfn, nr: u32) {
-        self.links.insert_before(&mut self.lists[which], anchor, pfn);
+        self.lists.push_tail(which, pfn);
         self.lens[which] += u64::from(nr);
     }
 
     fn unlink(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.links.unlink(&mut self.lists[which], pfn);
+        self.lists.unlink(which, pfn);
         self.lens[which] -= u64::from(nr);
     }
 
@@ -140,13 +119,9 @@ impl ClassicLru {
         self.scratch.clear();
         let mut pages = 0;
         while pages < n {
-            let t = self.lists[which].tail;
-            if self.lists[which].is_empty() {
-                break;
-            }
-            let pfn = Pfn(t);
+            let Some(pfn) = self.lists.pop_tail(which) else { break };
             let nr = mm.frames.nr_pages(pfn);
-            self.unlink(which, pfn, nr);
+            self.lens[which] -= u64::from(nr);
             self.scratch.push(pfn);
             pages += u64::from(nr);
         }
@@ -154,7 +129,7 @@ impl ClassicLru {
         for &pfn in &self.scratch {
             mm.frames.clear(pfn, flag::LRU);
         }
-        self.warm[which] = (self.lists[which].tail, WARM_STEPS);
+        self.warmed[which] = self.warmed[which].saturating_sub(self.scratch.len());
         pages
     }
 
@@ -315,18 +290,21 @@ impl ReclaimHooks for ClassicReclaimHooks {
 }
 
 impl Lru for ClassicLru {
-    fn warm_tails(&mut self) {
-        for warm in &mut self.warm {
-            let (node, steps) = *warm;
-            if steps == 0 || node == NIL {
+    fn warm_tails(&mut self, mm: &Mm) {
+        for (which, warmed) in self.warmed.iter_mut().enumerate() {
+            let i = *warmed;
+            if i >= WARM_AHEAD + WARM_LAG {
                 continue;
             }
-            // This node's links were prefetched one step ago; the next one's are fetched now.
-            let prev = self.links.prev_hint(node);
-            if prev != NIL {
-                self.links.prefetch(prev);
+            if i < WARM_AHEAD {
+                if let Some(pfn) = self.lists.entry(which, i) {
+                    mm.frames.prefetch(pfn);
+                }
             }
-            *warm = (prev, steps - 1);
+            if let Some(pfn) = i.checked_sub(WARM_LAG).and_then(|j| self.lists.entry(which, j)) {
+                mm.warm_batch(&[pfn]);
+            }
+            *warmed = i + 1;
         }
     }
 
@@ -356,12 +334,9 @@ impl Lru for ClassicLru {
     }
 
     fn split(&mut self, mm: &mut Mm, head: Pfn, nr: u32) {
-        let which = Self::which(mm, head);
-        // The list counted the folio's pages under the head; the tails take their share.
-        self.lens[which] -= u64::from(nr - 1);
-        for i in 1..nr {
-            self.insert_before(which, head, Pfn(head.0 + i), 1);
-        }
+        // The list counted the folio's pages under the head; the tails keep their share.
+        let tails: Vec<Pfn> = (1..nr).map(|i| Pfn(head.0 + i)).collect();
+        self.lists.insert_before(Self::which(mm, head), head, &tails);
     }
 
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
@@ -463,10 +438,10 @@ impl Lru for ClassicLru {
 
     fn check_invariants(&self, mm: &Mm) {
         let mut seen = 0u64;
-        for (which, l) in self.lists.iter().enumerate() {
+        for which in [INACTIVE, ACTIVE] {
             let mut n = 0u64;
             let len = self.lens[which];
-            self.links.walk(l, &format!("lru {which}"), |pfn| {
+            self.lists.walk(which, &format!("lru {which}"), |pfn| {
                 let cur = pfn.0;
                 assert!(mm.frames.test(pfn, flag::IN_USE), "lru {which}: free frame {cur} on a list");
                 assert!(mm.frames.test(pfn, flag::LRU), "lru {which}: frame {cur} lacks the LRU flag");

@@ -1,6 +1,8 @@
-//! Folio lists for the LRU implementations: doubly linked lists threaded through one
-//! dense array of links indexed by frame, as the kernel threads `folio->lru`. A list
-//! keeps only its two ends; what it holds is counted by its owner.
+//! Folio lists for MGLRU's generations: doubly linked lists threaded through one dense
+//! array of links indexed by frame, as the kernel threads `folio->lru`. A list keeps only
+//! its two ends; what it holds is counted by its owner. (The classic LRU keeps its lists
+//! as sequences instead, [`super::seq`], whose tails can be read without a chase from
+//! link to link.)
 
 use crate::ids::Pfn;
 
@@ -58,12 +60,6 @@ impl Links {
         self.link(l, l.tail, NIL, pfn);
     }
 
-    /// Links `pfn` right before `anchor` (on its head side).
-    pub(crate) fn insert_before(&mut self, l: &mut List, anchor: Pfn, pfn: Pfn) {
-        let prev = self.links[anchor.0 as usize].0;
-        self.link(l, prev, anchor.0, pfn);
-    }
-
     /// Links `pfn` right after `anchor` (on its tail side).
     pub(crate) fn insert_after(&mut self, l: &mut List, anchor: Pfn, pfn: Pfn) {
         let next = self.links[anchor.0 as usize].1;
@@ -81,19 +77,6 @@ impl Links {
             n => self.links[n as usize].0 = prev,
         }
         self.links[pfn.0 as usize] = (NIL, NIL);
-    }
-
-    /// The node before `pfn` (toward the head), or `NIL`. For a frame no longer on a list
-    /// the answer is stale: a hint only, for warming the host's cache.
-    pub(crate) fn prev_hint(&self, pfn: u32) -> u32 {
-        self.links.get(pfn as usize).map_or(NIL, |&(prev, _)| prev)
-    }
-
-    /// Prefetches the links of `pfn` into the host's cache.
-    pub(crate) fn prefetch(&self, pfn: u32) {
-        if let Some(link) = self.links.get(pfn as usize) {
-            crate::prefetch::prefetch(link);
-        }
     }
 
     /// Walks `l` from head to tail, checking every back link and the tail, and calls
@@ -133,7 +116,7 @@ mod tests {
         links.push_head(&mut l, Pfn(2));
         links.push_tail(&mut l, Pfn(3));
         assert_eq!(order(&links, &l), [2, 1, 3]);
-        links.insert_before(&mut l, Pfn(2), Pfn(4));
+        links.push_head(&mut l, Pfn(4));
         links.insert_after(&mut l, Pfn(3), Pfn(5));
         links.insert_after(&mut l, Pfn(2), Pfn(6));
         assert_eq!(order(&links, &l), [4, 2, 6, 1, 3, 5]);

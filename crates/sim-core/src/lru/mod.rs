@@ -17,6 +17,7 @@ pub(crate) mod classic;
 mod list;
 pub(crate) mod mglru;
 pub(crate) mod opt;
+mod seq;
 
 use crate::config::LruModel;
 use crate::ids::Pfn;
@@ -107,11 +108,11 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// `next_use` (`None`: never), as its access stream says. Called before the access
     /// is handled, and again if the access is retried after a wait.
     fn next_use(&mut self, _mm: &mut Mm, _page: PageId, _next_use: Option<u64>) {}
-    /// Host speed only, called once per access a task reads: take one more step of a walk
-    /// from each list's tail toward its head, loading the node reached and prefetching the
-    /// next, so that the next isolation finds its links in the host's cache instead of
+    /// Host speed only, called once per access a task reads: look one folio further at
+    /// the tails of the lists, where the next isolations will take folios, and start
+    /// loading its state into the host's cache, so that reclaim finds it there instead of
     /// waiting on one miss after another. Changes nothing the simulation computes.
-    fn warm_tails(&mut self) {}
+    fn warm_tails(&mut self, _mm: &Mm) {}
     /// kswapd's `lru_gen_age_node` at `priority`: false when every generation is
     /// younger than MGLRU's `min_ttl_ms`, so that kswapd calls the OOM killer instead of
     /// evicting the working set. The classic lists have no such test.

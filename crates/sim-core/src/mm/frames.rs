@@ -200,6 +200,14 @@ impl Frames {
         self.meta[pfn.0 as usize].order & ORDER_MASK
     }
 
+    /// Prefetches the metadata of the frame at `pfn` into the host's cache. Changes
+    /// nothing.
+    pub(crate) fn prefetch(&self, pfn: Pfn) {
+        if let Some(meta) = self.meta.get(pfn.0 as usize) {
+            crate::prefetch::prefetch(meta);
+        }
+    }
+
     pub(crate) fn owner(&self, pfn: Pfn) -> Option<PageId> {
         let o = self.meta[pfn.0 as usize].owner;
         (o != NO_OWNER).then_some(PageId(o))
