@@ -90,18 +90,18 @@ impl ClassicLru {
         ClassicLru { exact: true, ..ClassicLru::default() }
     }
 
-    fn push_head(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.lists.push_head(which, pfn);
+    fn push_head(&mut self, mm: &mut Mm, which: usize, pfn: Pfn, nr: u32) {
+        self.lists.push_head(&mut mm.frames, which, pfn);
         self.lens[which] += u64::from(nr);
     }
 
-    fn push_tail(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.lists.push_tail(which, pfn);
+    fn push_tail(&mut self, mm: &mut Mm, which: usize, pfn: Pfn, nr: u32) {
+        self.lists.push_tail(&mut mm.frames, which, pfn);
         self.lens[which] += u64::from(nr);
     }
 
-    fn unlink(&mut self, which: usize, pfn: Pfn, nr: u32) {
-        self.lists.unlink(which, pfn);
+    fn unlink(&mut self, mm: &mut Mm, which: usize, pfn: Pfn, nr: u32) {
+        self.lists.unlink(&mut mm.frames, which, pfn);
         self.lens[which] -= u64::from(nr);
     }
 
@@ -141,7 +141,7 @@ impl ClassicLru {
             mm.workingset_age(u64::from(nr));
         }
         mm.frames.set(pfn, flag::LRU);
-        self.push_head(which, pfn, nr);
+        self.push_head(mm, which, pfn, nr);
     }
 
     /// The statistics as the last periodic flush left them, flushing first if a flush
@@ -322,13 +322,15 @@ impl Lru for ClassicLru {
             }
         };
         mm.frames.set(pfn, flag::LRU);
-        self.push_head(which, pfn, mm.frames.nr_pages(pfn));
+        let nr = mm.frames.nr_pages(pfn);
+        self.push_head(mm, which, pfn, nr);
     }
 
     fn remove(&mut self, mm: &mut Mm, pfn: Pfn) {
         if mm.frames.test(pfn, flag::LRU) {
             let which = Self::which(mm, pfn);
-            self.unlink(which, pfn, mm.frames.nr_pages(pfn));
+            let nr = mm.frames.nr_pages(pfn);
+            self.unlink(mm, which, pfn, nr);
             mm.frames.clear(pfn, flag::LRU);
         }
     }
@@ -336,15 +338,16 @@ impl Lru for ClassicLru {
     fn split(&mut self, mm: &mut Mm, head: Pfn, nr: u32) {
         // The list counted the folio's pages under the head; the tails keep their share.
         let tails: Vec<Pfn> = (1..nr).map(|i| Pfn(head.0 + i)).collect();
-        self.lists.insert_before(Self::which(mm, head), head, &tails);
+        let which = Self::which(mm, head);
+        self.lists.insert_before(&mut mm.frames, which, head, &tails);
     }
 
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
         let f = mm.frames.flags(pfn);
         if f & flag::LRU != 0 && f & (flag::ACTIVE | flag::DIRTY | flag::LOCKED) == 0 {
             let nr = mm.frames.nr_pages(pfn);
-            self.unlink(INACTIVE, pfn, nr);
-            self.push_tail(INACTIVE, pfn, nr);
+            self.unlink(mm, INACTIVE, pfn, nr);
+            self.push_tail(mm, INACTIVE, pfn, nr);
             mm.vmstat.pgrotated += u64::from(nr);
         }
     }
@@ -374,8 +377,8 @@ impl Lru for ClassicLru {
         if self.exact {
             let pfn = mm.frames.head(pfn);
             let nr = mm.frames.nr_pages(pfn);
-            self.unlink(INACTIVE, pfn, nr);
-            self.push_head(INACTIVE, pfn, nr);
+            self.unlink(mm, INACTIVE, pfn, nr);
+            self.push_head(mm, INACTIVE, pfn, nr);
         }
     }
 
@@ -441,7 +444,7 @@ impl Lru for ClassicLru {
         for which in [INACTIVE, ACTIVE] {
             let mut n = 0u64;
             let len = self.lens[which];
-            self.lists.walk(which, &format!("lru {which}"), |pfn| {
+            self.lists.walk(&mm.frames, which, &format!("lru {which}"), |pfn| {
                 let cur = pfn.0;
                 assert!(mm.frames.test(pfn, flag::IN_USE), "lru {which}: free frame {cur} on a list");
                 assert!(mm.frames.test(pfn, flag::LRU), "lru {which}: frame {cur} lacks the LRU flag");

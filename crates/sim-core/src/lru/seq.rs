@@ -10,7 +10,8 @@
 //! folios the next isolation will take can be looked at in advance ([`SeqLists::entry`]).
 //!
 //! The order of folios is exactly a linked list's: every operation has the same effect on
-//! it. Each frame records where its entry is, so taking a folio out of the middle is O(1)
+//! it. Each frame records where its entry is ([`Positions`]: the frame table keeps it in
+//! the frame's metadata, which the list's users touch anyway), so taking a folio out of the middle is O(1)
 //! and leaves a hole; holes at either end are dropped at once (so both ends are always
 //! folios), and the ring is rebuilt without holes when they outnumber the folios, which
 //! costs O(1) per hole over time. Inserting in the middle (a split folio's tail pages
@@ -19,6 +20,25 @@
 use std::collections::VecDeque;
 
 use crate::ids::Pfn;
+use crate::mm::frames::Frames;
+
+/// Where each frame records the absolute position of its entry on the list it is on.
+pub(crate) trait Positions {
+    fn position(&self, pfn: u32) -> u32;
+    fn set_position(&mut self, pfn: u32, pos: u32);
+}
+
+impl Positions for Frames {
+    #[inline]
+    fn position(&self, pfn: u32) -> u32 {
+        self.lru_pos(Pfn(pfn))
+    }
+
+    #[inline]
+    fn set_position(&mut self, pfn: u32, pos: u32) {
+        self.set_lru_pos(Pfn(pfn), pos);
+    }
+}
 
 /// A ring entry whose folio left.
 const HOLE: u32 = u32::MAX;
@@ -53,31 +73,21 @@ impl Ring {
     }
 }
 
-/// `N` folio lists over one table of positions indexed by frame; a frame is on one list at
-/// most. What a list holds is counted by its owner.
+/// `N` folio lists whose frames record their positions in one table (`pos`, passed to
+/// every operation that needs it); a frame is on one list at most. What a list holds is
+/// counted by its owner.
 #[derive(Clone, Debug)]
 pub(crate) struct SeqLists<const N: usize> {
     rings: [Ring; N],
-    /// Per frame, the absolute position of its entry on the list it is on; stale for a
-    /// frame on no list.
-    pos: Vec<u32>,
 }
 
 impl<const N: usize> Default for SeqLists<N> {
     fn default() -> Self {
-        SeqLists { rings: std::array::from_fn(|_| Ring::default()), pos: Vec::new() }
+        SeqLists { rings: std::array::from_fn(|_| Ring::default()) }
     }
 }
 
 impl<const N: usize> SeqLists<N> {
-    fn set_pos(&mut self, pfn: u32, pos: u32) {
-        let i = pfn as usize;
-        if self.pos.len() <= i {
-            self.pos.resize((i + 1).max(self.pos.len() * 2), 0);
-        }
-        self.pos[i] = pos;
-    }
-
     #[cfg(test)]
     fn is_empty(&self, which: usize) -> bool {
         self.rings[which].ring.is_empty()
@@ -95,19 +105,17 @@ impl<const N: usize> SeqLists<N> {
         self.rings[which].ring.get(i).filter(|&&p| p != HOLE).map(|&p| Pfn(p))
     }
 
-    pub(crate) fn push_head(&mut self, which: usize, pfn: Pfn) {
+    pub(crate) fn push_head(&mut self, pos: &mut impl Positions, which: usize, pfn: Pfn) {
         let r = &mut self.rings[which];
-        let pos = r.base.wrapping_add(r.ring.len() as u32);
+        pos.set_position(pfn.0, r.base.wrapping_add(r.ring.len() as u32));
         r.ring.push_back(pfn.0);
-        self.set_pos(pfn.0, pos);
     }
 
-    pub(crate) fn push_tail(&mut self, which: usize, pfn: Pfn) {
+    pub(crate) fn push_tail(&mut self, pos: &mut impl Positions, which: usize, pfn: Pfn) {
         let r = &mut self.rings[which];
         r.base = r.base.wrapping_sub(1);
         r.ring.push_front(pfn.0);
-        let pos = r.base;
-        self.set_pos(pfn.0, pos);
+        pos.set_position(pfn.0, r.base);
     }
 
     /// Takes the folio at the tail of `which` off it.
@@ -120,25 +128,25 @@ impl<const N: usize> SeqLists<N> {
     }
 
     /// Takes `pfn`, which is on `which`, off it.
-    pub(crate) fn unlink(&mut self, which: usize, pfn: Pfn) {
+    pub(crate) fn unlink(&mut self, pos: &mut impl Positions, which: usize, pfn: Pfn) {
         let r = &mut self.rings[which];
-        let i = r.index(self.pos[pfn.0 as usize]);
+        let i = r.index(pos.position(pfn.0));
         debug_assert_eq!(r.ring.get(i), Some(&pfn.0), "frame {} is not where it was put", pfn.0);
         r.ring[i] = HOLE;
         r.holes += 1;
         r.trim();
         if r.holes > MIN_HOLES && r.holes > r.ring.len() - r.holes {
-            self.squeeze(which);
+            self.squeeze(pos, which);
         }
     }
 
     /// Rebuilds the ring of `which` without holes.
-    fn squeeze(&mut self, which: usize) {
+    fn squeeze(&mut self, pos: &mut impl Positions, which: usize) {
         let r = &mut self.rings[which];
         r.ring.retain(|&p| p != HOLE);
         r.holes = 0;
         for (i, &p) in r.ring.iter().enumerate() {
-            self.pos[p as usize] = r.base.wrapping_add(i as u32);
+            pos.set_position(p, r.base.wrapping_add(i as u32));
         }
     }
 
@@ -146,10 +154,16 @@ impl<const N: usize> SeqLists<N> {
     /// each in turn right before `anchor` does: toward the head come `anchor`, the last of
     /// `pfns`, ..., the first, then what followed `anchor`. Shifts the shorter side of the
     /// ring.
-    pub(crate) fn insert_before(&mut self, which: usize, anchor: Pfn, pfns: &[Pfn]) {
+    pub(crate) fn insert_before(
+        &mut self,
+        pos: &mut impl Positions,
+        which: usize,
+        anchor: Pfn,
+        pfns: &[Pfn],
+    ) {
         let k = pfns.len();
         let r = &mut self.rings[which];
-        let a = r.index(self.pos[anchor.0 as usize]);
+        let a = r.index(pos.position(anchor.0));
         let len = r.ring.len();
         let moved = if a + 1 < len - (a + 1) {
             // The tail side, `0..=a`, moves `k` places toward the tail.
@@ -172,11 +186,10 @@ impl<const N: usize> SeqLists<N> {
         for (j, pfn) in pfns.iter().rev().enumerate() {
             r.ring[a + 1 + j] = pfn.0;
         }
-        let base = r.base;
         for i in moved.chain(a + 1..a + 1 + k) {
-            let p = self.rings[which].ring[i];
+            let p = r.ring[i];
             if p != HOLE {
-                self.set_pos(p, base.wrapping_add(i as u32));
+                pos.set_position(p, r.base.wrapping_add(i as u32));
             }
         }
     }
@@ -185,7 +198,13 @@ impl<const N: usize> SeqLists<N> {
     /// its entry's and that both ends are folios, and calls `visit` on each folio; `visit`
     /// returns false to stop a walk that went on too long. `name` identifies the list in a
     /// failed check.
-    pub(crate) fn walk(&self, which: usize, name: &str, mut visit: impl FnMut(Pfn) -> bool) {
+    pub(crate) fn walk(
+        &self,
+        pos: &impl Positions,
+        which: usize,
+        name: &str,
+        mut visit: impl FnMut(Pfn) -> bool,
+    ) {
         let r = &self.rings[which];
         assert_ne!(r.ring.front(), Some(&HOLE), "{name}: a hole at the tail");
         assert_ne!(r.ring.back(), Some(&HOLE), "{name}: a hole at the head");
@@ -195,7 +214,7 @@ impl<const N: usize> SeqLists<N> {
             if p == HOLE {
                 continue;
             }
-            assert_eq!(self.pos[p as usize], r.base.wrapping_add(i as u32), "{name}: frame {p}'s position");
+            assert_eq!(pos.position(p), r.base.wrapping_add(i as u32), "{name}: frame {p}'s position");
             assert!(visit(Pfn(p)), "{name}: list longer than its counter");
         }
     }
@@ -206,10 +225,28 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A plain table of positions.
+    #[derive(Default)]
+    struct Table(Vec<u32>);
+
+    impl Positions for Table {
+        fn position(&self, pfn: u32) -> u32 {
+            self.0[pfn as usize]
+        }
+
+        fn set_position(&mut self, pfn: u32, pos: u32) {
+            let i = pfn as usize;
+            if self.0.len() <= i {
+                self.0.resize(i + 1, 0);
+            }
+            self.0[i] = pos;
+        }
+    }
+
     /// A list's folios from head to tail, as `walk` gives them.
-    fn order(lists: &SeqLists<2>, which: usize) -> Vec<u32> {
+    fn order(lists: &SeqLists<2>, pos: &Table, which: usize) -> Vec<u32> {
         let mut out = Vec::new();
-        lists.walk(which, "test", |p| {
+        lists.walk(pos, which, "test", |p| {
             out.push(p.0);
             true
         });
@@ -241,6 +278,7 @@ mod tests {
         #[test]
         fn order_is_a_lists(ops in prop::collection::vec((0usize..2, op()), 0..600)) {
             let mut seq = SeqLists::<2>::default();
+        let mut pos = Table::default();
             let mut model: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
             let mut next_new = 200u32;
             for (w, op) in ops {
@@ -250,10 +288,10 @@ mod tests {
                             continue;
                         }
                         if matches!(op, Op::Head(_)) {
-                            seq.push_head(w, Pfn(p));
+                            seq.push_head(&mut pos, w, Pfn(p));
                             model[w].insert(0, p);
                         } else {
-                            seq.push_tail(w, Pfn(p));
+                            seq.push_tail(&mut pos, w, Pfn(p));
                             model[w].push(p);
                         }
                     }
@@ -267,20 +305,20 @@ mod tests {
                         if let Op::Insert(_, k) = op {
                             let new: Vec<Pfn> = (next_new..next_new + k).map(Pfn).collect();
                             next_new += k;
-                            seq.insert_before(w, Pfn(anchor), &new);
+                            seq.insert_before(&mut pos, w, Pfn(anchor), &new);
                             // Each in turn goes right before the anchor, on its head side.
                             for n in &new {
                                 let a = model[w].iter().position(|&p| p == anchor).unwrap();
                                 model[w].insert(a, n.0);
                             }
                         } else {
-                            seq.unlink(w, Pfn(anchor));
+                            seq.unlink(&mut pos, w, Pfn(anchor));
                             model[w].remove(at);
                         }
                     }
                 }
                 for (w, want) in model.iter().enumerate() {
-                    prop_assert_eq!(&order(&seq, w), want);
+                    prop_assert_eq!(&order(&seq, &pos, w), want);
                     prop_assert_eq!(seq.tail(w).map(|p| p.0), want.last().copied());
                     prop_assert_eq!(seq.is_empty(w), want.is_empty());
                     let entries: Vec<u32> =
@@ -295,15 +333,16 @@ mod tests {
     #[test]
     fn holes_are_squeezed_out() {
         let mut seq = SeqLists::<2>::default();
+        let mut pos = Table::default();
         for p in 0..1000 {
-            seq.push_head(0, Pfn(p));
+            seq.push_head(&mut pos, 0, Pfn(p));
         }
         // Every folio but the two ends leaves from the middle.
         for p in 1..999 {
-            seq.unlink(0, Pfn(p));
+            seq.unlink(&mut pos, 0, Pfn(p));
         }
         assert!(seq.rings[0].ring.len() <= 2 + 2 * MIN_HOLES, "{}", seq.rings[0].ring.len());
-        assert_eq!(order(&seq, 0), [999, 0]);
+        assert_eq!(order(&seq, &pos, 0), [999, 0]);
         assert_eq!(seq.entry(0, 0), Some(Pfn(0)));
         assert_eq!(seq.entry(0, 1), None);
     }

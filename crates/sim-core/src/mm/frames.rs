@@ -67,7 +67,7 @@ const TAIL: u8 = 0x80;
 /// End of a buddy list.
 const NIL: u32 = u32::MAX;
 
-/// Per-frame metadata: 12 bytes. The flags word has room for MGLRU's generation and
+/// Per-frame metadata: 16 bytes. The flags word has room for MGLRU's generation and
 /// reference bits. On the first frame of a free buddy block, `owner` and `swap_offset`
 /// link the block into its order's free list (the kernel reuses `page->lru` likewise).
 #[derive(Clone, Copy, Debug)]
@@ -80,11 +80,17 @@ pub(crate) struct FrameMeta {
     /// Order of the folio (or free block) plus the `TAIL` and `BUDDY` markers.
     order: u8,
     pub(crate) flags: u16,
+    /// Where the folio's entry is on the classic LRU list it is on
+    /// (`lru::seq`); meaningless off the lists. Here rather than in
+    /// a table of its own because the list is changed where the frame's flags are: one
+    /// cache line, not two.
+    lru_pos: u32,
 }
 
 impl FrameMeta {
     /// A frame nobody uses: unmapped, uncached, no flags.
-    const FREE: FrameMeta = FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, order: 0, flags: 0 };
+    const FREE: FrameMeta =
+        FrameMeta { owner: NO_OWNER, swap_offset: 0, swap_device: 0, order: 0, flags: 0, lru_pos: 0 };
 
     /// A frame of a freshly allocated folio of `order`.
     const fn folio(order: u8, tail: bool) -> FrameMeta {
@@ -92,7 +98,7 @@ impl FrameMeta {
     }
 }
 
-const _: () = assert!(std::mem::size_of::<FrameMeta>() == 12, "frame metadata stays 12 bytes");
+const _: () = assert!(std::mem::size_of::<FrameMeta>() == 16, "frame metadata stays 16 bytes");
 
 /// The frame table.
 #[derive(Clone, Debug)]
@@ -206,6 +212,17 @@ impl Frames {
         if let Some(meta) = self.meta.get(pfn.0 as usize) {
             crate::prefetch::prefetch(meta);
         }
+    }
+
+    /// Where the folio at `pfn` is on its classic LRU list, as the list last recorded.
+    #[inline]
+    pub(crate) fn lru_pos(&self, pfn: Pfn) -> u32 {
+        self.meta[pfn.0 as usize].lru_pos
+    }
+
+    #[inline]
+    pub(crate) fn set_lru_pos(&mut self, pfn: Pfn, pos: u32) {
+        self.meta[pfn.0 as usize].lru_pos = pos;
     }
 
     pub(crate) fn owner(&self, pfn: Pfn) -> Option<PageId> {
@@ -413,7 +430,7 @@ impl Frames {
             self.meta[next as usize].swap_offset = pfn;
         }
         self.meta[pfn as usize] =
-            FrameMeta { owner: next, swap_offset: NIL, swap_device: 0, order: BUDDY | order, flags: 0 };
+            FrameMeta { owner: next, swap_offset: NIL, order: BUDDY | order, ..FrameMeta::FREE };
         self.free_area[order as usize] = pfn;
     }
 
