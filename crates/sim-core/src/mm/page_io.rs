@@ -19,12 +19,18 @@ impl Mm {
         }
     }
 
-    /// Schedules the completions of requests the block layer issued.
+    /// Schedules the completions of requests the block layer issued. Called after every
+    /// access, so the test for none is inlined and the work is not: a function that
+    /// saves registers before testing cost the resident replay 2% of its time.
     #[inline]
     pub(crate) fn flush_dispatched(&mut self) {
-        if self.dispatched.is_empty() {
-            return;
+        if !self.dispatched.is_empty() {
+            self.schedule_dispatched();
         }
+    }
+
+    #[inline(never)]
+    fn schedule_dispatched(&mut self) {
         let mut d = std::mem::take(&mut self.dispatched);
         for x in d.drain(..) {
             self.schedule(x.at, Event::IoComplete(x.req));
