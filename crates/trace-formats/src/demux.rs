@@ -884,20 +884,27 @@ impl ThreadSource {
     }
 }
 
+/// The access of `record` under `pace`; `previous_ns` is the time of the thread's last timed
+/// record, which a timed record moves on.
+#[inline(always)]
+fn access_of(pace: Pace, previous_ns: &mut u64, record: &Record) -> Access {
+    let think_ns = match (pace, record.time_ns) {
+        (Pace::Timestamps, Some(time_ns)) => {
+            let think_ns = time_ns.saturating_sub(*previous_ns);
+            *previous_ns = time_ns;
+            Some(think_ns)
+        }
+        _ => None,
+    };
+    Access { vpage: VirtPage(record.page), write: record.write, think_ns }
+}
+
 impl ThreadSource {
     /// The access of `record`, the next one handed to the engine.
     #[inline]
-    fn access_of(&mut self, record: &Record) -> Access {
+    fn next_of(&mut self, record: &Record) -> Access {
         self.n_received += 1;
-        let think_ns = match (self.pace, record.time_ns) {
-            (Pace::Timestamps, Some(time_ns)) => {
-                let think_ns = time_ns.saturating_sub(self.previous_ns);
-                self.previous_ns = time_ns;
-                Some(think_ns)
-            }
-            _ => None,
-        };
-        Access { vpage: VirtPage(record.page), write: record.write, think_ns }
+        access_of(self.pace, &mut self.previous_ns, record)
     }
 }
 
@@ -906,7 +913,7 @@ impl AccessSource for ThreadSource {
         let Some(record) = self.next_record()? else {
             return Ok(None);
         };
-        Ok(Some(self.access_of(&record)))
+        Ok(Some(self.next_of(&record)))
     }
 
     fn next_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<(), TraceError> {
@@ -914,18 +921,17 @@ impl AccessSource for ThreadSource {
         while n < max {
             if self.batch_idx >= self.batch.len() {
                 let Some(first) = self.next_batch()? else { break };
-                let access = self.access_of(&first);
-                out.push(access);
+                out.push(self.next_of(&first));
                 n += 1;
                 continue;
             }
+            // The rest of the batch, or what is asked, converted in one loop that extends
+            // `out` once.
             let k = (self.batch.len() - self.batch_idx).min(max - n);
-            let batch = std::mem::take(&mut self.batch);
-            for record in &batch[self.batch_idx..self.batch_idx + k] {
-                let access = self.access_of(record);
-                out.push(access);
-            }
-            self.batch = batch;
+            let records = &self.batch[self.batch_idx..self.batch_idx + k];
+            let (pace, previous_ns) = (self.pace, &mut self.previous_ns);
+            out.extend(records.iter().map(|record| access_of(pace, previous_ns, record)));
+            self.n_received += k as u64;
             self.batch_idx += k;
             n += k;
         }
