@@ -106,8 +106,13 @@ impl Simulation {
                 continue;
             }
             if let Some(Wait::Frame { pfn, .. }) = self.tasks[u].wait.take() {
-                // The read completes unobserved; the folio stays in the swap cache.
-                self.mm.frames.clear(pfn, flag::WAITED);
+                // The read completes unobserved by this task; the folio stays in the swap
+                // cache, and wakes whoever else waits on it (swapoff).
+                let others =
+                    self.tasks.iter().any(|o| matches!(o.wait, Some(Wait::Frame { pfn: p, .. }) if p == pfn));
+                if !others {
+                    self.mm.frames.clear(pfn, flag::WAITED);
+                }
             }
             self.tasks[u].state = TaskState::Killed;
         }

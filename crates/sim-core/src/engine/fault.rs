@@ -437,11 +437,25 @@ impl Simulation {
 
     pub(super) fn finish_swap_fault(&mut self, pfn: Pfn, f: PendingFault, start_map: SimTime) {
         self.mm.now = start_map;
+        if self.mm.pt.pte(f.page).state() != PteState::Swap(f.slot) {
+            // Another task waiting on the same folio mapped it first: this one finds the
+            // PTE changed (`pte_same` fails in do_swap_page and unuse_pte) and maps
+            // nothing; a fault's access is then retried and finds the page present.
+            if !f.unuse {
+                self.mm.pt.pte_mut(f.page).touch(f.write);
+                self.record_fault_latency(f);
+            }
+            return;
+        }
         if f.unuse {
             self.mm.unuse_pte(f.page, pfn, f.slot);
             return;
         }
         self.mm.map_swapped(f.page, pfn, f.slot, f.write);
+        self.record_fault_latency(f);
+    }
+
+    fn record_fault_latency(&mut self, f: PendingFault) {
         let lat = self.mm.now.since(f.start).0;
         match f.kind {
             FaultKind::Major => self.lat_major.record(lat),

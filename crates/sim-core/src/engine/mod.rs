@@ -207,13 +207,18 @@ impl Simulation {
     /// of written folios, finished swap faults, and retries after writeback.
     #[inline]
     pub(super) fn after_io(&mut self) {
-        if !self.mm.rotations.is_empty()
+        if self.io_pending() {
+            self.deliver_io();
+        }
+    }
+
+    /// Whether I/O completions left something for [`Simulation::after_io`] to deliver.
+    #[inline]
+    pub(super) fn io_pending(&self) -> bool {
+        !self.mm.rotations.is_empty()
             || !self.mm.reads_done.is_empty()
             || self.mm.write_done.is_some()
             || self.mm.io_done.is_some()
-        {
-            self.deliver_io();
-        }
     }
 
     /// [`Simulation::after_io`] once something is to be delivered.
@@ -231,20 +236,26 @@ impl Simulation {
             let mut done = std::mem::take(&mut self.mm.reads_done);
             let saved_now = self.mm.now;
             for &(pfn, at) in &done {
-                let t = (0..self.tasks.len())
-                    .find(|&t| matches!(self.tasks[t].wait, Some(Wait::Frame { pfn: p, .. }) if p == pfn))
-                    .expect("a WAITED folio has a sleeping task");
-                let Some(Wait::Frame { fault, .. }) = self.tasks[t].wait else {
-                    unreachable!("matched above")
-                };
                 self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
-                let mut start_map = at.max(self.tasks[t].blocked_since);
-                if !fault.unuse {
-                    start_map += SimDuration(self.mm.cfg.cpu.fault_retry_ns);
+                // Every task waiting on the folio wakes (threads of one process can fault
+                // on the same page, and swapoff on a page a task faults on), in task
+                // order; the first maps it, and the others find it mapped.
+                let mut woken = false;
+                for t in 0..self.tasks.len() {
+                    let fault = match self.tasks[t].wait {
+                        Some(Wait::Frame { pfn: p, fault }) if p == pfn => fault,
+                        _ => continue,
+                    };
+                    let mut start_map = at.max(self.tasks[t].blocked_since);
+                    if !fault.unuse {
+                        start_map += SimDuration(self.mm.cfg.cpu.fault_retry_ns);
+                    }
+                    self.finish_swap_fault(pfn, fault, start_map);
+                    let end = self.mm.now;
+                    self.wake(t, end, at);
+                    woken = true;
                 }
-                self.finish_swap_fault(pfn, fault, start_map);
-                let end = self.mm.now;
-                self.wake(t, end, at);
+                assert!(woken, "a WAITED folio has a sleeping task");
             }
             self.mm.now = saved_now;
             done.clear();

@@ -16,6 +16,13 @@ use crate::workload::{Access, TaskStart};
 /// How many accesses ahead of the one it simulates a user task prefetches the PTE of.
 const LOOKAHEAD: usize = 8;
 
+#[cfg(test)]
+thread_local! {
+    /// Set by a test to send every access through the general path, so that it can
+    /// compare the runs of [`Simulation::run_resident_hits`] with the general path's.
+    pub(super) static GENERAL_PATH_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 impl Simulation {
     /// The next access of user task `t`, as its source gives it. The source is read in
     /// batches ([`super::task::Lookahead`]), one call for many accesses; and the PTE of the
@@ -124,6 +131,10 @@ impl Simulation {
                     self.after_io();
                     continue;
                 }
+                if self.tasks[t].retry.is_none() && self.run_resident_hits(t, progress) > 0 {
+                    // The clock moved: look at the queue again before the next access.
+                    continue;
+                }
                 let (access, peeked) = match self.tasks[t].retry.take() {
                     Some(a) => (a, None),
                     None => {
@@ -195,6 +206,70 @@ impl Simulation {
                     }
                 }
             }
+        }
+    }
+
+    /// Simulates the accesses of user task `t` that come next and are resident hits, as
+    /// the general path of [`Simulation::run_cpu`] would (the same reading ahead and
+    /// prefetches, think time, PTE bits and counts), in a loop that keeps the task and the
+    /// memory model borrowed instead of indexing them again for every step; returns how
+    /// many it simulated. It stops, leaving the access unread, at the first access that
+    /// is not a hit, when the read-ahead buffer needs a refill, when the task's clock has
+    /// passed the queue's next event, and before an access that reaches a timeline
+    /// checkpoint; the general path takes it from there. It runs only when nothing is
+    /// waiting to be delivered and the LRU does not follow accesses: a hit then changes
+    /// nothing but its PTE, the clocks and the counts, so the queue's next event stays
+    /// where it was.
+    fn run_resident_hits(&mut self, t: usize, progress: &mut dyn FnMut(u64)) -> u64 {
+        if self.track_access || !self.mm.dispatched.is_empty() || self.io_pending() {
+            return 0;
+        }
+        #[cfg(test)]
+        if GENERAL_PATH_ONLY.with(std::cell::Cell::get) {
+            return 0;
+        }
+        let Simulation { tasks, mm, lru, accesses, .. } = self;
+        let task = &mut tasks[t];
+        let next_event = mm.queue.peek_time();
+        let access_ns = mm.cfg.cpu.access_ns;
+        let mut n = 0;
+        loop {
+            let ahead = &mut task.ahead;
+            let at = ahead.at;
+            if at + LOOKAHEAD >= ahead.accesses.len()
+                || next_event.is_some_and(|next| task.clock > next)
+                || task.accesses + 1 == task.checkpoint_at
+            {
+                return n;
+            }
+            let Some(page) = ahead.pages[at] else { return n };
+            if !mm.pt.pte(page).is_present() {
+                return n;
+            }
+            // As `next_access`, then `resident_hit` and `count_access`.
+            let access = ahead.accesses[at];
+            let later = ahead.accesses[at + LOOKAHEAD];
+            let ahead_page = mm.pt.peek_page(task.space, later.vpage);
+            if let Some(p) = ahead_page {
+                mm.pt.prefetch_pte(p);
+            }
+            ahead.pages[at + LOOKAHEAD] = ahead_page;
+            if let Some(p) = ahead.pages[at + LOOKAHEAD / 2] {
+                if let PteState::Swap(slot) = mm.pt.pte(p).state() {
+                    mm.swap.prefetch_slot(slot);
+                }
+            }
+            ahead.at = at + 1;
+            lru.warm_tails(mm);
+            task.clock += SimDuration(access.think_ns.unwrap_or(access_ns));
+            mm.now = task.clock;
+            mm.pt.pte_mut(page).touch(access.write);
+            *accesses += 1;
+            if *accesses & (super::PROGRESS_ACCESSES - 1) == 0 {
+                progress(*accesses);
+            }
+            task.accesses += 1;
+            n += 1;
         }
     }
 

@@ -189,6 +189,17 @@ fn two_threads(cfg: CoreConfig, pages: u64, a: Vec<(u64, bool)>, b: Vec<(u64, bo
 }
 
 #[test]
+fn threads_waiting_on_one_read_all_wake() {
+    // Two threads of one process run the same stream on two CPUs: the second faults on
+    // each page while the first's read of it is in flight, and sleeps on the same folio.
+    let stream: Vec<_> = (0..128).map(|p| (p, true)).chain((0..128).map(|p| (p, false))).collect();
+    let r = two_threads(config(64, 1024), 128, stream.clone(), stream);
+    assert_eq!(r.accesses, 512);
+    assert_eq!(r.vmstat.pswpin, r.vmstat.pgmajfault);
+    assert!(r.vmstat.pgmajfault > 0 && r.vmstat.pgfault > r.vmstat.pgmajfault, "{:?}", r.vmstat);
+}
+
+#[test]
 fn threads_share_their_process_address_space() {
     // Both threads write the same 32 pages: each page faults once, whoever comes first.
     let acc: Vec<_> = (0..32).map(|p| (p, true)).collect();
@@ -294,6 +305,53 @@ fn progress_reports_multiples_of_the_interval_and_changes_nothing() {
     assert_eq!(watched.accesses, n_accesses);
     assert!(watched.vmstat.pgmajfault > 0, "some accesses waited for a read");
     assert_eq!(format!("{watched:?}"), format!("{:?}", run(setup()).unwrap()));
+}
+
+#[test]
+fn the_resident_hit_loop_changes_nothing() {
+    // A hot set with cold accesses mixed in, on two threads of one process with think
+    // times from a timestamped stream, and a checkpoint in the middle of a run of hits:
+    // every reason the loop hands back to the general path happens many times.
+    let setup = || {
+        use crate::timeline::{Operation, TimelineOp, Trigger};
+        let thread = |offset: u64| {
+            (0..40_000u64).map(move |i| {
+                let vpage = if i % 13 == 0 { 64 + (i * 7 + offset) % 300 } else { (i + offset) % 48 };
+                Access {
+                    vpage: VirtPage(vpage),
+                    write: i % 5 == 0,
+                    think_ns: (i % 3 != 0).then_some(150 + i % 700),
+                }
+            })
+        };
+        let task = |name: &str, offset: u64| {
+            let mut spec =
+                TaskSpec::new(name, vec![RegionSpec::new(VirtPage(0), 400)], Box::new(thread(offset)));
+            spec.address_space = Some(7);
+            spec
+        };
+        let mut cfg = config(64, 1024);
+        cfg.machine.cpus = 2;
+        Setup {
+            config: cfg.validate().unwrap(),
+            seed: 1,
+            devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: true, synchronous: false })],
+            policies: Policies::default(),
+            tasks: vec![task("a", 0), task("b", 17)],
+            timeline: vec![TimelineOp {
+                trigger: Trigger::AfterAccesses { task: 0, accesses: 25_001 },
+                op: Operation::Mark("middle".into()),
+            }],
+        }
+    };
+    super::sched::GENERAL_PATH_ONLY.with(|c| c.set(true));
+    let general = run(setup()).unwrap();
+    super::sched::GENERAL_PATH_ONLY.with(|c| c.set(false));
+    let looped = run(setup()).unwrap();
+    assert!(looped.vmstat.pgmajfault > 1000, "{}", looped.vmstat.pgmajfault);
+    assert_eq!(looped.accesses, 80_000);
+    assert_eq!(looped.operations.len(), 1);
+    assert_eq!(format!("{looped:?}"), format!("{general:?}"));
 }
 
 /// A synchronous device (zram's traits): reads and writes complete in the caller's
