@@ -5,16 +5,40 @@
 //! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
 //! timeline and kswapd run on CPUs of their own.
 
-use super::task::{TaskKind, TaskState};
+use super::task::{Lookahead, TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
-use crate::mm::pagetable::{PageId, PteState};
+use crate::mm::pagetable::{PageId, PageTables, PteState};
+use crate::mm::swap::Swap;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, TaskStart};
 
 /// How many accesses ahead of the one it simulates a user task prefetches the PTE of.
 const LOOKAHEAD: usize = 8;
+
+/// Moves `ahead` past its next access, which must be there, and returns the page found
+/// for it when its PTE was prefetched. Prefetches the PTE of the access [`LOOKAHEAD`]
+/// places on (recording its page) and, halfway through that distance, when the PTE has
+/// arrived, the slot entry of a swapped-out page, which its fault reads first.
+#[inline(always)]
+fn take_access(ahead: &mut Lookahead, space: usize, pt: &PageTables, swap: &Swap) -> Option<PageId> {
+    let at = ahead.at;
+    if let Some(later) = ahead.accesses.get(at + LOOKAHEAD) {
+        let page = pt.peek_page(space, later.vpage);
+        if let Some(page) = page {
+            pt.prefetch_pte(page);
+        }
+        ahead.pages[at + LOOKAHEAD] = page;
+    }
+    if let Some(&Some(page)) = ahead.pages.get(at + LOOKAHEAD / 2) {
+        if let PteState::Swap(slot) = pt.pte(page).state() {
+            swap.prefetch_slot(slot);
+        }
+    }
+    ahead.at = at + 1;
+    ahead.pages[at]
+}
 
 #[cfg(test)]
 thread_local! {
@@ -46,25 +70,10 @@ impl Simulation {
                 _ => Ok(None),
             };
         };
-        if let Some(later) = ahead.accesses.get(at + LOOKAHEAD) {
-            let page = self.mm.pt.peek_page(task.space, later.vpage);
-            if let Some(page) = page {
-                self.mm.pt.prefetch_pte(page);
-            }
-            ahead.pages[at + LOOKAHEAD] = page;
-        }
-        // Halfway through the distance the PTE has arrived: a swapped-out page's slot
-        // entry, which its fault reads first, is prefetched in turn.
-        if let Some(&Some(page)) = ahead.pages.get(at + LOOKAHEAD / 2) {
-            if let PteState::Swap(slot) = self.mm.pt.pte(page).state() {
-                self.mm.swap.prefetch_slot(slot);
-            }
-        }
         if self.track_next_use {
             task.next_use = ahead.next_uses[at];
         }
-        ahead.at = at + 1;
-        let page = ahead.pages[at];
+        let page = take_access(ahead, task.space, &self.mm.pt, &self.mm.swap);
         self.lru.warm_tails(&self.mm);
         Ok(Some((access, page)))
     }
@@ -248,18 +257,7 @@ impl Simulation {
             }
             // As `next_access`, then `resident_hit` and `count_access`.
             let access = ahead.accesses[at];
-            let later = ahead.accesses[at + LOOKAHEAD];
-            let ahead_page = mm.pt.peek_page(task.space, later.vpage);
-            if let Some(p) = ahead_page {
-                mm.pt.prefetch_pte(p);
-            }
-            ahead.pages[at + LOOKAHEAD] = ahead_page;
-            if let Some(p) = ahead.pages[at + LOOKAHEAD / 2] {
-                if let PteState::Swap(slot) = mm.pt.pte(p).state() {
-                    mm.swap.prefetch_slot(slot);
-                }
-            }
-            ahead.at = at + 1;
+            take_access(ahead, task.space, &mm.pt, &mm.swap);
             lru.warm_tails(mm);
             task.clock += SimDuration(access.think_ns.unwrap_or(access_ns));
             mm.now = task.clock;
