@@ -312,17 +312,19 @@ impl TraceInput {
         };
         let reopen = open.clone();
         // A native trace's summary frame, when it has one, says what the first pass would
-        // find (one pass of the trace: `--repeat` multiplies what it counts). A replay
-        // checks each thread's count against it, and the trace's first time too when it has
-        // one thread; a trace of several timed threads still gets its first pass.
-        let stored = match (self.repeat, self.format) {
-            (1, None | Some(Format::Native)) => self.source.stored_summary()?,
+        // find (one reading of the trace; `--repeat` multiplies its counts, for an untimed
+        // trace, whose rounds are alike). A replay checks each thread's count against it,
+        // and the trace's first time too when it has one thread; a trace of several timed
+        // threads, or a timed one read more than once, still gets its first pass.
+        let stored = match self.format {
+            None | Some(Format::Native) => self.source.stored_summary()?,
             _ => None,
         }
-        .filter(|stored| stored.time_range.is_none() || stored.tasks.len() == 1);
+        .filter(|stored| stored.time_range.is_none() || stored.tasks.len() == 1)
+        .and_then(|stored| FirstPass::from_stored_rounds(&stored, repeat));
         // Records are kept only for a trace that other runs replay too.
         let read = || match &stored {
-            Some(stored) => Ok(FirstPass::from_stored(stored)),
+            Some(first) => Ok(first.clone()),
             None => demux::first_pass(&open, self.cache.is_some()).with_context(|| format!("trace {name}")),
         };
         let first = match &self.cache {

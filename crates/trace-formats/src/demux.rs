@@ -372,6 +372,26 @@ impl FirstPass {
         };
         FirstPass { summary, origin_ns: stored.time_range.map(|(first, _)| first), records: None }
     }
+
+    /// What the first pass would find in `rounds` readings of a native trace back to back
+    /// (`--repeat`), from its summary frame: one reading's counts times `rounds`. `None`
+    /// for a timed trace read more than once, whose later rounds are shifted in time: its
+    /// first pass must read them.
+    pub fn from_stored_rounds(stored: &crate::native::StoredSummary, rounds: u32) -> Option<FirstPass> {
+        if rounds != 1 && stored.time_range.is_some() {
+            return None;
+        }
+        let mut first = FirstPass::from_stored(stored);
+        let n = u64::from(rounds);
+        let summary = &mut first.summary;
+        summary.records *= n;
+        summary.reads *= n;
+        summary.writes *= n;
+        for (_, _, records) in &mut summary.tasks {
+            *records *= n;
+        }
+        Some(first)
+    }
 }
 
 /// The first pass of [`tasks`] over the trace `open` opens; with `keep`, it keeps the

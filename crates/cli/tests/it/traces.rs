@@ -164,6 +164,20 @@ fn a_native_summary_frame_stands_in_for_the_first_pass() {
     assert_eq!(without_host(&framed), without_host(&read_through));
     assert_eq!(info(&native, &[])["records"], count_lines("sample.perf", is_perf_fault));
 
+    // An untimed trace read three times over (`--repeat`): the frame's counts, tripled,
+    // stand in for the first pass; a timed trace read twice is still read through.
+    let untimed = (path(&dir, "text.swt"), "sample.txt", count_lines("sample.txt", is_text_access), 3);
+    let timed = (path(&dir, "perf.swt"), "sample.perf", count_lines("sample.perf", is_perf_fault), 2);
+    for (file, sample, per_reading, repeat) in [untimed, timed] {
+        ok(&["trace", "convert", &data(sample), &file]);
+        let args = ["--trace", file.as_str(), "--repeat", &repeat.to_string()];
+        let framed = run_json(&data("tiny.toml"), &args);
+        std::fs::write(&file, without_summary_frame(&file)).expect("the trace can be rewritten");
+        let read_through = run_json(&data("tiny.toml"), &args);
+        assert_eq!(without_host(&framed), without_host(&read_through), "{file} --repeat {repeat}");
+        assert_eq!(parse(&framed)["accesses"], per_reading * repeat, "{file}");
+    }
+
     // One timed thread: the frame gives the time origin too.
     let one = path(&dir, "one.swt");
     ok(&["trace", "convert", &data("sample.ftrace"), &one]);
