@@ -11,11 +11,12 @@
 //!
 //! The order of folios is exactly a linked list's: every operation has the same effect on
 //! it. Each frame records where its entry is ([`Positions`]: the frame table keeps it in
-//! the frame's metadata, which the list's users touch anyway), so taking a folio out of the middle is O(1)
-//! and leaves a hole; holes at either end are dropped at once (so both ends are always
-//! folios), and the ring is rebuilt without holes when they outnumber the folios, which
-//! costs O(1) per hole over time. Inserting in the middle (a split folio's tail pages
-//! beside its head) shifts the shorter side of the ring: O(n), but only splits do it.
+//! the frame's metadata, which the list's users touch anyway), so taking a folio out of
+//! the middle is O(1) and leaves a hole; holes at either end are dropped at once (so both
+//! ends are always folios), and the ring is rebuilt without holes when they outnumber the
+//! folios, which costs O(1) per hole over time. Inserting in the middle (a split folio's
+//! tail pages beside its head) shifts the shorter side of the ring: O(n), but only splits
+//! do it.
 
 use std::collections::VecDeque;
 
