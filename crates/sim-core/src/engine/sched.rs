@@ -5,12 +5,13 @@
 //! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
 //! timeline and kswapd run on CPUs of their own.
 
-use super::task::{Lookahead, TaskKind, TaskState};
+use super::task::{Lookahead, Task, TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
 use crate::mm::pagetable::{PageId, PageTables, PteState};
 use crate::mm::swap::Swap;
+use crate::mm::Mm;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, TaskStart};
 
@@ -38,6 +39,32 @@ fn take_access(ahead: &mut Lookahead, space: usize, pt: &PageTables, swap: &Swap
     }
     ahead.at = at + 1;
     ahead.pages[at]
+}
+
+/// Counts a completed access of `task` in `accesses`, the run's total, telling `progress`
+/// the total at each multiple of [`super::PROGRESS_ACCESSES`], and in the task's own; at
+/// the task's timeline checkpoint, schedules timeline operation `timeline_next` and
+/// returns true.
+#[inline(always)]
+fn count_access(
+    accesses: &mut u64,
+    task: &mut Task,
+    mm: &mut Mm,
+    timeline_next: usize,
+    progress: &mut dyn FnMut(u64),
+) -> bool {
+    *accesses += 1;
+    if *accesses & (super::PROGRESS_ACCESSES - 1) == 0 {
+        progress(*accesses);
+    }
+    task.accesses += 1;
+    if task.accesses != task.checkpoint_at {
+        return false;
+    }
+    task.checkpoint_at = u64::MAX;
+    let at = task.clock.max(mm.queue.now());
+    mm.schedule(at, Event::Timeline(timeline_next as u32));
+    true
 }
 
 #[cfg(test)]
@@ -171,14 +198,8 @@ impl Simulation {
                     }
                 };
                 self.mm.now = self.tasks[t].clock;
-                if self.resident_hit(&access, peeked) {
-                    // As `Step::Done` below; the clock did not move.
-                    self.flush_dispatched();
-                    self.count_access(t, progress);
-                    self.after_io();
-                    continue;
-                }
-                let step = self.access(t, access)?;
+                let step =
+                    if self.resident_hit(&access, peeked) { Step::Done } else { self.access(t, access)? };
                 self.tasks[t].clock = self.mm.now;
                 self.flush_dispatched();
                 // Completions absorbed during this access are delivered once the task's
@@ -223,12 +244,12 @@ impl Simulation {
     /// prefetches, think time, PTE bits and counts), in a loop that keeps the task and the
     /// memory model borrowed instead of indexing them again for every step; returns how
     /// many it simulated. It stops, leaving the access unread, at the first access that
-    /// is not a hit, when the read-ahead buffer needs a refill, when the task's clock has
-    /// passed the queue's next event, and before an access that reaches a timeline
-    /// checkpoint; the general path takes it from there. It runs only when nothing is
-    /// waiting to be delivered and the LRU does not follow accesses: a hit then changes
-    /// nothing but its PTE, the clocks and the counts, so the queue's next event stays
-    /// where it was.
+    /// is not a hit, when the read-ahead buffer needs a refill and when the task's clock
+    /// has passed the queue's next event, the general path taking it from there; and after
+    /// an access that reached a timeline checkpoint, whose scheduled operation may be the
+    /// queue's next event. It runs only when nothing is waiting to be delivered and the
+    /// LRU does not follow accesses: a hit then changes nothing but its PTE, the clocks
+    /// and the counts, so until a checkpoint the queue's next event stays where it was.
     fn run_resident_hits(&mut self, t: usize, progress: &mut dyn FnMut(u64)) -> u64 {
         if self.track_access || !self.mm.dispatched.is_empty() || self.io_pending() {
             return 0;
@@ -237,7 +258,7 @@ impl Simulation {
         if GENERAL_PATH_ONLY.with(std::cell::Cell::get) {
             return 0;
         }
-        let Simulation { tasks, mm, lru, accesses, .. } = self;
+        let Simulation { tasks, mm, lru, accesses, timeline_next, .. } = self;
         let task = &mut tasks[t];
         let next_event = mm.queue.peek_time();
         let access_ns = mm.cfg.cpu.access_ns;
@@ -245,47 +266,32 @@ impl Simulation {
         loop {
             let ahead = &mut task.ahead;
             let at = ahead.at;
-            if at + LOOKAHEAD >= ahead.accesses.len()
-                || next_event.is_some_and(|next| task.clock > next)
-                || task.accesses + 1 == task.checkpoint_at
-            {
+            if at + LOOKAHEAD >= ahead.accesses.len() || next_event.is_some_and(|next| task.clock > next) {
                 return n;
             }
             let Some(page) = ahead.pages[at] else { return n };
             if !mm.pt.pte(page).is_present() {
                 return n;
             }
-            // As `next_access`, then `resident_hit` and `count_access`.
+            // As `next_access`, then `resident_hit` and `Simulation::count_access`.
             let access = ahead.accesses[at];
             take_access(ahead, task.space, &mm.pt, &mm.swap);
             lru.warm_tails(mm);
             task.clock += SimDuration(access.think_ns.unwrap_or(access_ns));
             mm.now = task.clock;
             mm.pt.pte_mut(page).touch(access.write);
-            *accesses += 1;
-            if *accesses & (super::PROGRESS_ACCESSES - 1) == 0 {
-                progress(*accesses);
-            }
-            task.accesses += 1;
             n += 1;
+            if count_access(accesses, task, mm, *timeline_next, progress) {
+                return n;
+            }
         }
     }
 
-    /// Counts a completed access of task `t`, fires a timeline checkpoint it reached, and
-    /// tells `progress` the total at each multiple of [`super::PROGRESS_ACCESSES`].
+    /// Counts a completed access of task `t` ([`count_access`]).
     #[inline]
     pub(super) fn count_access(&mut self, t: usize, progress: &mut dyn FnMut(u64)) {
-        self.accesses += 1;
-        if self.accesses & (super::PROGRESS_ACCESSES - 1) == 0 {
-            progress(self.accesses);
-        }
-        let task = &mut self.tasks[t];
-        task.accesses += 1;
-        if task.accesses == task.checkpoint_at {
-            task.checkpoint_at = u64::MAX;
-            let at = task.clock.max(self.mm.queue.now());
-            self.schedule(at, Event::Timeline(self.timeline_next as u32));
-        }
+        let Simulation { accesses, tasks, mm, timeline_next, .. } = self;
+        count_access(accesses, &mut tasks[t], mm, *timeline_next, progress);
     }
 
     /// Task `t` leaves CPU `c` to sleep on `wait`; completions absorbed meanwhile are

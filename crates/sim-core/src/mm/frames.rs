@@ -80,10 +80,9 @@ pub(crate) struct FrameMeta {
     /// Order of the folio (or free block) plus the `TAIL` and `BUDDY` markers.
     order: u8,
     pub(crate) flags: u16,
-    /// Where the folio's entry is on the classic LRU list it is on
-    /// (`lru::seq`); meaningless off the lists. Here rather than in
-    /// a table of its own because the list is changed where the frame's flags are: one
-    /// cache line, not two.
+    /// Where the folio's entry is on the classic LRU list it is on (`lru::seq`);
+    /// meaningless off the lists. Here rather than in a table of its own because the list
+    /// is changed where the frame's flags are: one cache line, not two.
     lru_pos: u32,
 }
 
