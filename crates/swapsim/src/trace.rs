@@ -323,8 +323,8 @@ impl TraceInput {
         .filter(|stored| stored.time_range.is_none() || stored.tasks.len() == 1)
         .and_then(|stored| FirstPass::from_stored_rounds(&stored, repeat));
         // Records are kept only for a trace that other runs replay too.
-        let read = || match &stored {
-            Some(first) => Ok(first.clone()),
+        let read = || match stored {
+            Some(first) => Ok(first),
             None => demux::first_pass(&open, self.cache.is_some()).with_context(|| format!("trace {name}")),
         };
         let first = match &self.cache {
