@@ -83,6 +83,9 @@ impl Pte {
     pub(crate) fn is_present(self) -> bool {
         self.0 & ST_MASK == ST_PRESENT
     }
+    pub(crate) fn is_swap(self) -> bool {
+        self.0 & ST_MASK == ST_SWAP
+    }
     pub(crate) fn accessed(self) -> bool {
         self.0 & ACCESSED != 0
     }
