@@ -113,6 +113,14 @@ pub(crate) trait LineFormat: Send {
     fn declared_pages(&self) -> Option<u64> {
         None
     }
+    /// The access of `line` (terminator excluded, not yet checked for UTF-8) when it has
+    /// the format's plainest shape: one page, no time, nothing to skip or count, and what
+    /// [`LineFormat::parse_line`] would make of it too. `None` sends the line through
+    /// `parse_line`. [`LineSource`] reads runs of such lines straight from the reader's
+    /// buffer. The default recognises none.
+    fn plain_access(&self, _line: &[u8]) -> Option<LineAccess> {
+        None
+    }
 }
 
 /// Why a line could not be read.
@@ -370,12 +378,7 @@ impl<F: LineFormat> LineSource<F> {
                     column: None,
                     message: format!("line is longer than {LINE_BYTES_MAX} bytes"),
                 },
-                Err(LineError::Io(err)) => {
-                    self.failed = true;
-                    // Report the line being read; the reader stays stopped on it.
-                    self.lines.line += 1;
-                    return Err(FormatError::line(self.lines.line(), format!("read error: {err}")));
-                }
+                Err(LineError::Io(err)) => return Err(self.read_error(err)),
             };
             let access = match outcome {
                 Outcome::Next => continue,
@@ -423,6 +426,66 @@ impl<F: LineFormat> LineSource<F> {
             }
             return Ok(Some(record));
         }
+    }
+}
+
+impl<F: LineFormat> LineSource<F> {
+    /// Stops the reader on a read error, reporting the line being read.
+    fn read_error(&mut self, err: std::io::Error) -> FormatError {
+        self.failed = true;
+        self.lines.line += 1;
+        FormatError::line(self.lines.line(), format!("read error: {err}"))
+    }
+
+    /// Appends up to `n_max` records, as [`LineSource::next_record`] would give them.
+    pub(crate) fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
+        let mut wanted = n_max;
+        while wanted > 0 {
+            if self.run.is_none() && !self.failed && !self.lines.discarding {
+                let n = self.plain_records(out, wanted)?;
+                if n > 0 {
+                    wanted -= n;
+                    continue;
+                }
+            }
+            match self.next_record()? {
+                Some(record) => out.push(record),
+                None => break,
+            }
+            wanted -= 1;
+        }
+        Ok(())
+    }
+
+    /// Appends the records of the plain lines ([`LineFormat::plain_access`]) that start
+    /// the reader's buffer, whole lines only, at most `n_max`; returns how many. Such a
+    /// line goes through no other step of [`LineSource::next_record`]: it is ASCII, has no
+    /// time and names one page.
+    fn plain_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<usize, FormatError> {
+        let available = match self.lines.reader.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == ErrorKind::Interrupted => return Ok(0),
+            Err(err) => return Err(self.read_error(err)),
+        };
+        let (mut taken, mut n) = (0, 0);
+        for end in memchr::memchr_iter(b'\n', available) {
+            let Some(access) = self.format.plain_access(&available[taken..end]) else { break };
+            out.push(Record {
+                pid: access.pid,
+                tid: access.tid,
+                time_ns: None,
+                page: access.first_page,
+                write: access.write,
+            });
+            taken = end + 1;
+            n += 1;
+            if n == n_max {
+                break;
+            }
+        }
+        self.lines.reader.consume(taken);
+        self.lines.line += n as u64;
+        Ok(n)
     }
 }
 
@@ -758,6 +821,13 @@ macro_rules! line_reader {
         impl crate::record::RecordSource for $reader {
             fn next_record(&mut self) -> Result<Option<crate::record::Record>, crate::error::FormatError> {
                 self.source.next_record()
+            }
+            fn next_records(
+                &mut self,
+                out: &mut Vec<crate::record::Record>,
+                n_max: usize,
+            ) -> Result<(), crate::error::FormatError> {
+                self.source.next_records(out, n_max)
             }
             fn skipped(&self) -> &crate::record::SkipCounts {
                 self.source.skipped()

@@ -62,10 +62,28 @@ impl LineFormat for TextLines {
     }
 
     fn parse_line(&mut self, line: &[u8]) -> Step {
-        if let Some(step) = self.plain_line(line) {
-            return step;
+        if let Some(access) = self.plain_access(line) {
+            return Step::Access(access);
         }
         self.any_line(line)
+    }
+
+    /// The common line, `R` or `W`, one space and a decimal page within bounds, read
+    /// without splitting it into fields; `None` for any other line, which the general
+    /// path reads (and words the errors of).
+    #[inline]
+    fn plain_access(&self, line: &[u8]) -> Option<LineAccess> {
+        let [op @ (b'R' | b'W'), b' ', digits @ ..] = line else { return None };
+        // Eleven digits cover every page up to PAGE_MAX.
+        if digits.len() > 11 {
+            return None;
+        }
+        let page = crate::lines::parse_decimal(digits)?;
+        if page > PAGE_MAX || self.declared_pages.is_some_and(|pages| page >= pages) {
+            return None;
+        }
+        let write = *op == b'W';
+        Some(LineAccess { pid: 0, tid: 0, time_ns: None, first_page: page, last_page: page, write })
     }
 }
 
@@ -134,33 +152,6 @@ impl TextLines {
             }
         }
         Step::Access(LineAccess { pid: 0, tid: 0, time_ns: None, first_page: page, last_page: page, write })
-    }
-}
-
-impl TextLines {
-    /// The common line, `R` or `W`, one space and a decimal page within bounds, read
-    /// without splitting it into fields; `None` for any other line, which the general
-    /// path reads (and words the errors of).
-    #[inline]
-    fn plain_line(&self, line: &[u8]) -> Option<Step> {
-        let [op @ (b'R' | b'W'), b' ', digits @ ..] = line else { return None };
-        // Eleven digits cover every page up to PAGE_MAX.
-        if digits.len() > 11 {
-            return None;
-        }
-        let page = crate::lines::parse_decimal(digits)?;
-        if page > PAGE_MAX || self.declared_pages.is_some_and(|pages| page >= pages) {
-            return None;
-        }
-        let write = *op == b'W';
-        Some(Step::Access(LineAccess {
-            pid: 0,
-            tid: 0,
-            time_ns: None,
-            first_page: page,
-            last_page: page,
-            write,
-        }))
     }
 }
 

@@ -473,8 +473,8 @@ proptest! {
         declared in proptest::option::of(0u64..100_000_000_000),
     ) {
         let format = TextLines { declared_pages: declared };
-        if let Some(quick) = format.plain_line(line.as_bytes()) {
-            prop_assert_eq!(format!("{quick:?}"), format!("{:?}", format.any_line(line.as_bytes())));
+        if let Some(quick) = format.plain_access(line.as_bytes()) {
+            prop_assert_eq!(format!("{:?}", Step::Access(quick)), format!("{:?}", format.any_line(line.as_bytes())));
         }
     }
 }
@@ -485,6 +485,59 @@ fn plain_lines_take_the_quick_path() {
     for (line, quick) in
         [("R 7", true), ("W 99", true), ("W 100", false), ("R  7", false), ("R 0x7", false), ("r 7", false)]
     {
-        assert_eq!(format.plain_line(line.as_bytes()).is_some(), quick, "{line}");
+        assert_eq!(format.plain_access(line.as_bytes()).is_some(), quick, "{line}");
+    }
+}
+
+/// Reads `input` through a buffer of `capacity` bytes, a record at a time or, with `batch`,
+/// that many at a time, and renders the records, the error that ends them, the last line
+/// read and the skip counts.
+fn drained(input: &str, capacity: usize, lenient: bool, batch: Option<usize>) -> String {
+    let reader = BufReader::with_capacity(capacity, Cursor::new(input.as_bytes().to_vec()));
+    let options = OpenOptions { lenient, ..OpenOptions::default() };
+    let mut reader = match TextReader::new(Box::new(reader), options) {
+        Ok(reader) => reader,
+        Err(err) => return format!("error: {err}"),
+    };
+    let mut records: Vec<Record> = Vec::new();
+    let end = loop {
+        let before = records.len();
+        let step = match batch {
+            Some(n) => reader.next_records(&mut records, n).map(|()| records.len() - before == n),
+            None => reader.next_record().map(|record| record.map(|r| records.push(r)).is_some()),
+        };
+        match step {
+            Ok(true) => {}
+            Ok(false) => break "end".to_string(),
+            Err(err) => break format!("error: {err}"),
+        }
+    };
+    format!("{records:?}\n{end}\nline {}\n{:?}", reader.line(), reader.skipped())
+}
+
+proptest! {
+    /// Records read in batches, plain lines taken straight from the reader's buffer, are
+    /// the records read one at a time, up to the same error, whatever the buffer's size.
+    #[test]
+    fn batches_read_as_single_records_do(
+        lines in proptest::collection::vec(
+            "R [0-9]{1,4}|W [0-9]{1,4}|W [0-9]{1,3}\r|# c|R 0x1f|R  4|X 9|W 12 3|W 999999999999|",
+            0..40,
+        ),
+        header in proptest::bool::ANY,
+        last_newline in proptest::bool::ANY,
+        capacity in 1usize..24,
+        batch in 1usize..9,
+        lenient in proptest::bool::ANY,
+    ) {
+        let mut input = if header { "# gen pages=500\n".to_string() } else { String::new() };
+        input.push_str(&lines.join("\n"));
+        if last_newline {
+            input.push('\n');
+        }
+        prop_assert_eq!(
+            drained(&input, capacity, lenient, Some(batch)),
+            drained(&input, capacity, lenient, None)
+        );
     }
 }
