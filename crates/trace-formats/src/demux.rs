@@ -33,6 +33,7 @@
 //! order in which the engine asks, and that order depends only on the run's inputs. The
 //! records each task receives depend on neither.
 
+use crate::access_ahead::AccessesAhead;
 use crate::error::FormatError;
 use crate::format::Format;
 use crate::lines::IdHasher;
@@ -510,7 +511,14 @@ fn build_tasks(
                 ended: false,
                 failed: None,
             };
-            let mut task = TaskSpec::new(format!("{name}:{pid}/{tid}"), Vec::new(), Box::new(source));
+            // The task of a one-thread trace checks and converts its records on a thread
+            // of its own (`access_ahead`); tasks fed through the demultiplexer stay on the
+            // engine's, where their shared reader is.
+            let stream: Box<dyn AccessSource> = match &shared {
+                None => Box::new(AccessesAhead::new(Box::new(source))),
+                Some(_) => Box::new(source),
+            };
+            let mut task = TaskSpec::new(format!("{name}:{pid}/{tid}"), Vec::new(), stream);
             task.address_space = Some(u64::from(pid));
             task
         })

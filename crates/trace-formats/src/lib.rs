@@ -34,6 +34,7 @@
 //! [`tasks`] turns a trace into one engine task per thread, the threads of a process
 //! sharing an address space.
 
+mod access_ahead;
 pub mod demux;
 pub mod detect;
 pub mod error;
