@@ -470,6 +470,7 @@ impl<F: LineFormat> LineSource<F> {
         let (mut taken, mut n) = (0, 0);
         for end in memchr::memchr_iter(b'\n', available) {
             let Some(access) = self.format.plain_access(&available[taken..end]) else { break };
+            debug_assert!(access.time_ns.is_none() && access.first_page == access.last_page);
             out.push(Record {
                 pid: access.pid,
                 tid: access.tid,
