@@ -314,13 +314,12 @@ impl TraceInput {
         // A native trace's summary frame, when it has one, says what the first pass would
         // find (one reading of the trace; `--repeat` multiplies its counts, for an untimed
         // trace, whose rounds are alike). A replay checks each thread's count against it,
-        // and the trace's first time too when it has one thread; a trace of several timed
-        // threads, or a timed one read more than once, still gets its first pass.
+        // and the trace's first time (no record before it, one at it); a timed trace read
+        // more than once still gets its first pass.
         let stored = match self.format {
             None | Some(Format::Native) => self.source.stored_summary()?,
             _ => None,
         }
-        .filter(|stored| stored.time_range.is_none() || stored.tasks.len() == 1)
         .and_then(|stored| FirstPass::from_stored_rounds(&stored, repeat));
         // Records are kept only for a trace that other runs replay too.
         let read = || match stored {

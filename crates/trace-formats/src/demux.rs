@@ -25,9 +25,10 @@
 //! it already had. A detached task costs one more pass over the trace, never more memory.
 //! The batches the tasks hold add at most about `QUEUED_RECORDS_MAX` records more.
 //!
-//! An error of the second pass (a bad record, or a thread the first pass did not see, when
-//! the trace changed between passes) reaches every task after the records before it, and
-//! is returned again if the task is asked again.
+//! An error of the second pass (a bad record, or a thread the first pass did not see, or a
+//! first time other than the one counted, when the trace changed between passes or its
+//! summary frame is wrong) reaches every task after the records before it, and is returned
+//! again if the task is asked again.
 //!
 //! The result is deterministic: which records are queued or detached depends only on the
 //! order in which the engine asks, and that order depends only on the run's inputs. The
@@ -483,6 +484,8 @@ fn build_tasks(
             scratch: Vec::new(),
             finished: false,
             failed: None,
+            origin_ns,
+            earliest_ns: None,
         }))
     });
     let tasks = summary
@@ -548,6 +551,12 @@ impl Failure {
     }
 }
 
+/// The error for a timed trace whose earliest record is not at the first time counted.
+fn first_time_differs(earliest_ns: Option<u64>, origin_ns: u64) -> FormatError {
+    let found = earliest_ns.map_or("none".to_string(), |t| format!("{t} ns"));
+    disagrees(format!("the trace's first time is {found}, where {origin_ns} ns was counted"))
+}
+
 /// The error for a record of a thread the first pass did not see.
 fn changed_trace(record: &Record) -> FormatError {
     FormatError::Changed(format!(
@@ -588,6 +597,12 @@ struct Demux {
     finished: bool,
     /// The error that ended the pass, given to every task that asks after it.
     failed: Option<Failure>,
+    /// The trace's first time as counted before the replay (`None`: untimed).
+    origin_ns: Option<u64>,
+    /// The earliest time among the records read so far, which must be the counted first
+    /// time at the end of a timed trace: each task checks that none of its records comes
+    /// before it, and the shared reader, which reads every record, that one is at it.
+    earliest_ns: Option<u64>,
 }
 
 enum Pulled {
@@ -638,6 +653,10 @@ impl Demux {
                 break if out.is_empty() { Err(failure) } else { Ok(Pulled::Records) };
             }
             if at_end {
+                if let Some(origin) = self.origin_ns.filter(|&o| self.earliest_ns != Some(o)) {
+                    let failure = self.fail(first_time_differs(self.earliest_ns, origin));
+                    break if out.is_empty() { Err(failure) } else { Ok(Pulled::Records) };
+                }
                 self.finished = true;
                 self.source = None;
                 break Ok(if out.is_empty() { Pulled::End } else { Pulled::Records });
@@ -659,6 +678,9 @@ impl Demux {
         out: &mut Vec<Record>,
     ) -> Result<(), FormatError> {
         for record in records {
+            if let Some(t) = record.time_ns {
+                self.earliest_ns = Some(self.earliest_ns.map_or(t, |e| e.min(t)));
+            }
             let key = thread_key(record);
             let owner = match self.last_owner {
                 Some((last_key, owner)) if last_key == key => owner,
@@ -738,7 +760,8 @@ struct ThreadSource {
     origin_ns: Option<u64>,
     /// The earliest time among the task's records taken so far: none may come before the
     /// trace's first time as counted before the replay, and the task of a one-thread trace
-    /// must find exactly that time.
+    /// must find exactly that time (the shared reader of several tasks checks that one of
+    /// them does).
     earliest_ns: Option<u64>,
     /// The task's records as counted before the replay, which the replay must find.
     expected: u64,
@@ -824,10 +847,7 @@ impl ThreadSource {
             Some(o)
                 if self.ended && matches!(self.feed, Feed::Solo { .. }) && self.earliest_ns != Some(o) =>
             {
-                let found = self.earliest_ns.map_or("none".to_string(), |t| format!("{t} ns"));
-                Err(Failure::of(disagrees(format!(
-                    "the trace's first time is {found}, where {o} ns was counted"
-                ))))
+                Err(Failure::of(first_time_differs(self.earliest_ns, o)))
             }
             _ => Ok(()),
         }
@@ -1035,8 +1055,9 @@ mod tests {
         miscounted.records += 1;
         let untimed = crate::native::StoredSummary { time_range: None, ..stored.clone() };
         let late = crate::native::StoredSummary { time_range: Some((6, 9)), ..stored.clone() };
+        let early = crate::native::StoredSummary { time_range: Some((4, 9)), ..stored.clone() };
         let mut rendered = String::new();
-        for summary in [stored, miscounted, untimed, late] {
+        for summary in [stored, miscounted, untimed, late, early] {
             let first = FirstPass::from_stored(&summary);
             let (mut tasks, _) = tasks_after(&first, open, "t", Pace::Timestamps).expect("tasks");
             let accesses = drain(&mut tasks, false).concat();
@@ -1060,6 +1081,13 @@ mod tests {
 
             error: thread 1/1 has a record at 5 ns, before the trace's first time, 6 ns, as counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
             R 0x4 think 1
+            error: the trace's first time is 5 ns, where 6 ns was counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+
+            R 0x3 think 1
+            R 0x5 think 4
+            error: the trace's first time is 5 ns, where 4 ns was counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
+            R 0x4 think 3
+            error: the trace's first time is 5 ns, where 4 ns was counted before the replay (by the first pass, or a native trace's summary frame): the trace changed, or its summary is wrong
 
         "#]]
         .assert_eq(&rendered);

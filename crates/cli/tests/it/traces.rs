@@ -155,7 +155,8 @@ fn without_summary_frame(file: &str) -> Vec<u8> {
 fn a_native_summary_frame_stands_in_for_the_first_pass() {
     let dir = scratch("summary-frame");
     let native = path(&dir, "sample.swt");
-    // Two threads with times: the frame gives both the tasks and the time origin.
+    // Two threads with times: the frame gives both the tasks and the time origin, and the
+    // replay is the one of the trace read through first.
     ok(&["trace", "convert", &data("sample.perf"), &native]);
     let framed = run_json(&data("tiny.toml"), &["--trace", &native, "--pace", "timestamps"]);
     let bare = without_summary_frame(&native);
@@ -205,6 +206,19 @@ fn a_native_summary_frame_stands_in_for_the_first_pass() {
     assert!(err.contains("were counted before the replay"), "{err}");
     // The first time, one nanosecond early.
     let err = tampered(&[(48, -1)]);
+    assert!(err.contains("the trace's first time is"), "{err}");
+
+    // Two timed threads: a first time one nanosecond early fails the replay too, found by
+    // the reader the threads share.
+    let two = path(&dir, "two.swt");
+    ok(&["trace", "convert", &data("sample.perf"), &two]);
+    let frame_at = without_summary_frame(&two).len();
+    let mut bytes = std::fs::read(&two).expect("the trace exists");
+    let at = frame_at + 48;
+    let first = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
+    bytes[at..at + 8].copy_from_slice(&(first - 1).to_le_bytes());
+    std::fs::write(&two, &bytes).expect("the trace can be rewritten");
+    let err = fails(&["run", &data("tiny.toml"), "--trace", &two, "--pace", "timestamps"]);
     assert!(err.contains("the trace's first time is"), "{err}");
 }
 
