@@ -16,7 +16,7 @@
 //! ahead, and their vectors are reused. Dropping the stream early stops the thread at its
 //! next batch.
 
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use crate::pipe::Pipe;
 use swapsim_core::{Access, AccessSource, TraceError};
 
 /// Accesses per batch (512 KiB). Fewer, larger batches wake the other thread less often,
@@ -31,16 +31,21 @@ struct Batch {
     result: Result<(), TraceError>,
 }
 
+impl Default for Batch {
+    fn default() -> Batch {
+        Batch { accesses: Vec::new(), result: Ok(()) }
+    }
+}
+
 /// A stream read on a thread of its own; see the module doc.
 pub(crate) struct AccessesAhead {
     /// The stream, until the first call moves it to its thread.
     source: Option<Box<dyn AccessSource>>,
     /// Batches from the thread, once it started.
-    full: Option<Receiver<Batch>>,
-    /// Spent vectors, back to the thread.
-    empty: Option<Sender<Vec<Access>>>,
-    batch: Vec<Access>,
-    /// Index in `batch` of the next access to hand out.
+    pipe: Option<Pipe<Batch>>,
+    /// The current batch; its result is taken once it is in hand.
+    batch: Batch,
+    /// Index in `batch.accesses` of the next access to hand out.
     at: usize,
     /// The error that ended the current batch, handed out once its accesses are.
     error: Option<TraceError>,
@@ -53,9 +58,8 @@ impl AccessesAhead {
     pub(crate) fn new(source: Box<dyn AccessSource>) -> AccessesAhead {
         AccessesAhead {
             source: Some(source),
-            full: None,
-            empty: None,
-            batch: Vec::new(),
+            pipe: None,
+            batch: Batch::default(),
             at: 0,
             error: None,
             ended: false,
@@ -70,37 +74,28 @@ impl AccessesAhead {
         if self.ended {
             return Ok(false);
         }
-        if let Some(source) = self.source.take() {
-            self.start(source)?;
+        if let Some(mut source) = self.source.take() {
+            let pipe = Pipe::spawn("trace-accesses", BATCHES_IN_FLIGHT, move |batch: &mut Batch| {
+                batch.accesses.clear();
+                batch.result = source.next_accesses(&mut batch.accesses, BATCH_ACCESSES);
+                // After an error the thread goes on asking, so that the reader gets the
+                // error again as often as it asks.
+                batch.result.is_err() || batch.accesses.len() == BATCH_ACCESSES
+            });
+            self.pipe = Some(pipe.map_err(|err| stopped(&format!("its thread could not start: {err}")))?);
         }
-        let Some(full) = &self.full else { return Err(stopped("its thread did not start")) };
-        // The thread ends only after the stream's end: a closed channel before it means
-        // the thread panicked.
-        let Batch { accesses, result } = full.recv().map_err(|_| stopped("its thread stopped"))?;
-        let spent = std::mem::replace(&mut self.batch, accesses);
-        if let Some(empty) = &self.empty {
-            // The thread may be gone after its last batch; the vector is then just freed.
-            let _ = empty.send(spent);
+        let Some(pipe) = &self.pipe else { return Err(stopped("its thread did not start")) };
+        // The thread ends only after the stream's end: no batch before it means the
+        // thread panicked.
+        if !pipe.next(&mut self.batch) {
+            return Err(stopped("its thread stopped"));
         }
         self.at = 0;
-        match result {
-            Ok(()) => self.ended = self.batch.len() < BATCH_ACCESSES,
+        match std::mem::replace(&mut self.batch.result, Ok(())) {
+            Ok(()) => self.ended = self.batch.accesses.len() < BATCH_ACCESSES,
             Err(err) => self.error = Some(err),
         }
         Ok(true)
-    }
-
-    /// Starts the thread that reads `source`.
-    fn start(&mut self, mut source: Box<dyn AccessSource>) -> Result<(), TraceError> {
-        let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
-        let (empty_tx, empty_rx) = mpsc::channel::<Vec<Access>>();
-        std::thread::Builder::new()
-            .name("trace-accesses".into())
-            .spawn(move || convert(&mut *source, &full_tx, &empty_rx))
-            .map_err(|err| stopped(&format!("its thread could not start: {err}")))?;
-        self.full = Some(full_rx);
-        self.empty = Some(empty_tx);
-        Ok(())
     }
 }
 
@@ -109,24 +104,10 @@ fn stopped(why: &str) -> TraceError {
     TraceError::Malformed { line: 0, column: None, message: format!("the trace's reader stopped: {why}") }
 }
 
-/// The thread: fills batches until the stream ends or the reader is gone. After an error
-/// it goes on asking, so that the reader gets the error again as often as it asks.
-fn convert(source: &mut dyn AccessSource, full: &SyncSender<Batch>, empty: &Receiver<Vec<Access>>) {
-    loop {
-        let mut accesses = empty.try_recv().unwrap_or_default();
-        accesses.clear();
-        let result = source.next_accesses(&mut accesses, BATCH_ACCESSES);
-        let last = result.is_ok() && accesses.len() < BATCH_ACCESSES;
-        if full.send(Batch { accesses, result }).is_err() || last {
-            return;
-        }
-    }
-}
-
 impl AccessSource for AccessesAhead {
     fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
         loop {
-            if let Some(&access) = self.batch.get(self.at) {
+            if let Some(&access) = self.batch.accesses.get(self.at) {
                 self.at += 1;
                 return Ok(Some(access));
             }
@@ -139,7 +120,7 @@ impl AccessSource for AccessesAhead {
     fn next_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<(), TraceError> {
         let mut wanted = max;
         while wanted > 0 {
-            let rest = &self.batch[self.at..];
+            let rest = &self.batch.accesses[self.at..];
             if !rest.is_empty() {
                 let k = rest.len().min(wanted);
                 out.extend_from_slice(&rest[..k]);
@@ -226,16 +207,9 @@ mod tests {
     }
 
     #[test]
-    fn a_stream_never_read_starts_no_thread_and_one_dropped_early_stops_it() {
+    fn a_stream_never_read_starts_no_thread() {
         let unread =
             AccessesAhead::new(Box::new(Counted { n: 10, next: 0, fail: false, calls_after_end: 0 }));
-        assert!(unread.full.is_none());
-        drop(unread);
-        let mut read =
-            AccessesAhead::new(Box::new(Counted { n: 1 << 30, next: 0, fail: false, calls_after_end: 0 }));
-        assert!(read.next_access().expect("reads").is_some());
-        // Dropping the reader closes the channel: the thread's next send fails and it
-        // returns instead of making a billion accesses.
-        drop(read);
+        assert!(unread.pipe.is_none());
     }
 }

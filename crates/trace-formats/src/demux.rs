@@ -758,10 +758,9 @@ struct ThreadSource {
     /// The trace's first time as counted before the replay, `None` for a trace found
     /// untimed (where a timed record means it changed since, or its summary frame is wrong).
     origin_ns: Option<u64>,
-    /// The earliest time among the task's records taken so far: none may come before the
-    /// trace's first time as counted before the replay, and the task of a one-thread trace
-    /// must find exactly that time (the shared reader of several tasks checks that one of
-    /// them does).
+    /// The earliest time among the records taken so far by the task of a one-thread trace,
+    /// which must find exactly the trace's first time as counted before the replay (the
+    /// shared reader of several tasks checks that one of them does).
     earliest_ns: Option<u64>,
     /// The task's records as counted before the replay, which the replay must find.
     expected: u64,
@@ -830,7 +829,9 @@ impl ThreadSource {
                 ),
             })));
         }
-        if origin.is_some() {
+        // Only a task that reads the trace itself checks that the earliest time is the one
+        // counted; the shared reader of several tasks checks it for all of them.
+        if origin.is_some() && matches!(self.feed, Feed::Solo { .. }) {
             let times = self.batch.iter().filter_map(|r| r.time_ns);
             self.earliest_ns = self.earliest_ns.into_iter().chain(times).min();
         }

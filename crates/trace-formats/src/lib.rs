@@ -46,6 +46,7 @@ pub mod native;
 mod options;
 pub mod oracle;
 pub mod perf;
+mod pipe;
 pub mod readahead;
 pub mod record;
 #[cfg(test)]

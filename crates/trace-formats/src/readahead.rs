@@ -16,8 +16,8 @@
 
 use crate::error::FormatError;
 use crate::format::Format;
+use crate::pipe::Pipe;
 use crate::record::{NextAccess, Record, RecordSource, SkipCounts};
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
 /// Records decoded per batch (1.25 MiB). Each batch handed over may wake the other thread,
 /// which in a virtual machine costs tens of microseconds: batches of 4,096 spent 5–10% of
@@ -45,15 +45,13 @@ pub fn read_ahead(mut source: Box<dyn RecordSource>) -> Result<Box<dyn RecordSou
     let format = source.format();
     let declared_pages = source.declared_pages();
     let skipped = source.skipped().clone();
-    let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
-    let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
-    std::thread::Builder::new()
-        .name("trace-decoder".into())
-        .spawn(move || decode(&mut *source, &full_tx, &empty_rx))
-        .map_err(FormatError::Io)?;
+    let mut state = DecodeState { skipped_total: skipped.total(), per_record: None };
+    let pipe = Pipe::spawn("trace-decoder", BATCHES_IN_FLIGHT, move |batch: &mut Batch| {
+        decode(&mut *source, &mut state, batch)
+    })
+    .map_err(FormatError::Io)?;
     Ok(Box::new(ReadAhead {
-        full: full_rx,
-        empty: empty_tx,
+        pipe,
         batch: Batch::default(),
         at: 0,
         last_next: None,
@@ -64,62 +62,64 @@ pub fn read_ahead(mut source: Box<dyn RecordSource>) -> Result<Box<dyn RecordSou
     }))
 }
 
-/// The decoding thread: fills batches until the stream ends or the reader is gone.
-/// Records come a batch at a time from the source ([`RecordSource::next_records`]) unless
-/// its first record carries a next-access field, which is then kept record by record.
-fn decode(source: &mut dyn RecordSource, full: &SyncSender<Batch>, empty: &Receiver<Batch>) {
-    let mut skipped_total = source.skipped().total();
-    let mut per_record: Option<bool> = None;
-    loop {
-        let mut batch = empty.try_recv().unwrap_or_default();
-        batch.records.clear();
-        batch.next.clear();
-        batch.skipped = None;
-        batch.end = None;
-        while batch.records.len() < BATCH_RECORDS && batch.end.is_none() {
-            if per_record == Some(false) {
-                let before = batch.records.len();
-                let want = BATCH_RECORDS - before;
-                match source.next_records(&mut batch.records, want) {
-                    Ok(()) if batch.records.len() - before < want => batch.end = Some(Ok(())),
-                    Ok(()) => {}
-                    Err(err) => batch.end = Some(Err(err)),
-                }
-                continue;
-            }
-            match source.next_record() {
-                Ok(Some(record)) => {
-                    batch.records.push(record);
-                    let next = source.next_access();
-                    per_record.get_or_insert(next.is_some());
-                    if let Some(next) = next {
-                        batch.next.resize(batch.records.len() - 1, None);
-                        batch.next.push(Some(next));
-                    }
-                }
-                Ok(None) => batch.end = Some(Ok(())),
+/// What the decoding thread keeps from one batch to the next.
+struct DecodeState {
+    /// The source's skip count after the last batch.
+    skipped_total: u64,
+    /// Whether records are read one at a time, for their next-access field; `None` before
+    /// the first record.
+    per_record: Option<bool>,
+}
+
+/// The decoding thread's step: fills `batch` (a spent one, emptied here); false once it
+/// ends the stream. Records come a batch at a time from the source
+/// ([`RecordSource::next_records`]) unless its first record carries a next-access field,
+/// which is then kept record by record.
+fn decode(source: &mut dyn RecordSource, state: &mut DecodeState, batch: &mut Batch) -> bool {
+    let DecodeState { skipped_total, per_record } = state;
+    batch.records.clear();
+    batch.next.clear();
+    batch.skipped = None;
+    batch.end = None;
+    while batch.records.len() < BATCH_RECORDS && batch.end.is_none() {
+        if *per_record == Some(false) {
+            let before = batch.records.len();
+            let want = BATCH_RECORDS - before;
+            match source.next_records(&mut batch.records, want) {
+                Ok(()) if batch.records.len() - before < want => batch.end = Some(Ok(())),
+                Ok(()) => {}
                 Err(err) => batch.end = Some(Err(err)),
             }
+            continue;
         }
-        if !batch.next.is_empty() {
-            batch.next.resize(batch.records.len(), None);
-        }
-        let total = source.skipped().total();
-        if total != skipped_total || batch.end.is_some() {
-            skipped_total = total;
-            batch.skipped = Some(source.skipped().clone());
-        }
-        let last = batch.end.is_some();
-        if full.send(batch).is_err() || last {
-            return;
+        match source.next_record() {
+            Ok(Some(record)) => {
+                batch.records.push(record);
+                let next = source.next_access();
+                per_record.get_or_insert(next.is_some());
+                if let Some(next) = next {
+                    batch.next.resize(batch.records.len() - 1, None);
+                    batch.next.push(Some(next));
+                }
+            }
+            Ok(None) => batch.end = Some(Ok(())),
+            Err(err) => batch.end = Some(Err(err)),
         }
     }
+    if !batch.next.is_empty() {
+        batch.next.resize(batch.records.len(), None);
+    }
+    let total = source.skipped().total();
+    if total != *skipped_total || batch.end.is_some() {
+        *skipped_total = total;
+        batch.skipped = Some(source.skipped().clone());
+    }
+    batch.end.is_none()
 }
 
 /// The reading end: records of the current batch, then the next batch.
 struct ReadAhead {
-    full: Receiver<Batch>,
-    empty: Sender<Batch>,
+    pipe: Pipe<Batch>,
     batch: Batch,
     /// Index in `batch.records` of the next record to return.
     at: usize,
@@ -137,17 +137,11 @@ impl ReadAhead {
             self.ended = true;
             return end.map(|()| false);
         }
-        let batch = match self.full.recv() {
-            Ok(batch) => batch,
+        if !self.pipe.next(&mut self.batch) {
             // The thread ended without a last batch: it panicked.
-            Err(_) => {
-                self.ended = true;
-                return Err(FormatError::Unknown("the trace decoder stopped unexpectedly".into()));
-            }
-        };
-        let spent = std::mem::replace(&mut self.batch, batch);
-        // The thread may be gone after its last batch; the vector is then just freed.
-        let _ = self.empty.send(spent);
+            self.ended = true;
+            return Err(FormatError::Unknown("the trace decoder stopped unexpectedly".into()));
+        }
         self.at = 0;
         if let Some(skipped) = self.batch.skipped.take() {
             self.skipped = skipped;

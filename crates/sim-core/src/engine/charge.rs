@@ -108,9 +108,7 @@ impl Simulation {
             if let Some(Wait::Frame { pfn, .. }) = self.tasks[u].wait.take() {
                 // The read completes unobserved by this task; the folio stays in the swap
                 // cache, and wakes whoever else waits on it (swapoff).
-                let others =
-                    self.tasks.iter().any(|o| matches!(o.wait, Some(Wait::Frame { pfn: p, .. }) if p == pfn));
-                if !others {
+                if !self.tasks.iter().any(|o| o.waits_on(pfn).is_some()) {
                     self.mm.frames.clear(pfn, flag::WAITED);
                 }
             }

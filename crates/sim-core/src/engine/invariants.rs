@@ -138,11 +138,7 @@ impl Simulation {
             );
             if f & flag::WAITED != 0 {
                 assert!(f & flag::LOCKED != 0, "frame {} waited on but not locked", head.0);
-                let waiters = self
-                    .tasks
-                    .iter()
-                    .filter(|t| matches!(t.wait, Some(Wait::Frame { pfn: p, .. }) if p == head))
-                    .count();
+                let waiters = self.tasks.iter().filter(|t| t.waits_on(head).is_some()).count();
                 assert!(waiters > 0, "frame {} flagged waited on, but no task waits", head.0);
             }
             if f & flag::LOCKED != 0 {

@@ -242,10 +242,7 @@ impl Simulation {
                 // order; the first maps it, and the others find it mapped.
                 let mut woken = false;
                 for t in 0..self.tasks.len() {
-                    let fault = match self.tasks[t].wait {
-                        Some(Wait::Frame { pfn: p, fault }) if p == pfn => fault,
-                        _ => continue,
-                    };
+                    let Some(fault) = self.tasks[t].waits_on(pfn) else { continue };
                     let mut start_map = at.max(self.tasks[t].blocked_since);
                     if !fault.unuse {
                         start_map += SimDuration(self.mm.cfg.cpu.fault_retry_ns);

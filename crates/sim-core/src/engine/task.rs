@@ -2,9 +2,10 @@
 //! starts) and CPUs. A leaf of the engine: the scheduler, the fault path and the timeline
 //! operations all name these types, and they name none of those.
 
+use super::fault::PendingFault;
 use super::Wait;
 use crate::error::TraceError;
-use crate::ids::DeviceId;
+use crate::ids::{DeviceId, Pfn};
 use crate::mm::pagetable::PageId;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Access, AccessSource, TaskStart};
@@ -54,6 +55,15 @@ pub(crate) struct Task {
 }
 
 impl Task {
+    /// The swap fault the task sleeps on, when it waits for the read of the folio at `pfn`
+    /// (several tasks may: threads faulting on one page, swapoff on a faulted page).
+    pub(crate) fn waits_on(&self, pfn: Pfn) -> Option<PendingFault> {
+        match self.wait {
+            Some(Wait::Frame { pfn: p, fault }) if p == pfn => Some(fault),
+            _ => None,
+        }
+    }
+
     /// A copy of the task for a forked simulation ([`crate::Simulation::fork`]), or `None`
     /// when its stream cannot be copied: a live user task whose source does not fork, or
     /// one holding a read error not yet delivered. A task that has ended, and a kernel
