@@ -143,7 +143,23 @@ fn us_to_ns(us: f64) -> u64 {
     } else if ns >= SERVICE_NS_MAX as f64 {
         SERVICE_NS_MAX
     } else {
-        ns.round() as u64
+        round_half_away(ns)
+    }
+}
+
+/// `x.round() as u64` for a finite `x` in `[0, 2^64)`, computed inline: on x86-64's
+/// baseline, which has no rounding instruction, `round` is a library call, and every
+/// request converts two times. The truncation is exact, and so is the fraction
+/// `x - trunc(x)` (the two lie within a factor of two of each other, or the truncation
+/// is 0), so comparing the fraction with one half decides as `round` does, halves going
+/// away from zero.
+#[inline]
+fn round_half_away(x: f64) -> u64 {
+    let t = x as u64;
+    if x - t as f64 >= 0.5 {
+        t + 1
+    } else {
+        t
     }
 }
 
@@ -386,6 +402,16 @@ mod tests {
         assert_eq!(us_to_ns(-1.0), 0);
         assert_eq!(us_to_ns(f64::INFINITY), SERVICE_NS_MAX);
         assert_eq!(us_to_ns(1.2345), 1235);
+        assert_eq!(us_to_ns(0.0025), 3);
+        assert_eq!(us_to_ns(0.0015), 2);
+        assert_eq!(us_to_ns(0.00149), 1);
+    }
+
+    proptest! {
+        #[test]
+        fn rounding_is_the_library_s(x in prop_oneof![0.0..1e6f64, 0.0..(1u64 << 62) as f64, (0u64..1 << 40).prop_map(|n| n as f64 / 2.0)]) {
+            prop_assert_eq!(round_half_away(x), x.round() as u64);
+        }
     }
 
     fn arb_request() -> impl Strategy<Value = (u64, bool, u64, u64)> {

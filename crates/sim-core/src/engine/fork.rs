@@ -45,6 +45,7 @@ impl Simulation {
             track_next_use: self.track_next_use,
             policies: self.policies.clone(),
             tasks,
+            sleepers: self.sleepers,
             cpus: self.cpus.clone(),
             kswapd: self.kswapd.clone(),
             accesses: self.accesses,

@@ -154,6 +154,11 @@ impl Simulation {
             self.tasks.iter().all(|t| t.state != TaskState::Runnable || t.wait.is_none()),
             "runnable task with a wait"
         );
+        let mut sleepers = super::Sleepers::default();
+        for wait in self.tasks.iter().filter_map(|t| t.wait.as_ref()) {
+            sleepers.add(wait);
+        }
+        assert_eq!(sleepers, self.sleepers, "sleeper counts");
         for t in &self.tasks {
             if let Some(Wait::Frame { pfn, .. }) = t.wait {
                 assert!(

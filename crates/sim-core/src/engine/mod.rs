@@ -133,6 +133,37 @@ pub(crate) enum Wait {
     AnyIo,
 }
 
+/// How many tasks sleep on writeback and on any I/O: a completion wakes them, and while
+/// there are none it need not look at every task. Kept by [`Simulation::sleep`], `wake`
+/// and the OOM kill, the only places a task's wait changes; the invariants check it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sleepers {
+    pub(crate) writeback: u32,
+    pub(crate) any_io: u32,
+}
+
+impl Sleepers {
+    fn count(&mut self, wait: &Wait) -> Option<&mut u32> {
+        match wait {
+            Wait::Frame { .. } => None,
+            Wait::Writeback => Some(&mut self.writeback),
+            Wait::AnyIo => Some(&mut self.any_io),
+        }
+    }
+
+    pub(crate) fn add(&mut self, wait: &Wait) {
+        if let Some(n) = self.count(wait) {
+            *n += 1;
+        }
+    }
+
+    pub(crate) fn remove(&mut self, wait: &Wait) {
+        if let Some(n) = self.count(wait) {
+            *n -= 1;
+        }
+    }
+}
+
 /// A simulation in progress. [`run`] drives one to completion; tests step it by hand to
 /// check invariants after every event.
 pub struct Simulation {
@@ -144,6 +175,8 @@ pub struct Simulation {
     track_next_use: bool,
     policies: Policies,
     tasks: Vec<Task>,
+    /// How many of `tasks` sleep on writeback and on any I/O.
+    sleepers: Sleepers,
     cpus: Vec<Cpu>,
     kswapd: Kswapd,
     accesses: u64,
@@ -258,14 +291,14 @@ impl Simulation {
             done.clear();
             self.mm.reads_done = done;
         }
-        if let Some(at) = self.mm.write_done.take() {
+        if let Some(at) = self.mm.write_done.take().filter(|_| self.sleepers.writeback > 0) {
             for t in 0..self.tasks.len() {
                 if matches!(self.tasks[t].wait, Some(Wait::Writeback)) {
                     self.wake(t, at, at);
                 }
             }
         }
-        if let Some(at) = self.mm.io_done.take() {
+        if let Some(at) = self.mm.io_done.take().filter(|_| self.sleepers.any_io > 0) {
             for t in 0..self.tasks.len() {
                 if matches!(self.tasks[t].wait, Some(Wait::AnyIo)) {
                     self.wake(t, at, at);

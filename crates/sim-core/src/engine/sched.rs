@@ -299,6 +299,7 @@ impl Simulation {
     pub(super) fn sleep(&mut self, t: usize, c: usize, wait: Wait) {
         let task = &mut self.tasks[t];
         task.state = TaskState::Blocked;
+        self.sleepers.add(&wait);
         task.wait = Some(wait);
         task.blocked_since = task.clock;
         self.cpus[c].current = None;
@@ -309,7 +310,9 @@ impl Simulation {
     pub(super) fn wake(&mut self, t: usize, clock: SimTime, now: SimTime) {
         let task = &mut self.tasks[t];
         task.io_wait += now.since(task.blocked_since);
-        task.wait = None;
+        if let Some(wait) = task.wait.take() {
+            self.sleepers.remove(&wait);
+        }
         task.state = TaskState::Runnable;
         task.clock = task.clock.max(clock) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
         let c = task.cpu;

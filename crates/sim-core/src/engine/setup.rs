@@ -152,6 +152,7 @@ impl Simulation {
             lru,
             policies,
             tasks,
+            sleepers: Default::default(),
             cpus: (0..cpus).map(|_| Cpu::default()).collect(),
             kswapd: Kswapd { awake: false, priority: DEF_PRIORITY, failures: 0, clock: SimTime::ZERO },
             accesses: 0,

@@ -124,7 +124,12 @@ impl<const N: usize> SeqLists<N> {
         let r = &mut self.rings[which];
         let pfn = r.ring.pop_front()?;
         r.base = r.base.wrapping_add(1);
-        r.trim();
+        // The head end was a folio and still is: only the tail end can show a hole now.
+        while r.ring.front() == Some(&HOLE) {
+            r.ring.pop_front();
+            r.base = r.base.wrapping_add(1);
+            r.holes -= 1;
+        }
         Some(Pfn(pfn))
     }
 

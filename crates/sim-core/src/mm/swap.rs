@@ -291,6 +291,11 @@ impl SwapDevice {
     /// `cluster_alloc_swap_entry`: `2^order` free slots, aligned, in one cluster of that
     /// order; records `head`'s frames as their swap-cache folio.
     fn alloc(&mut self, cpu: usize, order: u8, head: Pfn) -> Option<u32> {
+        if order == 0 {
+            if let Some(off) = self.alloc_at_hint(cpu, head) {
+                return Some(off);
+            }
+        }
         let nr = 1u32 << order;
         if !self.writeok
             || self.inuse + nr > self.pages()
@@ -321,8 +326,39 @@ impl SwapDevice {
             found = found.or_else(|| (1..NR_ORDERS as u8).find_map(|o| self.refill(List::Nonfull(o), 0, 1)));
         }
         let off = found?;
+        debug_assert!(
+            order == 0 || self.clusters[(off / self.cluster_slots) as usize].order == order,
+            "order-{order} slots at {off}"
+        );
+        self.take(h, order, off, head);
+        Some(off)
+    }
+
+    /// The common case of an order-0 [`SwapDevice::alloc`], its outcome the same: the
+    /// CPU's hint names a slot of its current cluster and a free slot follows it there.
+    /// `None` leaves everything as it was, for the general path to go on from.
+    #[inline]
+    fn alloc_at_hint(&mut self, cpu: usize, head: Pfn) -> Option<u32> {
+        if !self.writeok || self.inuse >= self.pages() {
+            return None;
+        }
+        let h = if self.rotational { 0 } else { cpu % self.hints.len() };
+        let hint = self.hints[h][0]?;
+        let c = hint / self.cluster_slots;
+        if self.clusters[c as usize].state != ClusterState::Current {
+            return None;
+        }
+        let off = self.take_in_cluster(c, hint, 1)?;
+        self.take(h, 0, off, head);
+        Some(off)
+    }
+
+    /// Gives the `2^order` slots from `off` to the folio headed by `head` and moves hint
+    /// `h` of the order past them, retiring the cluster when they end it.
+    #[inline]
+    fn take(&mut self, h: usize, order: u8, off: u32, head: Pfn) {
+        let nr = 1u32 << order;
         let c = off / self.cluster_slots;
-        debug_assert!(order == 0 || self.clusters[c as usize].order == order, "order-{order} slots at {off}");
         for i in 0..nr {
             self.set_slot_cache(off + i, TAG_FRAME | (head.0 + i));
         }
@@ -335,7 +371,6 @@ impl SwapDevice {
         } else {
             self.hints[h][order as usize] = Some(next);
         }
-        Some(off)
     }
 
     fn release(&mut self, off: u32) {
@@ -422,6 +457,11 @@ impl Swap {
     /// priority; `None` when none has a cluster with room for the order, and the caller
     /// then splits the folio.
     pub(crate) fn alloc_folio(&mut self, cpu: usize, order: u8, head: Pfn) -> Option<SwapSlot> {
+        if let [d] = self.avail[..] {
+            // One device: no priority group to walk or rotate.
+            let off = self.devices[d as usize].alloc(cpu, order, head)?;
+            return Some(SwapSlot { device: DeviceId(d), offset: off });
+        }
         let mut i = 0;
         while i < self.avail.len() {
             let prio = self.devices[self.avail[i] as usize].priority;
@@ -477,7 +517,9 @@ impl Swap {
         let c = dev.slot_count(slot.offset);
         assert!(c > 0 && c != BAD_SLOT, "swap count underflow at {slot}");
         dev.set_slot_count(slot.offset, c - 1);
-        self.release_if_unused(slot);
+        if c == 1 {
+            self.release_if_unused(slot);
+        }
     }
 
     /// True while the slot is allocated (referenced or cached).

@@ -114,6 +114,7 @@ impl Mm {
 
     /// The rmap walk of `folio_referenced`: tests and clears the young bits of the PTEs
     /// mapping the folio at `pfn`; referenced if any was young (one mapping counts once).
+    #[inline]
     pub(crate) fn folio_referenced(&mut self, pfn: Pfn) -> bool {
         let mut young = false;
         for i in 0..self.frames.nr_pages(pfn) {
