@@ -81,6 +81,32 @@ enum List {
 const COUNT_SHIFT: u32 = 32;
 /// A slot's zero mark in its packed word.
 const ZERO_BIT: u64 = 1 << 40;
+/// The bits of a slot's word that a slot in use has one of: a swap count, or a frame in
+/// the swap cache ([`SwapDevice::is_free`]).
+const BUSY_BITS: u64 = (0xff << COUNT_SHIFT) | TAG_FRAME as u64;
+
+/// The index of the first free slot's word in `words`. Usually the first word is free
+/// (the slot after the last one allocated); otherwise, as a reused cluster can hold long
+/// runs of slots in use, the scan tests four words a step, with no early exit inside the
+/// four, and finds the free one among them afterwards.
+#[inline]
+fn first_free(words: &[u64]) -> Option<usize> {
+    if *words.first()? & BUSY_BITS == 0 {
+        return Some(0);
+    }
+    let mut base = 1;
+    for four in words[1..].chunks_exact(4) {
+        let all_busy = (four[0] & BUSY_BITS != 0)
+            & (four[1] & BUSY_BITS != 0)
+            & (four[2] & BUSY_BITS != 0)
+            & (four[3] & BUSY_BITS != 0);
+        if !all_busy {
+            break;
+        }
+        base += 4;
+    }
+    words[base..].iter().position(|&w| w & BUSY_BITS == 0).map(|i| base + i)
+}
 
 /// One swap area.
 #[derive(Debug)]
@@ -217,11 +243,14 @@ impl SwapDevice {
 
     /// `alloc_swap_scan_cluster`: the first `nr` free slots of cluster `c` at or after
     /// `from` that start at a multiple of `nr`.
+    #[inline]
     fn take_in_cluster(&self, c: u32, from: u32, nr: u32) -> Option<u32> {
         let end = ((c + 1) * self.cluster_slots).min(self.max());
         if nr == 1 {
             // Order 0, the common case: the plain scan, without the block checks.
-            return (from.max(c * self.cluster_slots)..end).find(|&off| self.is_free(off));
+            let start = from.max(c * self.cluster_slots);
+            let words = self.slots.get(start as usize..end as usize)?;
+            return first_free(words).map(|i| start + i as u32);
         }
         let start = from.max(c * self.cluster_slots).next_multiple_of(nr);
         (start..end.saturating_sub(nr - 1))
@@ -731,6 +760,27 @@ pub(crate) struct SwaponSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The four-at-a-time scan finds the slot a test of one word at a time finds, over
+        /// words of every kind: free, cached, counted, zero-marked, shadows.
+        #[test]
+        fn first_free_is_the_first_free_word(kinds in proptest::collection::vec(0u8..5, 0..40)) {
+            let words: Vec<u64> = kinds
+                .iter()
+                .map(|k| match k {
+                    0 => 0,
+                    1 => u64::from(TAG_FRAME | 7),
+                    2 => 3 << COUNT_SHIFT,
+                    3 => ZERO_BIT | u64::from(TAG_SHADOW | 5),
+                    _ => (1 << COUNT_SHIFT) | u64::from(TAG_FRAME),
+                })
+                .collect();
+            let one_by_one = words.iter().position(|&w| (w >> COUNT_SHIFT) as u8 == 0 && w as u32 & TAG_FRAME == 0);
+            prop_assert_eq!(first_free(&words), one_by_one);
+        }
+    }
 
     fn swap_with(devs: &[(u32, Option<i16>, bool)]) -> Swap {
         let mut s = Swap::default();
