@@ -255,6 +255,7 @@ impl BlockLayer {
         self.slab[id.0 as usize].as_mut().expect("live request")
     }
 
+    #[inline]
     fn alloc_req(&mut self, r: Request) -> ReqId {
         match self.free_ids.pop() {
             Some(i) => {
@@ -270,6 +271,7 @@ impl BlockLayer {
 
     /// Tries to merge a one-page bio at `sector` into request `id`: back merge when the
     /// request ends where the bio starts, front merge when the bio ends where it starts.
+    #[inline]
     fn try_merge(&mut self, id: ReqId, dev: DeviceId, dir: IoDir, sector: u64, pfn: Pfn) -> bool {
         let max_bytes = u64::from(self.queues[dev.0 as usize].traits.max_sectors_kb) * 1024;
         let r = self.req(id);

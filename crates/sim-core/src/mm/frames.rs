@@ -148,6 +148,7 @@ impl Frames {
     /// Takes a free frame (an order-0 folio); `None` when physical memory is exhausted.
     /// The most recently freed frame comes first, then the smallest free block, else the
     /// table grows.
+    #[inline]
     pub(crate) fn alloc(&mut self) -> Option<Pfn> {
         if self.used + self.reserved >= self.total {
             return None;
@@ -162,6 +163,7 @@ impl Frames {
     }
 
     /// Frees an order-0 folio onto the per-CPU list.
+    #[inline]
     pub(crate) fn free(&mut self, pfn: Pfn) {
         let m = &mut self.meta[pfn.0 as usize];
         assert!(m.flags & flag::IN_USE != 0, "double free of frame {}", pfn.0);

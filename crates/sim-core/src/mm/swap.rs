@@ -534,6 +534,7 @@ impl Swap {
     pub(crate) fn count(&self, slot: SwapSlot) -> u8 {
         self.devices[slot.device.0 as usize].slot_count(slot.offset)
     }
+    #[inline]
     pub(crate) fn inc_count(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
         let c = dev.slot_count(slot.offset);
@@ -541,6 +542,7 @@ impl Swap {
         dev.set_slot_count(slot.offset, c + 1);
     }
     /// Drops one PTE reference (`swap_free`); releases the slot if nothing else holds it.
+    #[inline]
     pub(crate) fn dec_count(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
         let c = dev.slot_count(slot.offset);
@@ -558,6 +560,7 @@ impl Swap {
         slot.offset != 0 && !dev.is_free(slot.offset)
     }
 
+    #[inline]
     pub(crate) fn cache_entry(&self, slot: SwapSlot) -> CacheEntry {
         let w = self.devices[slot.device.0 as usize].slot_cache(slot.offset);
         match w & TAG_MASK {
@@ -603,6 +606,7 @@ impl Swap {
     }
 
     /// Inserts a folio for an allocated slot (swap-in); returns the shadow it replaces.
+    #[inline]
     pub(crate) fn cache_insert(&mut self, slot: SwapSlot, pfn: Pfn) -> Option<Shadow> {
         let old = self.cache_entry(slot);
         assert!(!matches!(old, CacheEntry::Frame(_)), "{slot} already cached");
@@ -616,6 +620,7 @@ impl Swap {
 
     /// Removes the cached folio (`__delete_from_swap_cache`), leaving `shadow` behind if the
     /// slot stays allocated; releases the slot when no PTE references it.
+    #[inline]
     pub(crate) fn cache_delete(&mut self, slot: SwapSlot, shadow: Option<Shadow>) {
         let dev = &mut self.devices[slot.device.0 as usize];
         assert!(dev.slot_cache(slot.offset) & TAG_MASK == TAG_FRAME, "{slot} not cached");
@@ -627,6 +632,7 @@ impl Swap {
         self.release_if_unused(slot);
     }
 
+    #[inline]
     fn release_if_unused(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
         let off = slot.offset as usize;

@@ -314,6 +314,7 @@ impl Mm {
     /// contents class), from the PTEs that still map it: reclaim calls this before
     /// unmapping, for the zero check and zswap to read after. Nothing to do when every
     /// region holds random bytes and zswap is off.
+    #[inline]
     pub(crate) fn note_folio_contents(&mut self, head: Pfn) {
         if !self.zswap_on() && self.pt.contents.len() == 1 && !self.pt.contents[0].is_zero() {
             return;
