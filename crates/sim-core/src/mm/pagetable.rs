@@ -387,6 +387,32 @@ impl PageTables {
     pub(crate) fn pte(&self, page: PageId) -> Pte {
         self.ptes[page.0 as usize]
     }
+    /// Swapoff's look along a page table: the first of the `n` PTEs from `page` on
+    /// (consecutive virtual pages of one 2 MiB block, which have consecutive PTEs) that
+    /// holds a slot of `device`, with its slot, and how many PTEs were looked at to find
+    /// it (all `n` if none does). The first PTE is tested on its own: the walk resumes
+    /// after the PTE it last swapped in, so that is usually the one.
+    #[inline]
+    pub(crate) fn find_swap_pte(
+        &self,
+        page: PageId,
+        n: usize,
+        device: DeviceId,
+    ) -> (usize, Option<(PageId, SwapSlot)>) {
+        debug_assert!(n > 0 && page.0 as u64 / CHUNK_PAGES == (page.0 as u64 + n as u64 - 1) / CHUNK_PAGES);
+        let ours = |pte: Pte| match pte.state() {
+            PteState::Swap(slot) if slot.device == device => Some(slot),
+            _ => None,
+        };
+        if let Some(slot) = ours(self.pte(page)) {
+            return (1, Some((page, slot)));
+        }
+        let rest = &self.ptes[page.0 as usize + 1..page.0 as usize + n];
+        match rest.iter().enumerate().find_map(|(i, &pte)| Some((i, ours(pte)?))) {
+            Some((i, slot)) => (i + 2, Some((PageId(page.0 + 1 + i as u32), slot))),
+            None => (n, None),
+        }
+    }
     #[inline]
     pub(crate) fn pte_mut(&mut self, page: PageId) -> &mut Pte {
         &mut self.ptes[page.0 as usize]

@@ -24,7 +24,7 @@ use crate::engine::fault::SwapIn;
 use crate::engine::task::{SwapoffState, TaskKind, TaskState};
 use crate::ids::{Pfn, SwapSlot, VirtPage};
 use crate::mm::frames::flag;
-use crate::mm::pagetable::PteState;
+use crate::mm::pagetable::CHUNK_PAGES;
 
 impl Simulation {
     pub(in crate::engine) fn swapoff_state(&mut self, t: usize) -> &mut SwapoffState {
@@ -73,54 +73,61 @@ impl Simulation {
                 (s.region_idx, s.vpage) = (region_idx + 1, 0);
                 continue;
             }
-            let Some(page) = self.mm.pt.existing_page(space, region_idx, VirtPage(vp)) else {
+            let region_end = r.end().0;
+            let chunk_end = (vp / CHUNK_PAGES + 1) * CHUNK_PAGES;
+            let Some(first) = self.mm.pt.existing_page(space, region_idx, VirtPage(vp)) else {
                 // A page table that was never allocated: skip its 2 MiB.
-                self.swapoff_state(t).vpage =
-                    (vp / crate::mm::pagetable::CHUNK_PAGES + 1) * crate::mm::pagetable::CHUNK_PAGES;
+                self.swapoff_state(t).vpage = chunk_end;
                 continue;
             };
-            self.mm.spend(walk_ns);
-            match self.mm.pt.pte(page).state() {
-                PteState::Swap(slot) if slot.device == device => {
-                    let step = self.swap_fault(SwapIn {
-                        t,
-                        space,
-                        page,
-                        region_idx,
-                        vpage: VirtPage(vp),
-                        slot,
-                        write: false,
-                        swapoff: true,
-                    });
-                    match step {
-                        // Retry this PTE once memory frees up.
-                        Step::Blocked(Wait::Writeback) => return step,
-                        Step::Oom => {
-                            self.abort_swapoff(t, "out of memory");
-                            return Step::Done;
-                        }
-                        // The PTE is restored, or will be when the read completes.
-                        _ => {
-                            let s = self.swapoff_state(t);
-                            s.vpage = vp + 1;
-                            if let Some(budget) = &mut s.budget {
-                                *budget -= 1;
-                            }
-                            if !s.disable {
-                                if let Some(r) = &mut self.op_running {
-                                    *r.report.released_pages.get_or_insert(0) += 1;
-                                }
-                            }
-                            return step;
+            // Look at the PTEs up to the next one whose page is a multiple of 64, where the
+            // walk yields, within this page table and region: each costs `walk_ns`, and the
+            // first that holds a slot of the device is swapped in.
+            let n = (region_end.min(chunk_end).min(vp.next_multiple_of(64) + 1) - vp) as usize;
+            let (looked, found) = self.mm.pt.find_swap_pte(first, n, device);
+            self.mm.spend(walk_ns * looked as u64);
+            let Some((page, slot)) = found else {
+                let last = vp + n as u64 - 1;
+                self.swapoff_state(t).vpage = last + 1;
+                // Yield now and then so that a long walk over unrelated PTEs lets events in.
+                if last % 64 == 0 {
+                    return Step::Done;
+                }
+                continue;
+            };
+            let vp = vp + looked as u64 - 1;
+            let step = self.swap_fault(SwapIn {
+                t,
+                space,
+                page,
+                region_idx,
+                vpage: VirtPage(vp),
+                slot,
+                write: false,
+                swapoff: true,
+            });
+            return match step {
+                // Retry this PTE once memory frees up.
+                Step::Blocked(Wait::Writeback) => step,
+                Step::Oom => {
+                    self.abort_swapoff(t, "out of memory");
+                    Step::Done
+                }
+                // The PTE is restored, or will be when the read completes.
+                _ => {
+                    let s = self.swapoff_state(t);
+                    s.vpage = vp + 1;
+                    if let Some(budget) = &mut s.budget {
+                        *budget -= 1;
+                    }
+                    if !s.disable {
+                        if let Some(r) = &mut self.op_running {
+                            *r.report.released_pages.get_or_insert(0) += 1;
                         }
                     }
+                    step
                 }
-                _ => self.swapoff_state(t).vpage = vp + 1,
-            }
-            // Yield now and then so that a long walk over unrelated PTEs lets events in.
-            if vp % 64 == 0 {
-                return Step::Done;
-            }
+            };
         }
     }
 
