@@ -414,20 +414,16 @@ fn run_forked(
         .map(|(file, label)| Scenario::from_file(file, label.as_str(), "").prepare())
         .collect::<Result<_>>()?;
     let first = prepared.first().context("no scenario to run")?;
-    let t0 = std::time::Instant::now();
     let start = guarded(&labels[0], || {
         SharedStart::run(first, op)?.with_context(|| {
             format!("the run ended or swapped a page in before its timeline operation {}", op + 1)
         })
     })?;
-    eprintln!("TIMING start {:.3}", t0.elapsed().as_secs_f64());
     prepared
         .par_iter()
         .zip(labels)
         .map(|(prepared, label)| {
-            let t0 = std::time::Instant::now();
             let res = guarded(label, || start.finish(prepared));
-            eprintln!("TIMING {label} {:.3}", t0.elapsed().as_secs_f64());
             runs.one_done();
             res
         })
