@@ -90,7 +90,7 @@ impl Simulation {
                 let last = vp + n as u64 - 1;
                 self.swapoff_state(t).vpage = last + 1;
                 // Yield now and then so that a long walk over unrelated PTEs lets events in.
-                if last % 64 == 0 {
+                if last.is_multiple_of(64) {
                     return Step::Done;
                 }
                 continue;
