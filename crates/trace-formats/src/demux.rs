@@ -551,6 +551,11 @@ impl Failure {
     }
 }
 
+/// The earlier of `earliest` and the times of `records`.
+fn earliest_time(earliest: Option<u64>, records: &[Record]) -> Option<u64> {
+    earliest.into_iter().chain(records.iter().filter_map(|r| r.time_ns)).min()
+}
+
 /// The error for a timed trace whose earliest record is not at the first time counted.
 fn first_time_differs(earliest_ns: Option<u64>, origin_ns: u64) -> FormatError {
     let found = earliest_ns.map_or("none".to_string(), |t| format!("{t} ns"));
@@ -677,10 +682,8 @@ impl Demux {
         records: &[Record],
         out: &mut Vec<Record>,
     ) -> Result<(), FormatError> {
+        self.earliest_ns = earliest_time(self.earliest_ns, records);
         for record in records {
-            if let Some(t) = record.time_ns {
-                self.earliest_ns = Some(self.earliest_ns.map_or(t, |e| e.min(t)));
-            }
             let key = thread_key(record);
             let owner = match self.last_owner {
                 Some((last_key, owner)) if last_key == key => owner,
@@ -832,8 +835,7 @@ impl ThreadSource {
         // Only a task that reads the trace itself checks that the earliest time is the one
         // counted; the shared reader of several tasks checks it for all of them.
         if origin.is_some() && matches!(self.feed, Feed::Solo { .. }) {
-            let times = self.batch.iter().filter_map(|r| r.time_ns);
-            self.earliest_ns = self.earliest_ns.into_iter().chain(times).min();
+            self.earliest_ns = earliest_time(self.earliest_ns, &self.batch);
         }
         self.n_taken += self.batch.len() as u64;
         filled?;

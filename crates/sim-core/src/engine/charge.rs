@@ -106,11 +106,7 @@ impl Simulation {
                 continue;
             }
             // A killed task is never woken: whatever it slept on, it sleeps no more.
-            let wait = self.tasks[u].wait.take();
-            if let Some(wait) = &wait {
-                self.sleepers.remove(wait);
-            }
-            if let Some(Wait::Frame { pfn, .. }) = wait {
+            if let Some(Wait::Frame { pfn, .. }) = self.take_wait(u) {
                 // The read completes unobserved by this task; the folio stays in the swap
                 // cache, and wakes whoever else waits on it (swapoff).
                 if !self.tasks.iter().any(|o| o.waits_on(pfn).is_some()) {

@@ -134,8 +134,9 @@ pub(crate) enum Wait {
 }
 
 /// How many tasks sleep on writeback and on any I/O: a completion wakes them, and while
-/// there are none it need not look at every task. Kept by [`Simulation::sleep`], `wake`
-/// and the OOM kill, the only places a task's wait changes; the invariants check it.
+/// there are none it need not look at every task. Kept by [`Simulation::sleep`] and
+/// `take_wait` (waking, the OOM kill), the only places a task's wait changes; the
+/// invariants check it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Sleepers {
     pub(crate) writeback: u32,

@@ -306,13 +306,20 @@ impl Simulation {
         self.after_io();
     }
 
+    /// Ends what task `t` sleeps on, if anything, and returns it; the sleeper counts follow.
+    pub(super) fn take_wait(&mut self, t: usize) -> Option<Wait> {
+        let wait = self.tasks[t].wait.take();
+        if let Some(wait) = &wait {
+            self.sleepers.remove(wait);
+        }
+        wait
+    }
+
     /// Makes a blocked task runnable at `clock`.
     pub(super) fn wake(&mut self, t: usize, clock: SimTime, now: SimTime) {
+        self.take_wait(t);
         let task = &mut self.tasks[t];
         task.io_wait += now.since(task.blocked_since);
-        if let Some(wait) = task.wait.take() {
-            self.sleepers.remove(&wait);
-        }
         task.state = TaskState::Runnable;
         task.clock = task.clock.max(clock) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
         let c = task.cpu;

@@ -66,6 +66,11 @@ impl Ring {
             self.ring.pop_back();
             self.holes -= 1;
         }
+        self.trim_tail();
+    }
+
+    /// Drops holes at the tail end (the front), after a folio left from there.
+    fn trim_tail(&mut self) {
         while self.ring.front() == Some(&HOLE) {
             self.ring.pop_front();
             self.base = self.base.wrapping_add(1);
@@ -125,11 +130,7 @@ impl<const N: usize> SeqLists<N> {
         let pfn = r.ring.pop_front()?;
         r.base = r.base.wrapping_add(1);
         // The head end was a folio and still is: only the tail end can show a hole now.
-        while r.ring.front() == Some(&HOLE) {
-            r.ring.pop_front();
-            r.base = r.base.wrapping_add(1);
-            r.holes -= 1;
-        }
+        r.trim_tail();
         Some(Pfn(pfn))
     }
 

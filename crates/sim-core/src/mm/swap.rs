@@ -82,7 +82,7 @@ const COUNT_SHIFT: u32 = 32;
 /// A slot's zero mark in its packed word.
 const ZERO_BIT: u64 = 1 << 40;
 /// The bits of a slot's word that a slot in use has one of: a swap count, or a frame in
-/// the swap cache ([`SwapDevice::is_free`]).
+/// the swap cache. A slot is free when its word has none ([`SwapDevice::is_free`]).
 const BUSY_BITS: u64 = (0xff << COUNT_SHIFT) | TAG_FRAME as u64;
 
 /// The index of the first free slot's word in `words`. Usually the first word is free
@@ -238,7 +238,7 @@ impl SwapDevice {
 
     #[inline]
     fn is_free(&self, off: u32) -> bool {
-        self.slot_count(off) == 0 && self.slot_cache(off) & TAG_FRAME == 0
+        self.slots[off as usize] & BUSY_BITS == 0
     }
 
     /// `alloc_swap_scan_cluster`: the first `nr` free slots of cluster `c` at or after
@@ -320,11 +320,6 @@ impl SwapDevice {
     /// `cluster_alloc_swap_entry`: `2^order` free slots, aligned, in one cluster of that
     /// order; records `head`'s frames as their swap-cache folio.
     fn alloc(&mut self, cpu: usize, order: u8, head: Pfn) -> Option<u32> {
-        if order == 0 {
-            if let Some(off) = self.alloc_at_hint(cpu, head) {
-                return Some(off);
-            }
-        }
         let nr = 1u32 << order;
         if !self.writeok
             || self.inuse + nr > self.pages()
@@ -334,23 +329,23 @@ impl SwapDevice {
             return None;
         }
         let h = if self.rotational { 0 } else { cpu % self.hints.len() };
-        let mut found = None;
         if let Some(hint) = self.hints[h][order as usize] {
             let c = hint / self.cluster_slots;
             let cl = self.clusters[c as usize];
             // Order 0 may continue in a cluster of any order (`cluster_is_usable`).
             if cl.state == ClusterState::Current && (order == 0 || cl.order == order) {
-                found = self.take_in_cluster(c, hint, nr);
-                if found.is_none() {
-                    self.retire(c);
+                // The common case: a free slot follows the hint in the CPU's cluster.
+                if let Some(off) = self.take_in_cluster(c, hint, nr) {
+                    self.take(h, order, off, head);
+                    return Some(off);
                 }
+                self.retire(c);
             }
         }
         // Since 6.14 ("prefer nonfull over free clusters") a device without page discard
         // refills partly used clusters before opening a free one.
-        found = found
-            .or_else(|| self.refill(List::Nonfull(order), order, nr))
-            .or_else(|| self.refill(List::Free, order, nr));
+        let mut found =
+            self.refill(List::Nonfull(order), order, nr).or_else(|| self.refill(List::Free, order, nr));
         if order == 0 {
             found = found.or_else(|| (1..NR_ORDERS as u8).find_map(|o| self.refill(List::Nonfull(o), 0, 1)));
         }
@@ -360,25 +355,6 @@ impl SwapDevice {
             "order-{order} slots at {off}"
         );
         self.take(h, order, off, head);
-        Some(off)
-    }
-
-    /// The common case of an order-0 [`SwapDevice::alloc`], its outcome the same: the
-    /// CPU's hint names a slot of its current cluster and a free slot follows it there.
-    /// `None` leaves everything as it was, for the general path to go on from.
-    #[inline]
-    fn alloc_at_hint(&mut self, cpu: usize, head: Pfn) -> Option<u32> {
-        if !self.writeok || self.inuse >= self.pages() {
-            return None;
-        }
-        let h = if self.rotational { 0 } else { cpu % self.hints.len() };
-        let hint = self.hints[h][0]?;
-        let c = hint / self.cluster_slots;
-        if self.clusters[c as usize].state != ClusterState::Current {
-            return None;
-        }
-        let off = self.take_in_cluster(c, hint, 1)?;
-        self.take(h, 0, off, head);
         Some(off)
     }
 
