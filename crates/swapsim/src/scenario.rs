@@ -38,7 +38,7 @@ use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
 use crate::overrides::Override;
 use crate::timeline::{self, CheckedEntry, TimelineEntry};
-use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource};
+use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource, TraceTally};
 
 mod keys;
 mod resolved;
@@ -523,6 +523,21 @@ impl Prepared {
     /// Builds the device models, the readahead policy and the tasks of one run, and says
     /// what was found in the trace when the workload is one.
     pub fn setup(&self) -> Result<(Setup, Option<TraceReport>)> {
+        let (setup, tally) = self.setup_with(TraceInput::tasks)?;
+        Ok((setup, tally))
+    }
+
+    /// [`Prepared::setup`] for a run of its own: the trace may be counted while the run
+    /// reads it ([`TraceInput::tasks_for_run`]), its report given after the run.
+    pub(crate) fn setup_for_run(&self) -> Result<(Setup, Option<TraceTally>)> {
+        self.setup_with(TraceInput::tasks_for_run)
+    }
+
+    /// [`Prepared::setup`], with `tasks` building a trace's tasks.
+    fn setup_with<T>(
+        &self,
+        tasks: impl FnOnce(&TraceInput, bool) -> Result<(Vec<swapsim_core::TaskSpec>, T)>,
+    ) -> Result<(Setup, Option<T>)> {
         let seed = self.seed;
         let mut devices = Vec::with_capacity(self.profiles.len());
         for (profile, spec) in self.profiles.iter().zip(&self.core.get().devices) {
@@ -532,7 +547,7 @@ impl Prepared {
         let readahead = self.resolved.swap.readahead.build(&self.readahead_ctx);
         let (tasks, trace_report) = match &self.workload {
             Workload::Trace(trace) => {
-                let (tasks, report) = trace.tasks(self.core.get().lru == LruModel::Opt)?;
+                let (tasks, report) = tasks(trace, self.core.get().lru == LruModel::Opt)?;
                 (tasks, Some(report))
             }
             Workload::Generator(generator) => (generator.tasks(seed), None),

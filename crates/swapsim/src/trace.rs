@@ -202,6 +202,22 @@ impl TraceCache {
         self.entries.lock().expect("no cache user panicked").entry(key.to_string()).or_default().waiting += 1;
     }
 
+    /// Whether the run asking is the only one announced for trace `key` that has not been
+    /// served, with no first pass computed for it: then it is served here (it will read the
+    /// trace on its own, and nothing is kept for others), and true is returned.
+    fn serve_sole(&self, key: &str) -> bool {
+        let mut entries = self.entries.lock().expect("no cache user panicked");
+        let sole = match entries.get(key) {
+            None => true,
+            // A pass being computed holds its lock: then it is not the sole reader's to skip.
+            Some(entry) => entry.waiting <= 1 && entry.pass.try_lock().is_ok_and(|pass| pass.is_none()),
+        };
+        if sole {
+            entries.remove(key);
+        }
+        sole
+    }
+
     /// The first pass over trace `key`, computed by `read` if no run has yet; the entry is
     /// dropped once every announced run has been served.
     fn first_pass(&self, key: &str, read: impl FnOnce() -> Result<FirstPass>) -> Result<FirstPass> {
@@ -290,6 +306,54 @@ impl TraceInput {
         Ok(())
     }
 
+    /// The tasks of a run, as [`TraceInput::tasks`] builds them, except that a trace with no
+    /// first pass to share is counted while the run reads it when its tasks are known
+    /// without one: a text trace, which has one thread, that declares its pages and has a
+    /// record. Its replay then starts at once instead of after a pass over the whole trace,
+    /// and the trace is decoded once, on the decoding thread, alongside the simulation.
+    pub(crate) fn tasks_for_run(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceTally)> {
+        if let Some(task) = self.solo_task_uncounted(next_uses)? {
+            return Ok(task);
+        }
+        let (tasks, report) = self.tasks(next_uses)?;
+        Ok((tasks, TraceTally::Known(report)))
+    }
+
+    /// See [`TraceInput::tasks_for_run`]: `None` when the trace does not qualify.
+    fn solo_task_uncounted(&self, next_uses: bool) -> Result<Option<(Vec<TaskSpec>, TraceTally)>> {
+        if next_uses || self.repeat != 1 || !matches!(self.format, None | Some(Format::Text)) {
+            return Ok(None);
+        }
+        let options = self.open_options();
+        // Opening reads the header; a trace that fails to open or to give its first record
+        // takes the usual path, whose first pass reports the error.
+        let Ok(mut probe) = self.source.records(options) else { return Ok(None) };
+        let pages = match (probe.format(), probe.declared_pages()) {
+            (Format::Text, Some(pages)) => pages,
+            _ => return Ok(None),
+        };
+        let mut first = Vec::with_capacity(1);
+        if probe.next_records(&mut first, 1).is_err() || first.is_empty() {
+            return Ok(None);
+        }
+        drop(probe);
+        if self.cache.as_ref().is_some_and(|cache| !cache.serve_sole(&self.cache_key())) {
+            return Ok(None);
+        }
+        let name = self.source.name();
+        let slot = demux::PassSlot::default();
+        let (source, counted) = (self.source.clone(), Arc::clone(&slot));
+        let open = move || -> Result<Box<dyn RecordSource>, FormatError> {
+            let records = swapsim_trace_formats::open(source.raw()?, options)?;
+            swapsim_trace_formats::read_ahead(demux::counting(records, Arc::clone(&counted)))
+        };
+        let mut task = demux::solo_task_uncounted(open, &name, self.pace.demux(), Format::Text);
+        task.name.clone_from(&name);
+        task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
+        let pass = CountingPass { slot, input: TraceInput { cache: None, ..self.clone() } };
+        Ok(Some((vec![task], TraceTally::Counting(pass))))
+    }
+
     /// Reads the trace through once to find its tasks, and returns them with what was
     /// found. Accesses are read lazily while the simulation runs, each task from a stream
     /// of its own. With `next_uses` (for `lru = "opt"`), a second pass computes each
@@ -350,6 +414,64 @@ impl TraceInput {
             }
         }
         Ok((tasks, TraceReport::of(&summary, repeat)))
+    }
+}
+
+/// What a run says about its trace, as far as it is known when the run starts.
+pub(crate) enum TraceTally {
+    /// Counted by a first pass before the run.
+    Known(TraceReport),
+    /// Counted while the run reads the trace ([`TraceInput::tasks_for_run`]).
+    Counting(CountingPass),
+}
+
+impl TraceTally {
+    /// Records in the trace, once counted.
+    pub(crate) fn records(&self) -> Option<u64> {
+        match self {
+            TraceTally::Known(report) => Some(report.records.saturating_mul(u64::from(report.repeat))),
+            TraceTally::Counting(pass) => pass.records(),
+        }
+    }
+
+    /// The report, once the run has ended; an error of the trace, as its first pass would
+    /// have reported it before the run.
+    pub(crate) fn finish(self) -> Result<TraceReport> {
+        match self {
+            TraceTally::Known(report) => Ok(report),
+            TraceTally::Counting(pass) => pass.finish(),
+        }
+    }
+}
+
+/// The first pass of a trace counted by the replay's own reading ([`demux::counting`]).
+pub(crate) struct CountingPass {
+    slot: demux::PassSlot,
+    input: TraceInput,
+}
+
+impl CountingPass {
+    fn records(&self) -> Option<u64> {
+        match &*self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) {
+            Some(Ok(first)) => Some(first.summary().records),
+            _ => None,
+        }
+    }
+
+    /// What the replay counted; when the run stopped before the trace's end, a first pass
+    /// counts it now.
+    fn finish(self) -> Result<TraceReport> {
+        let name = self.input.source.name();
+        let counted = self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        let first = match counted {
+            Some(counted) => counted,
+            None => {
+                let (source, options) = (self.input.source.clone(), self.input.open_options());
+                demux::first_pass(&move || swapsim_trace_formats::open(source.raw()?, options), false)
+            }
+        }
+        .with_context(|| format!("trace {name}"))?;
+        Ok(TraceReport::of(first.summary(), 1))
     }
 }
 
@@ -572,6 +694,81 @@ mod tests {
         assert!(cache.entries.lock().unwrap().is_empty(), "served runs leave nothing behind");
         cache.first_pass("k", read).unwrap();
         assert_eq!(reads.get(), 2, "an unannounced run reads the trace itself");
+    }
+
+    /// The tasks of `input` for a run, with what is known of the trace: `None` when it is
+    /// counted while the run reads it.
+    fn for_run(input: &TraceInput) -> (Vec<TaskSpec>, TraceTally) {
+        input.tasks_for_run(false).expect("the trace has tasks")
+    }
+
+    /// Reads every access of `tasks`; the error that ends one, if any.
+    fn drain(tasks: Vec<TaskSpec>) -> Option<String> {
+        for mut task in tasks {
+            loop {
+                match task.accesses.next_access() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(err) => return Some(err.to_string()),
+                }
+            }
+        }
+        None
+    }
+
+    /// A text trace that declares its pages is counted by its replay's own reading, and says
+    /// what a first pass before the run says, whether the run read it through or stopped.
+    #[test]
+    fn a_text_trace_that_declares_its_pages_is_counted_while_it_is_read() {
+        let input = embedded(b"# pages=8\nR 1\nW 2\n\nR 1\n", 1);
+        let (_, before) = input.tasks(false).expect("the trace has tasks");
+        let before = format!("{before:?}");
+        let (tasks, tally) = for_run(&input);
+        assert!(matches!(tally, TraceTally::Counting(_)));
+        assert_eq!((tasks.len(), tasks[0].name.as_str(), tasks[0].regions.len()), (1, "t", 1));
+        assert_eq!(drain(tasks), None);
+        assert_eq!(tally.records(), Some(3), "counted once read through");
+        assert_eq!(format!("{:?}", tally.finish().expect("counted")), before);
+        // A run that reads nothing: a pass after it counts the trace.
+        let (tasks, tally) = for_run(&input);
+        drop(tasks);
+        assert_eq!(tally.records(), None);
+        assert_eq!(format!("{:?}", tally.finish().expect("counted after")), before);
+    }
+
+    /// A bad line found while the run reads the trace is the error a first pass would have
+    /// given before the run.
+    #[test]
+    fn a_bad_line_counted_while_read_is_the_first_pass_error() {
+        let input = embedded(b"# pages=8\nR 1\nR zz\nR 2\n", 1);
+        let before = format!("{:#}", input.tasks(false).expect_err("a bad line"));
+        let (tasks, tally) = for_run(&input);
+        assert!(drain(tasks).is_some_and(|err| err.contains("line 3")));
+        assert_eq!(format!("{:#}", tally.finish().expect_err("a bad line")), before);
+        assert!(before.starts_with("trace t: line 3, column 3: "), "{before}");
+    }
+
+    /// Only a text trace that declares its pages, has a record, and is read by no other run
+    /// is counted while it is read.
+    #[test]
+    fn other_traces_are_counted_before_the_run() {
+        for (bytes, repeat) in [(&b"R 1\n"[..], 1), (b"# pages=8\nR 1\n", 2)] {
+            let (_, tally) = for_run(&embedded(bytes, repeat));
+            assert!(matches!(tally, TraceTally::Known(_)), "{:?}", String::from_utf8_lossy(bytes));
+        }
+        let empty = embedded(b"# pages=8\n", 1);
+        let errors = [empty.tasks(false).map(|_| ()), empty.tasks_for_run(false).map(|_| ())]
+            .map(|result| format!("{:#}", result.expect_err("no record")));
+        assert_eq!(errors[0], errors[1]);
+        let cache = Arc::new(TraceCache::default());
+        let input = TraceInput { cache: Some(Arc::clone(&cache)), ..embedded(b"# pages=8\nR 1\n", 1) };
+        cache.expect(&input.cache_key());
+        cache.expect(&input.cache_key());
+        assert!(matches!(for_run(&input).1, TraceTally::Known(_)), "two runs share the first pass");
+        assert!(matches!(for_run(&input).1, TraceTally::Known(_)), "the second takes the pass computed");
+        cache.expect(&input.cache_key());
+        assert!(matches!(for_run(&input).1, TraceTally::Counting(_)), "a sole run reads on its own");
+        assert!(cache.entries.lock().unwrap().is_empty(), "and is served");
     }
 
     /// A text trace built into the test, read `repeat` times with default flags.

@@ -9,6 +9,11 @@
 //! decoding the trace again. The threads of one process
 //! share an address space (`TaskSpec::address_space` is the pid).
 //!
+//! A trace whose one thread is known before reading it (a text trace: every record is
+//! pid 0, tid 0) needs no pass before its replay: [`solo_task_uncounted`] builds its task
+//! at once, and [`counting`] counts the records as the replay reads them, leaving what the
+//! first pass would have found once the trace has been read to its end.
+//!
 //! The task of a trace with one thread reads the trace itself: no lock, no queue, no lookup.
 //! Several threads' tasks share one reader. A task whose queue is empty reads records from
 //! the shared reader, a batch at a time, until a batch holds some of its own, queueing the
@@ -113,15 +118,7 @@ fn summarize_with_origin(
     // The batches themselves are kept, not copied.
     let mut kept: Option<Vec<Vec<Record>>> = (keep_max > 0).then(Vec::new);
     let mut n_kept = 0usize;
-    let mut records: u64 = 0;
-    let mut reads: u64 = 0;
-    let mut threads: HashMap<u64, u64, BuildHasherDefault<IdHasher>> = HashMap::default();
-    // Consecutive records of one thread are counted together: a run costs one map update.
-    let mut run: Option<(u64, u64)> = None;
-    let mut pages = DistinctPages::default();
-    let (mut page_lo, mut page_hi) = (u64::MAX, 0u64);
-    let (mut time_lo, mut time_hi) = (u64::MAX, 0u64);
-    let mut timed = false;
+    let mut tally = Tally::new(count_pages);
     let mut batch = Vec::with_capacity(SUMMARY_BATCH_RECORDS);
     loop {
         batch.clear();
@@ -138,56 +135,100 @@ fn summarize_with_origin(
             }
             _ => &batch,
         };
-        for record in batch_ref {
-            records += 1;
-            reads += u64::from(!record.write);
-            let key = thread_key(record);
-            match &mut run {
-                Some((run_key, n_run)) if *run_key == key => *n_run += 1,
-                _ => {
-                    if let Some((run_key, n_run)) = run.replace((key, 1)) {
-                        *threads.entry(run_key).or_insert(0) += n_run;
-                    }
-                }
-            }
-            if count_pages {
-                pages.insert(record.pid, record.page);
-            }
-            page_lo = page_lo.min(record.page);
-            page_hi = page_hi.max(record.page);
-            if let Some(time_ns) = record.time_ns {
-                timed = true;
-                time_lo = time_lo.min(time_ns);
-                time_hi = time_hi.max(time_ns);
-            }
-        }
+        tally.add(batch_ref);
         if !full {
             break;
         }
     }
-    if let Some((run_key, n_run)) = run {
-        *threads.entry(run_key).or_insert(0) += n_run;
+    Ok(tally.finish(source, kept.map(Arc::new)))
+}
+
+/// What a pass has counted of the records it read so far: what [`TraceSummary`] says and
+/// the earliest time.
+struct Tally {
+    records: u64,
+    reads: u64,
+    threads: HashMap<u64, u64, BuildHasherDefault<IdHasher>>,
+    /// Consecutive records of one thread are counted together: a run costs one map update.
+    run: Option<(u64, u64)>,
+    /// Distinct pages, when counted.
+    pages: Option<DistinctPages>,
+    page_lo: u64,
+    page_hi: u64,
+    time_lo: u64,
+    time_hi: u64,
+    timed: bool,
+}
+
+impl Tally {
+    fn new(count_pages: bool) -> Tally {
+        Tally {
+            records: 0,
+            reads: 0,
+            threads: HashMap::default(),
+            run: None,
+            pages: count_pages.then(DistinctPages::default),
+            page_lo: u64::MAX,
+            page_hi: 0,
+            time_lo: u64::MAX,
+            time_hi: 0,
+            timed: false,
+        }
     }
-    let page_range = (records > 0).then_some((page_lo, page_hi));
-    let time_range = timed.then_some((time_lo, time_hi));
-    let mut tasks: Vec<(u32, u32, u64)> =
-        threads.into_iter().map(|(key, n)| ((key >> 32) as u32, key as u32, n)).collect();
-    tasks.sort_unstable();
-    let (first_page, last_page) = page_range.unwrap_or((0, 0));
-    let summary = TraceSummary {
-        format: source.format(),
-        records,
-        tasks,
-        distinct_pages: count_pages.then(|| pages.count()),
-        first_page,
-        last_page,
-        time_span_ns: time_range.map(|(lo, hi)| hi - lo),
-        reads,
-        writes: records - reads,
-        skipped: source.skipped().clone(),
-        declared_pages: source.declared_pages(),
-    };
-    Ok(FirstPass { summary, origin_ns: time_range.map(|(lo, _)| lo), records: kept.map(Arc::new) })
+
+    /// Counts `records`, the next ones of the trace.
+    fn add(&mut self, records: &[Record]) {
+        for record in records {
+            self.records += 1;
+            self.reads += u64::from(!record.write);
+            let key = thread_key(record);
+            match &mut self.run {
+                Some((run_key, n_run)) if *run_key == key => *n_run += 1,
+                _ => {
+                    if let Some((run_key, n_run)) = self.run.replace((key, 1)) {
+                        *self.threads.entry(run_key).or_insert(0) += n_run;
+                    }
+                }
+            }
+            if let Some(pages) = &mut self.pages {
+                pages.insert(record.pid, record.page);
+            }
+            self.page_lo = self.page_lo.min(record.page);
+            self.page_hi = self.page_hi.max(record.page);
+            if let Some(time_ns) = record.time_ns {
+                self.timed = true;
+                self.time_lo = self.time_lo.min(time_ns);
+                self.time_hi = self.time_hi.max(time_ns);
+            }
+        }
+    }
+
+    /// The pass over `source`, which has reached its end, with the records it kept.
+    fn finish(mut self, source: &dyn RecordSource, kept: Option<Arc<Vec<Vec<Record>>>>) -> FirstPass {
+        if let Some((run_key, n_run)) = self.run {
+            *self.threads.entry(run_key).or_insert(0) += n_run;
+        }
+        let records = self.records;
+        let time_range = self.timed.then_some((self.time_lo, self.time_hi));
+        let mut tasks: Vec<(u32, u32, u64)> =
+            self.threads.into_iter().map(|(key, n)| ((key >> 32) as u32, key as u32, n)).collect();
+        tasks.sort_unstable();
+        let (first_page, last_page) = if records > 0 { (self.page_lo, self.page_hi) } else { (0, 0) };
+        let summary = TraceSummary {
+            format: source.format(),
+            records,
+            tasks,
+            distinct_pages: self.pages.map(|pages| pages.count()),
+            first_page,
+            last_page,
+            time_span_ns: time_range.map(|(lo, hi)| hi - lo),
+            reads: self.reads,
+            writes: records - self.reads,
+            skipped: source.skipped().clone(),
+            declared_pages: source.declared_pages(),
+        };
+        FirstPass { summary, origin_ns: time_range.map(|(lo, _)| lo), records: kept }
+    }
 }
 
 /// The records a first pass kept, read again from memory.
@@ -419,7 +460,117 @@ pub fn tasks_after(
     name: &str,
     pace: Pace,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
-    Ok(build_tasks(first, Arc::new(open), name, pace, LIMITS))
+    Ok(build_tasks(first, Arc::new(open), name, pace, LIMITS, true))
+}
+
+/// The one task of a one-thread trace (pid 0, tid 0, as every record of the text format
+/// has), built without a first pass: the replay starts at once, and counts what a first
+/// pass would find as it reads ([`counting`]). The caller knows the trace has one thread
+/// and at least one record; the task is named `"{name}:0/0"` and reads the trace `open`
+/// opens, as a task of [`tasks_after`] would.
+pub fn solo_task_uncounted(
+    open: impl Fn() -> Result<Box<dyn RecordSource>, FormatError> + Send + Sync + 'static,
+    name: &str,
+    pace: Pace,
+    format: Format,
+) -> TaskSpec {
+    let summary = TraceSummary {
+        format,
+        records: 0,
+        tasks: vec![(0, 0, 0)],
+        distinct_pages: None,
+        first_page: 0,
+        last_page: 0,
+        time_span_ns: None,
+        reads: 0,
+        writes: 0,
+        skipped: SkipCounts::default(),
+        declared_pages: None,
+    };
+    let first = FirstPass { summary, origin_ns: None, records: None };
+    let (mut tasks, _) = build_tasks(&first, Arc::new(open), name, pace, LIMITS, false);
+    tasks.pop().expect("one thread, one task")
+}
+
+/// Where a pass that counts the records it hands on ([`counting`]) leaves what a first pass
+/// would have found, once it has read the trace to its end or to an error; `None` before.
+pub type PassSlot = Arc<Mutex<Option<Result<FirstPass, FormatError>>>>;
+
+/// `source`, yielding the same records and errors, and counting them as the first pass does
+/// ([`first_pass`], without keeping records): when the stream ends, or fails, the result is
+/// left in `slot`. A replay whose task reads the whole trace through it needs no pass before
+/// it; one that stops early leaves `slot` empty.
+pub fn counting(source: Box<dyn RecordSource>, slot: PassSlot) -> Box<dyn RecordSource> {
+    Box::new(Counting { source, tally: Some(Tally::new(false)), slot })
+}
+
+/// See [`counting`].
+struct Counting {
+    source: Box<dyn RecordSource>,
+    /// `None` once the result is in `slot`.
+    tally: Option<Tally>,
+    slot: PassSlot,
+}
+
+impl Counting {
+    /// Counts `records`, read by a call that returned `read`; `ended` when it reached the
+    /// end of the trace. Returns `read`.
+    fn account(
+        &mut self,
+        records: &[Record],
+        read: Result<(), FormatError>,
+        ended: bool,
+    ) -> Result<(), FormatError> {
+        let Some(tally) = &mut self.tally else { return read };
+        tally.add(records);
+        let (result, read) = match read {
+            Err(err) => {
+                let copy = err.duplicate();
+                (Some(Err(err)), Err(copy))
+            }
+            Ok(()) if ended => {
+                let tally = self.tally.take().expect("tested above");
+                (Some(Ok(tally.finish(&*self.source, None))), Ok(()))
+            }
+            Ok(()) => (None, Ok(())),
+        };
+        if let Some(result) = result {
+            self.tally = None;
+            *self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(result);
+        }
+        read
+    }
+}
+
+impl RecordSource for Counting {
+    fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
+        match self.source.next_record() {
+            Ok(Some(record)) => {
+                self.account(std::slice::from_ref(&record), Ok(()), false)?;
+                Ok(Some(record))
+            }
+            Ok(None) => self.account(&[], Ok(()), true).map(|()| None),
+            Err(err) => self.account(&[], Err(err), false).map(|()| None),
+        }
+    }
+    fn next_records(&mut self, out: &mut Vec<Record>, n_max: usize) -> Result<(), FormatError> {
+        let before = out.len();
+        let read = self.source.next_records(out, n_max);
+        let ended = read.is_ok() && out.len() - before < n_max;
+        self.account(&out[before..], read, ended)
+    }
+    fn skipped(&self) -> &SkipCounts {
+        self.source.skipped()
+    }
+    fn format(&self) -> Format {
+        self.source.format()
+    }
+    fn declared_pages(&self) -> Option<u64> {
+        self.source.declared_pages()
+    }
+    fn next_access(&self) -> Option<crate::record::NextAccess> {
+        self.source.next_access()
+    }
 }
 
 fn tasks_with_limits(
@@ -429,15 +580,18 @@ fn tasks_with_limits(
     limits: Limits,
 ) -> Result<(Vec<TaskSpec>, TraceSummary), FormatError> {
     let first = first_pass_keeping(&*open, limits.kept_records_max)?;
-    Ok(build_tasks(&first, open, name, pace, limits))
+    Ok(build_tasks(&first, open, name, pace, limits, true))
 }
 
+/// The tasks of the threads `first` found, reading the trace `open` opens. With `counted`,
+/// each task checks that the replay finds as many records of its thread as `first` counted.
 fn build_tasks(
     first: &FirstPass,
     open: Arc<OpenFn>,
     name: &str,
     pace: Pace,
     limits: Limits,
+    counted: bool,
 ) -> (Vec<TaskSpec>, TraceSummary) {
     let FirstPass { summary, origin_ns, records } = first.clone();
     let open: Arc<OpenFn> = match records {
@@ -505,7 +659,7 @@ fn build_tasks(
                 previous_ns: origin_ns.unwrap_or(0),
                 origin_ns,
                 earliest_ns: None,
-                expected,
+                expected: counted.then_some(expected),
                 n_taken: 0,
                 n_received: 0,
                 batch: Vec::new(),
@@ -765,8 +919,9 @@ struct ThreadSource {
     /// which must find exactly the trace's first time as counted before the replay (the
     /// shared reader of several tasks checks that one of them does).
     earliest_ns: Option<u64>,
-    /// The task's records as counted before the replay, which the replay must find.
-    expected: u64,
+    /// The task's records as counted before the replay, which the replay must find; `None`
+    /// when no pass counted them before it ([`solo_task_uncounted`]).
+    expected: Option<u64>,
     /// Records taken from the feed so far.
     n_taken: u64,
     /// Records handed to the engine so far.
@@ -839,9 +994,9 @@ impl ThreadSource {
         }
         self.n_taken += self.batch.len() as u64;
         filled?;
-        if self.ended && self.n_taken != self.expected {
+        if let Some(expected) = self.expected.filter(|&expected| self.ended && self.n_taken != expected) {
             let (pid, tid) = (self.key >> 32, self.key as u32);
-            let (found, expected) = (self.n_taken, self.expected);
+            let found = self.n_taken;
             return Err(Failure::of(disagrees(format!(
                 "thread {pid}/{tid} has {found} records, where {expected} were counted"
             ))));

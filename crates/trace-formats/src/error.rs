@@ -48,6 +48,23 @@ pub fn place(line: u64, column: Option<u64>) -> String {
 }
 
 impl FormatError {
+    /// The same error, as another value: what it says is the same, word for word (an I/O
+    /// error keeps its kind and message, not its source).
+    pub(crate) fn duplicate(&self) -> FormatError {
+        match self {
+            FormatError::Line { line, column, message } => {
+                FormatError::Line { line: *line, column: *column, message: message.clone() }
+            }
+            FormatError::Offset { offset, message } => {
+                FormatError::Offset { offset: *offset, message: message.clone() }
+            }
+            FormatError::Unknown(message) => FormatError::Unknown(message.clone()),
+            FormatError::Unwritable(message) => FormatError::Unwritable(message.clone()),
+            FormatError::Changed(message) => FormatError::Changed(message.clone()),
+            FormatError::Io(err) => FormatError::Io(std::io::Error::new(err.kind(), err.to_string())),
+        }
+    }
+
     /// An error about a whole line.
     pub(crate) fn line(line: u64, message: String) -> FormatError {
         FormatError::Line { line, column: None, message }

@@ -53,7 +53,10 @@ pub mod record;
 mod testutil;
 pub mod text;
 
-pub use demux::{first_pass, summarize, tasks, tasks_after, FirstPass, Pace, TraceSummary};
+pub use demux::{
+    counting, first_pass, solo_task_uncounted, summarize, tasks, tasks_after, FirstPass, Pace, PassSlot,
+    TraceSummary,
+};
 pub use detect::open;
 pub use error::FormatError;
 pub use format::Format;

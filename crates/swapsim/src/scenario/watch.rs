@@ -19,20 +19,26 @@ impl Prepared {
     /// counted the records, for a trace. A run that ends early (an OOM kill of every task, a limit) reports
     /// fewer accesses than the total.
     pub fn run_with_progress(&self, progress: &dyn Progress) -> Result<(SimReport, Option<TraceReport>)> {
-        let (setup, trace) = self.setup()?;
-        let total = match (&self.workload, &trace) {
-            (Workload::Generator(generator), _) => {
+        let (setup, trace) = self.setup_for_run()?;
+        let fixed_total = match &self.workload {
+            Workload::Generator(generator) => {
                 Some(generator.total_accesses().saturating_mul(u64::from(generator.tasks)))
             }
-            (Workload::Jobs(jobs), _) => Some(jobs.total_accesses(self.seed)),
-            (Workload::Trace(_), Some(trace)) => Some(trace.records.saturating_mul(u64::from(trace.repeat))),
-            (Workload::Trace(_), None) => None,
+            Workload::Jobs(jobs) => Some(jobs.total_accesses(self.seed)),
+            Workload::Trace(_) => None,
         };
-        progress.advanced(0, total);
+        // A trace counted while the run reads it has its total once the reading has ended.
+        let total = || fixed_total.or_else(|| trace.as_ref().and_then(|trace| trace.records()));
+        progress.advanced(0, total());
         // The core's message already includes its cause; formatting it once keeps the
         // `{:#}` chain from printing the cause twice.
-        let report = swapsim_core::run_with_progress(setup, &mut |done| progress.advanced(done, total))
-            .map_err(|err| anyhow!("{err}"))?;
+        let run = swapsim_core::run_with_progress(setup, &mut |done| progress.advanced(done, total()))
+            .map_err(|err| anyhow!("{err}"));
+        // An error of the trace is the run's error, as when a first pass found it before the run.
+        let trace = trace.map(|trace| trace.finish()).transpose()?;
+        let report = run?;
+        let total = fixed_total
+            .or_else(|| trace.as_ref().map(|trace| trace.records.saturating_mul(u64::from(trace.repeat))));
         progress.advanced(report.accesses, total);
         Ok((report, trace))
     }
