@@ -252,10 +252,13 @@ impl SwapDevice {
             let words = self.slots.get(start as usize..end as usize)?;
             return first_free(words).map(|i| start + i as u32);
         }
+        // The aligned blocks of `nr` slots that fit before `end`, each tested word by word.
         let start = from.max(c * self.cluster_slots).next_multiple_of(nr);
-        (start..end.saturating_sub(nr - 1))
-            .step_by(nr as usize)
-            .find(|&off| (off..off + nr).all(|s| self.is_free(s)))
+        let words = self.slots.get(start as usize..end as usize)?;
+        words
+            .chunks_exact(nr as usize)
+            .position(|block| block.iter().all(|&w| w & BUSY_BITS == 0))
+            .map(|i| start + i as u32 * nr)
     }
 
     /// Marks the end of allocation from cluster `c` via a hint (`relocate_cluster`).
@@ -761,6 +764,31 @@ mod tests {
                 .collect();
             let one_by_one = words.iter().position(|&w| (w >> COUNT_SHIFT) as u8 == 0 && w as u32 & TAG_FRAME == 0);
             prop_assert_eq!(first_free(&words), one_by_one);
+        }
+
+        /// A block scan finds the first aligned run of `nr` free slots at or after `from` in
+        /// a cluster, as testing each aligned offset slot by slot does, on a device whose
+        /// last cluster is cut short.
+        #[test]
+        fn a_block_scan_finds_the_first_aligned_free_run(
+            busy in proptest::collection::vec(any::<bool>(), 61),
+            c in 0u32..8,
+            from in 0u32..64,
+            order in 1u8..4,
+        ) {
+            let mut dev = SwapDevice::new(61, 0, false, 8, 1);
+            for (off, &b) in busy.iter().enumerate().skip(1) {
+                if b {
+                    dev.slots[off] = 1 << COUNT_SHIFT;
+                }
+            }
+            let nr = 1u32 << order;
+            let end = ((c + 1) * 8).min(61);
+            let first = from.max(c * 8).next_multiple_of(nr);
+            let slot_by_slot = (first..end.saturating_sub(nr - 1))
+                .step_by(nr as usize)
+                .find(|&off| (off..off + nr).all(|s| dev.slots[s as usize] & BUSY_BITS == 0));
+            prop_assert_eq!(dev.take_in_cluster(c, from, nr), slot_by_slot);
         }
     }
 
