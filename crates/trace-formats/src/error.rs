@@ -27,6 +27,9 @@ pub enum FormatError {
     /// The format could not be recognised.
     #[error("unrecognised trace format: {0}")]
     Unknown(String),
+    /// The trace parameters do not suit the trace's format (see [`crate::TraceParams`]).
+    #[error("trace parameters: {0}")]
+    Params(String),
     /// A record cannot be written in the format asked for.
     #[error("{0}")]
     Unwritable(String),
