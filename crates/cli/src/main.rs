@@ -82,10 +82,12 @@ enum Command {
     /// Look at, convert and generate traces.
     ///
     /// Formats read, detected from the first bytes or named by --format: perf, ftrace,
-    /// lackey, text, native, and libCacheSim's oracle-general and lcs, plain, gzip or zstd.
-    /// A libCacheSim request becomes a read of one page: --object-map modulo (the default)
-    /// takes the object id modulo --object-region (default 1GiB), --object-map dense numbers
-    /// objects 0, 1, 2, ... in order of first request. See traces/README.md.
+    /// lackey, text, native, and libCacheSim's oracle-general, lcs, libcachesim-txt (one
+    /// object id per line) and libcachesim-csv (never detected: name it, and give its
+    /// columns with --trace-params 'obj-id-col=N,...' in libCacheSim's syntax), plain, gzip
+    /// or zstd. A libCacheSim request becomes a read of one page: --object-map modulo (the
+    /// default) takes the object id modulo --object-region (default 1GiB), --object-map
+    /// dense numbers objects 0, 1, 2, ... in order of first request. See traces/README.md.
     #[command(subcommand)]
     Trace(TraceCommand),
     /// Run a scenario once per combination of `--vary` values and tabulate the results.
@@ -202,6 +204,7 @@ impl TraceReadArgs {
             lenient: self.lenient,
             instructions: self.instructions,
             object_map: self.objects.object_map()?,
+            params: self.objects.trace_params.unwrap_or_default(),
         })
     }
 }
@@ -217,16 +220,24 @@ enum ObjectMapArg {
     Dense,
 }
 
-/// How libCacheSim traces (oracle-general, lcs) map object ids to pages.
+/// How libCacheSim traces are read: how object ids map to pages, and the trace parameters
+/// of its txt and csv formats.
 #[derive(Debug, clap::Args)]
 struct ObjectMapArgs {
-    /// oracle-general and lcs: how object ids become pages [default: modulo].
+    /// libCacheSim traces (oracle-general, lcs, libcachesim-txt, libcachesim-csv): how
+    /// object ids become pages [default: modulo].
     #[arg(long, value_enum, value_name = "MAP")]
     object_map: Option<ObjectMapArg>,
-    /// oracle-general and lcs with --object-map modulo: the region object ids wrap around,
-    /// a whole number of 4 KiB pages up to 128 TiB [default: 1GiB].
+    /// libCacheSim traces with --object-map modulo: the region object ids wrap around, a
+    /// whole number of 4 KiB pages up to 128 TiB [default: 1GiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_object_region)]
     object_region: Option<u64>,
+    /// libcachesim-csv and libcachesim-txt: trace parameters in libCacheSim's own
+    /// `--trace-type-params` syntax, e.g. 'obj-id-col=2,time-col=1,delimiter=,'. Keys:
+    /// obj-id-col (csv, required), time-col, obj-size-col, delimiter, has-header,
+    /// obj-id-is-num (also txt). See traces/README.md.
+    #[arg(long, value_name = "PARAMS", alias = "trace-type-params", value_parser = parse_trace_params)]
+    trace_params: Option<swapsim_trace_formats::TraceParams>,
 }
 
 impl ObjectMapArgs {
@@ -250,6 +261,9 @@ impl ObjectMapArgs {
         }
         if let Some(region_pages) = self.object_region {
             text.push_str(&format!(" --object-region {}", region_pages * 4096));
+        }
+        if let Some(params) = self.trace_params {
+            text.push_str(&format!(" --trace-params '{params}'"));
         }
         text
     }
@@ -281,6 +295,11 @@ fn parse_object_region(text: &str) -> Result<u64, String> {
         return Err(format!("{text} is above the largest region, 128 TiB ({REGION_PAGES_MAX} pages)"));
     }
     Ok(pages)
+}
+
+/// Parses `--trace-params`.
+fn parse_trace_params(text: &str) -> Result<swapsim_trace_formats::TraceParams, String> {
+    swapsim_trace_formats::TraceParams::parse(text)
 }
 
 fn parse_trace_format(name: &str) -> Result<swapsim_trace_formats::Format, String> {
@@ -462,9 +481,9 @@ struct RunArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
     /// Replay this trace instead of the scenario's workload: perf script, ftrace, valgrind
-    /// lackey, text, native, oracle-general or lcs, plain or gzip- or zstd-compressed (see
-    /// traces/README.md). A
-    /// relative path is relative to the current directory.
+    /// lackey, text, native, oracle-general, lcs, libcachesim-txt or libcachesim-csv, plain
+    /// or gzip- or zstd-compressed (see traces/README.md). A relative path is relative to
+    /// the current directory.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// The trace's format [default: detected from the first bytes].
@@ -616,6 +635,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
                     repeat: args.repeat,
                     instructions: args.instructions,
                     object_map: args.objects.given()?,
+                    params: args.objects.trace_params,
                 });
             if let Some(trace) = &args.trace {
                 scenario = scenario.with_trace(TraceSource::File(trace.clone()));
@@ -764,6 +784,7 @@ fn run_trace_command(out: &mut impl Write, command: TraceCommand) -> Result<()> 
                 lenient: args.lenient,
                 instructions: args.instructions,
                 object_map: args.objects.object_map()?,
+                params: args.objects.trace_params.unwrap_or_default(),
             };
             let input = TraceSource::File(args.input);
             let done = tracecmd::convert(&input, options, &args.output, args.to)?;

@@ -21,7 +21,9 @@ use swapsim_core::thp::ThpHint;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, FirstPass, TraceSummary};
 use swapsim_trace_formats::native;
-use swapsim_trace_formats::{Format, FormatError, ObjectMap, OpenOptions, Record, RecordSource, SkipCounts};
+use swapsim_trace_formats::{
+    Format, FormatError, ObjectMap, OpenOptions, Record, RecordSource, SkipCounts, TraceParams,
+};
 
 /// Most times `--repeat` may replay a trace.
 pub const REPEAT_MAX: u32 = 1000;
@@ -112,7 +114,10 @@ impl Pace {
 /// Parses a format name as the command line and scenario files give it.
 pub fn parse_format(name: &str) -> Result<Format, String> {
     Format::from_name(name).ok_or_else(|| {
-        format!("\"{name}\" is not a trace format (expected perf, ftrace, lackey, text, native, oracle-general or lcs)")
+        format!(
+            "\"{name}\" is not a trace format (expected perf, ftrace, lackey, text, native, oracle-general, \
+             lcs, libcachesim-txt or libcachesim-csv)"
+        )
     })
 }
 
@@ -165,6 +170,8 @@ pub(crate) struct TraceInput {
     pub(crate) instructions: bool,
     /// libCacheSim traces: how object ids become pages.
     pub(crate) object_map: ObjectMap,
+    /// libCacheSim's txt and csv traces: the trace parameters (columns, delimiter, ...).
+    pub(crate) params: TraceParams,
     /// The madvise hint of the regions the trace declares.
     pub(crate) madvise: ThpHint,
     pub(crate) pace: Pace,
@@ -286,6 +293,7 @@ impl TraceInput {
             lenient: self.lenient,
             instructions: self.instructions,
             object_map: self.object_map,
+            params: self.params,
         }
     }
 
@@ -780,6 +788,7 @@ mod tests {
             lenient: false,
             instructions: false,
             object_map: ObjectMap::default(),
+            params: TraceParams::default(),
             madvise: ThpHint::Default,
             pace: Pace::Cpu,
             repeat,

@@ -45,7 +45,11 @@ fn generate(format: Format) -> String {
             ),
             Format::Lackey => format!(" {} {:x},8\n", if write { "S" } else { "L" }, address),
             Format::Text => format!("{} {}\n", if write { "W" } else { "R" }, (address >> 12) % (1 << 30)),
-            Format::Native | Format::OracleGeneral | Format::Lcs => unreachable!("not a text format"),
+            Format::Native
+            | Format::OracleGeneral
+            | Format::Lcs
+            | Format::LibCacheSimTxt
+            | Format::LibCacheSimCsv => unreachable!("not a format this benchmark writes"),
         };
     }
     out

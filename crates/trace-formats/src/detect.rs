@@ -5,16 +5,23 @@
 //! the native magic `SWAPSIMT`, the lcs magic, an ftrace `# tracer:` header, or else the
 //! first line that is neither blank nor a `#` comment, matched against each text format's
 //! own line parser (for the `R|W` format, its shape: `R` or `W` and one more field, so that
-//! a bad page number gets that reader's precise error). libCacheSim's oracleGeneral has no
-//! magic, so it comes last: only when no other format matches and every 24-byte record in
-//! the peeked bytes is plausible (see [`crate::oracle`]), and, when the whole trace fits in
-//! the peek, its length is a multiple of 24.
+//! a bad page number gets that reader's precise error). libCacheSim's formats without magic
+//! come last, when no other format matches: its `txt` format (`libcachesim-txt`) when every
+//! line of the peeked bytes is empty or one decimal or `0x` hexadecimal number and nothing
+//! else, at least one of them a number (see [`crate::cachesim_txt`]); then oracleGeneral,
+//! when every 24-byte record in the peeked bytes is plausible (see [`crate::oracle`]) and,
+//! when the whole trace fits in the peek, its length is a multiple of 24. libCacheSim's
+//! `csv` format is never detected: it must be named, with its trace parameters.
+//! Parameters given for a format that does not take them are an error here, once the format
+//! is known.
 //! Detection looks at most [`PEEK_BYTES`] bytes ahead, and the peeked bytes are replayed to
 //! the reader, so nothing is read twice from the caller's stream.
 //!
 //! What this module does not do: open files (the caller hands it a `Read`), or guess a
 //! format from a file name.
 
+use crate::cachesim_csv::CachesimCsvReader;
+use crate::cachesim_txt::CachesimTxtReader;
 use crate::error::FormatError;
 use crate::ftrace::FtraceReader;
 use crate::lackey::{LackeyLines, LackeyReader};
@@ -73,6 +80,7 @@ pub fn open(
             (format, replay(prefix, rest))
         }
     };
+    check_params(format, &options)?;
     match format {
         Format::Native => return open_native(stream),
         Format::OracleGeneral => return Ok(Box::new(OracleReader::oracle_general(stream, options))),
@@ -85,8 +93,25 @@ pub fn open(
         Format::Ftrace => Box::new(FtraceReader::new(buffered, options)),
         Format::Lackey => Box::new(LackeyReader::new(buffered, options)),
         Format::Text => Box::new(TextReader::new(buffered, options)?),
+        Format::LibCacheSimTxt => Box::new(CachesimTxtReader::new(buffered, options)),
+        Format::LibCacheSimCsv => Box::new(CachesimCsvReader::new(buffered, options)?),
         Format::Native | Format::OracleGeneral | Format::Lcs => unreachable!("opened above"),
     })
+}
+
+/// Trace parameters are for libCacheSim's txt and csv formats only, and txt takes just
+/// `obj-id-is-num`: anything else is refused by name rather than ignored.
+fn check_params(format: Format, options: &OpenOptions) -> Result<(), FormatError> {
+    match format {
+        Format::LibCacheSimCsv => Ok(()),
+        Format::LibCacheSimTxt => crate::cachesim_txt::check_params(options),
+        _ if options.params.is_empty() => Ok(()),
+        other => Err(FormatError::Params(format!(
+            "{} given, but {} traces take none (only libcachesim-txt and libcachesim-csv do)",
+            options.params.given().join(", "),
+            other.name()
+        ))),
+    }
 }
 
 /// A native trace, read by [`crate::native::NativeReader`].
@@ -176,14 +201,21 @@ fn detect(prefix: &[u8], at_end: bool) -> Detected {
         return Detected::Undecided;
     }
     match detect_lines(prefix, at_end) {
-        Detected::Unknown(message) => match guess_oracle_general(prefix, at_end, PEEK_BYTES) {
-            Guess::Yes => Detected::Format(Format::OracleGeneral),
-            Guess::NeedMore => Detected::Undecided,
-            // Text has no NUL byte: say why a binary trace is not oracleGeneral instead.
-            Guess::No(reason) if prefix.len() >= crate::oracle::RECORD_BYTES && prefix.contains(&0) => {
-                Detected::Unknown(format!("binary data that is not libCacheSim oracleGeneral: {reason}"))
-            }
-            Guess::No(_) => Detected::Unknown(message),
+        // Lines of bare numbers match no other text format; they cannot be plausible
+        // oracleGeneral records either, whose sizes and next accesses hold bytes that are
+        // not digits or newlines.
+        Detected::Unknown(message) => match crate::cachesim_txt::guess(prefix, at_end, PEEK_BYTES) {
+            Some(true) => Detected::Format(Format::LibCacheSimTxt),
+            None => Detected::Undecided,
+            Some(false) => match guess_oracle_general(prefix, at_end, PEEK_BYTES) {
+                Guess::Yes => Detected::Format(Format::OracleGeneral),
+                Guess::NeedMore => Detected::Undecided,
+                // Text has no NUL byte: say why a binary trace is not oracleGeneral instead.
+                Guess::No(reason) if prefix.len() >= crate::oracle::RECORD_BYTES && prefix.contains(&0) => {
+                    Detected::Unknown(format!("binary data that is not libCacheSim oracleGeneral: {reason}"))
+                }
+                Guess::No(_) => Detected::Unknown(message),
+            },
         },
         detected => detected,
     }
@@ -268,6 +300,7 @@ mod tests {
     use super::*;
     use crate::record::Record;
     use crate::testutil::{render, Counting};
+    use crate::{ObjectMap, TraceParams};
     use expect_test::{expect, Expect};
     use proptest::prelude::*;
     use std::io::Write;
@@ -528,7 +561,10 @@ mod tests {
                 ),
                 Format::Lackey => format!(" {} {:x},4\n", if record.write { "S" } else { "L" }, address),
                 Format::Text => format!("{} {}\n", if record.write { "W" } else { "R" }, record.page),
-                Format::Native | Format::OracleGeneral | Format::Lcs => unreachable!("not a text format"),
+                Format::LibCacheSimTxt => format!("{}\n", record.page),
+                Format::Native | Format::OracleGeneral | Format::Lcs | Format::LibCacheSimCsv => {
+                    unreachable!("not a format this test writes")
+                }
             };
         }
         out
@@ -544,7 +580,13 @@ mod tests {
 
     fn arbitrary_records(format: Format) -> impl Strategy<Value = Vec<Record>> {
         let timed = matches!(format, Format::PerfScript | Format::Ftrace);
-        let page_max: u64 = if format == Format::Text { (1 << 36) - 1 } else { (1 << 45) - 1 };
+        // libCacheSim's ids are pages under the default mapping below its region, and reads.
+        let objects = format == Format::LibCacheSimTxt;
+        let page_max: u64 = match format {
+            Format::Text => (1 << 36) - 1,
+            Format::LibCacheSimTxt => crate::oracle::REGION_PAGES_DEFAULT - 1,
+            _ => (1 << 45) - 1,
+        };
         let record = (
             1..=crate::lines::PID_MAX,
             1..=crate::lines::PID_MAX,
@@ -557,7 +599,7 @@ mod tests {
                 tid: if timed { tid } else { 0 },
                 time_ns: timed.then_some(step_ns),
                 page,
-                write,
+                write: write && !objects,
             });
         proptest::collection::vec(record, 1..60).prop_map(move |mut records| {
             // Times only grow, as a trace's do.
@@ -577,7 +619,8 @@ mod tests {
         #[test]
         fn written_records_read_back(
             (format, records) in prop_oneof![
-                Just(Format::PerfScript), Just(Format::Ftrace), Just(Format::Lackey), Just(Format::Text)
+                Just(Format::PerfScript), Just(Format::Ftrace), Just(Format::Lackey), Just(Format::Text),
+                Just(Format::LibCacheSimTxt)
             ].prop_flat_map(|format| (Just(format), arbitrary_records(format))),
             compression in 0..3u8,
         ) {
@@ -603,12 +646,19 @@ mod tests {
             ),
             forced in proptest::option::of(proptest::sample::select(vec![
                 Format::PerfScript, Format::Ftrace, Format::Lackey, Format::Text, Format::Native,
-                Format::OracleGeneral, Format::Lcs,
+                Format::OracleGeneral, Format::Lcs, Format::LibCacheSimTxt, Format::LibCacheSimCsv,
             ])),
             lenient in any::<bool>(),
             instructions in any::<bool>(),
+            params in proptest::option::of(proptest::sample::select(vec![
+                "obj-id-col=1", "obj-id-col=2,time-col=1,obj-size-col=3", "obj-id-is-num=false",
+                "obj-id-col=1,delimiter=\\t,has-header=false,obj-id-is-num=0",
+            ])),
+            dense in any::<bool>(),
         ) {
-            let options = OpenOptions { format: forced, lenient, instructions, ..OpenOptions::default() };
+            let params = params.map_or_else(TraceParams::default, |text| TraceParams::parse(text).expect("valid"));
+            let object_map = if dense { ObjectMap::Dense } else { ObjectMap::default() };
+            let options = OpenOptions { format: forced, lenient, instructions, object_map, params };
             let n_lines = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1;
             let n_bytes = bytes.len() as u64;
             let Ok(mut source) = open_bytes(bytes, options) else { return Ok(()) };

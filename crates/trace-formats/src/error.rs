@@ -27,6 +27,9 @@ pub enum FormatError {
     /// The format could not be recognised.
     #[error("unrecognised trace format: {0}")]
     Unknown(String),
+    /// The trace parameters do not suit the trace's format (see [`crate::TraceParams`]).
+    #[error("trace parameters: {0}")]
+    Params(String),
     /// A record cannot be written in the format asked for.
     #[error("{0}")]
     Unwritable(String),
@@ -61,6 +64,7 @@ impl FormatError {
             FormatError::Unknown(message) => FormatError::Unknown(message.clone()),
             FormatError::Unwritable(message) => FormatError::Unwritable(message.clone()),
             FormatError::Changed(message) => FormatError::Changed(message.clone()),
+            FormatError::Params(message) => FormatError::Params(message.clone()),
             FormatError::Io(err) => FormatError::Io(std::io::Error::new(err.kind(), err.to_string())),
         }
     }

@@ -20,12 +20,15 @@ pub enum Format {
     OracleGeneral,
     /// libCacheSim's `lcs` binary format (a header, then versioned records).
     Lcs,
+    /// libCacheSim's `txt` traces: one object id per line.
+    LibCacheSimTxt,
+    /// libCacheSim's `csv` traces: delimited lines, columns named by trace parameters.
+    LibCacheSimCsv,
 }
 
 impl Format {
     /// Stable name used on the command line and in reports: "perf", "ftrace", "lackey",
-    /// "text", "native",
-    /// "oracle-general", "lcs".
+    /// "text", "native", "oracle-general", "lcs", "libcachesim-txt", "libcachesim-csv".
     pub fn name(self) -> &'static str {
         match self {
             Format::PerfScript => "perf",
@@ -35,6 +38,8 @@ impl Format {
             Format::Native => "native",
             Format::OracleGeneral => "oracle-general",
             Format::Lcs => "lcs",
+            Format::LibCacheSimTxt => "libcachesim-txt",
+            Format::LibCacheSimCsv => "libcachesim-csv",
         }
     }
 
@@ -48,6 +53,8 @@ impl Format {
             Format::Native,
             Format::OracleGeneral,
             Format::Lcs,
+            Format::LibCacheSimTxt,
+            Format::LibCacheSimCsv,
         ]
         .into_iter()
         .find(|f| f.name() == name)

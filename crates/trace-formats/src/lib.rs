@@ -28,13 +28,17 @@
 //! # Ok::<(), swapsim_trace_formats::FormatError>(())
 //! ```
 //!
-//! libCacheSim's binary `oracleGeneral` and `lcs` traces of object requests are read too
-//! ([`oracle`]), each request as a read of the page its object maps to.
+//! libCacheSim's traces of object requests are read too, each request as a read of the page
+//! its object maps to: its binary `oracleGeneral` and `lcs` ([`oracle`]), and its
+//! plain-text `txt` ([`cachesim_txt`]) and `csv` ([`cachesim_csv`], with columns named by
+//! [`TraceParams`] in libCacheSim's own syntax).
 //!
 //! [`tasks`] turns a trace into one engine task per thread, the threads of a process
 //! sharing an address space.
 
 mod access_ahead;
+pub mod cachesim_csv;
+pub mod cachesim_txt;
 pub mod demux;
 pub mod detect;
 pub mod error;
@@ -43,8 +47,10 @@ pub mod ftrace;
 pub mod lackey;
 mod lines;
 pub mod native;
+pub mod objects;
 mod options;
 pub mod oracle;
+mod params;
 pub mod perf;
 mod pipe;
 pub mod readahead;
@@ -62,5 +68,6 @@ pub use error::FormatError;
 pub use format::Format;
 pub use options::OpenOptions;
 pub use oracle::ObjectMap;
+pub use params::TraceParams;
 pub use readahead::read_ahead;
 pub use record::{NextAccess, Record, RecordSource, SkipCounts};

@@ -5,7 +5,7 @@
 //! the same way for all of them: it keeps one line buffer of at most [`LINE_BYTES_MAX`]
 //! bytes and borrows lines straight from the reader's buffer when they do not straddle two
 //! fills of it, rejects lines that are not UTF-8, checks that time never goes backwards
-//! within one thread, expands an access that spans several pages into one record per
+//! within one thread (in the formats that want it checked), expands an access that spans several pages into one record per
 //! page, and either stops at the first bad line (strict mode) or skips it and counts it by
 //! reason (lenient mode). It allocates nothing per line on the common path.
 //!
@@ -120,6 +120,13 @@ pub(crate) trait LineFormat: Send {
     /// buffer. The default recognises none.
     fn plain_access(&self, _line: &[u8]) -> Option<LineAccess> {
         None
+    }
+    /// Whether a record timed before its thread's previous one is an error (or, in lenient
+    /// mode, a skip). The default says yes: a captured event stream never goes back in
+    /// time. A format whose times are request times taken as they come (libCacheSim's
+    /// csv, like its oracleGeneral) says no.
+    fn checks_time_order(&self) -> bool {
+        true
     }
 }
 
@@ -392,7 +399,7 @@ impl<F: LineFormat> LineSource<F> {
                     return Err(FormatError::Line { line: self.lines.line(), column, message });
                 }
             };
-            if let Some(time_ns) = access.time_ns {
+            if let Some(time_ns) = access.time_ns.filter(|_| self.format.checks_time_order()) {
                 if let Err(last_ns) = self.times.advance(access.pid, access.tid, time_ns) {
                     if self.lenient {
                         self.skipped.add(BACKWARDS);

@@ -1,10 +1,11 @@
 //! The options a trace is opened with.
 //!
 //! Detection reads `format`, the line-based readers read `lenient` and `instructions`, and
-//! libCacheSim's readers read `object_map`, so the options live in a leaf module that all
-//! import without importing each other.
+//! libCacheSim's readers read `object_map` (and its text readers `params`), so the options
+//! live in a leaf module that all import without importing each other.
 
 use crate::format::Format;
+use crate::params::TraceParams;
 
 /// How to open a trace.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,9 +16,12 @@ pub struct OpenOptions {
     pub lenient: bool,
     /// lackey: count instruction fetches (`I` lines) as reads of their pages.
     pub instructions: bool,
-    /// oracleGeneral and lcs: how object ids become pages (default: modulo a 1 GiB
-    /// region).
+    /// libCacheSim's traces (oracleGeneral, lcs, txt, csv): how object ids become pages
+    /// (default: modulo a 1 GiB region).
     pub object_map: ObjectMap,
+    /// libCacheSim's txt and csv traces: the trace parameters (columns, delimiter, header,
+    /// string ids). Giving any for another format is an error when the trace is opened.
+    pub params: TraceParams,
 }
 
 /// The default region of the modulo mapping: 1 GiB of 4 KiB pages.

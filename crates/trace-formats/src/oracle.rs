@@ -41,17 +41,11 @@
 
 use crate::error::FormatError;
 use crate::format::Format;
+use crate::objects::{ObjectMapTable, ObjectPages};
 use crate::options::OpenOptions;
 pub use crate::options::{ObjectMap, REGION_PAGES_DEFAULT, REGION_PAGES_MAX};
 use crate::record::{NextAccess, Record, RecordSource, SkipCounts};
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::io::{ErrorKind, Read, Write};
-
-/// Maps keyed by object id or page, for lookups only (never iterated), with a fixed hasher
-/// so that no run depends on a random seed.
-type ObjectMapTable = HashMap<u64, u64, BuildHasherDefault<DefaultHasher>>;
 
 /// Bytes in one oracleGeneral record (and one lcs version 1 record).
 pub const RECORD_BYTES: usize = 24;
@@ -122,9 +116,8 @@ pub struct OracleReader {
     input: Box<dyn Read + Send>,
     format: Format,
     layout: Layout,
-    map: ObjectMap,
-    /// Dense mapping: the page of every object seen.
-    pages: ObjectMapTable,
+    /// The page of every object.
+    pages: ObjectPages,
     /// Records read but not yet returned: `buf[pos..end]`.
     buf: Vec<u8>,
     pos: usize,
@@ -192,8 +185,7 @@ impl OracleReader {
             input,
             format,
             layout,
-            map: options.object_map,
-            pages: ObjectMapTable::default(),
+            pages: ObjectPages::new(options.object_map),
             buf: vec![0; layout.record_bytes * CHUNK_RECORDS],
             pos: 0,
             end: 0,
@@ -226,17 +218,7 @@ impl OracleReader {
     }
 
     fn page(&mut self, obj_id: u64, offset: u64) -> Result<u64, FormatError> {
-        match self.map {
-            ObjectMap::Modulo { region_pages } => Ok(obj_id % region_pages.clamp(1, REGION_PAGES_MAX)),
-            ObjectMap::Dense => {
-                let n_pages = self.pages.len() as u64;
-                if n_pages >= REGION_PAGES_MAX && !self.pages.contains_key(&obj_id) {
-                    let message = format!("obj_id {obj_id}: more than {REGION_PAGES_MAX} distinct objects");
-                    return Err(self.fail(offset, message));
-                }
-                Ok(*self.pages.entry(obj_id).or_insert(n_pages))
-            }
-        }
+        self.pages.page_of_id(obj_id).map_err(|message| self.fail(offset, message))
     }
 }
 

@@ -581,3 +581,174 @@ fn run_replays_oracle_general_under_the_flag_or_scenario_mapping() {
         "{err}"
     );
 }
+
+/// The trace parameters of `traces/sample.libcachesim.csv`, as libCacheSim is given them.
+const SAMPLE_CSV_PARAMS: &str = "time-col=1,obj-id-col=3,obj-size-col=4";
+
+/// The bundled libCacheSim txt and csv samples (traces/README.md): read with the dense
+/// mapping, converted to the text format, and replayed under the exact LRU with each access
+/// made a write, their page faults are libCacheSim 0.3.5's `LRU` misses at the same
+/// capacity, counted from libCacheSim's own txt and csv readers, and so are the LRU misses
+/// `swapsim mrc` counts on the samples themselves. A write, because every
+/// libCacheSim request reads, and a read of untouched anonymous memory maps the shared
+/// zero page and charges nothing: replayed as they are, the samples never fill memory
+/// (checked below), so only first touches fault.
+#[test]
+fn libcachesim_txt_and_csv_samples_miss_exactly_like_libcachesim_lru() {
+    const TXT_LRU_MISSES_AT_64: u64 = 336;
+    const CSV_LRU_MISSES_AT_16: u64 = 108;
+    let dir = scratch("libcachesim-text-exact");
+    let txt = in_repo("traces/sample.libcachesim.txt");
+    let csv = in_repo("traces/sample.libcachesim.csv");
+    let cases = [
+        (&txt, vec![], "256KiB", TXT_LRU_MISSES_AT_64, 211),
+        (
+            &csv,
+            vec!["--from", "libcachesim-csv", "--trace-params", SAMPLE_CSV_PARAMS],
+            "64KiB",
+            CSV_LRU_MISSES_AT_16,
+            61,
+        ),
+    ];
+    for (idx, (sample, from, limit, lru_misses, n_objects)) in cases.into_iter().enumerate() {
+        // The LRU curve `swapsim mrc` computes from the sample itself agrees.
+        let pages = if limit == "256KiB" { "64" } else { "16" };
+        let mut args = vec!["mrc", sample, "--sizes", pages, "--json", "--object-map", "dense"];
+        args.extend(from.iter().map(|arg| if *arg == "--from" { "--format" } else { arg }));
+        let curve = parse(&ok(&args));
+        assert_eq!(curve["points"][0]["lru_misses"].as_u64(), Some(lru_misses), "{sample}: {curve}");
+        let reads = path(&dir, &format!("reads-{idx}.txt"));
+        let mut args = vec!["trace", "convert", sample, &reads, "--object-map", "dense"];
+        args.extend_from_slice(&from);
+        ok(&args);
+        let text = std::fs::read_to_string(&reads).expect("convert wrote the trace");
+        let writes = path(&dir, &format!("writes-{idx}.txt"));
+        std::fs::write(&writes, text.replace("R ", "W ")).expect("the scratch file can be written");
+        let doc = parse(&run_json(
+            &data("exact-lru.toml"),
+            &["--trace", &writes, "--set", &format!("memcg.limit={limit}")],
+        ));
+        assert_eq!(doc["outcome"]["kind"], "completed");
+        let vmstat = &doc["vmstat"];
+        assert_eq!(vmstat["pgfault"].as_u64(), Some(lru_misses), "{sample}: {vmstat}");
+        assert_eq!(
+            vmstat["pgfault"].as_u64().unwrap() - vmstat["pswpin"].as_u64().unwrap(),
+            n_objects,
+            "first touches"
+        );
+    }
+    // The samples as they are: reads only, so every object's first request maps the zero
+    // page and nothing is ever swapped.
+    let doc = parse(&run_json(
+        &data("exact-lru.toml"),
+        &["--trace", &txt, "--object-map", "dense", "--set", "memcg.limit=256KiB"],
+    ));
+    assert_eq!((doc["vmstat"]["pgfault"].as_u64(), doc["vmstat"]["pswpin"].as_u64()), (Some(211), Some(0)));
+}
+
+#[test]
+fn libcachesim_txt_is_detected_and_csv_needs_its_name_and_columns() {
+    let txt = in_repo("traces/sample.libcachesim.txt");
+    let csv = in_repo("traces/sample.libcachesim.csv");
+    let summary = info(&txt, &[]);
+    assert_eq!(summary["format"], "libcachesim-txt");
+    assert_eq!((summary["records"].as_u64(), summary["distinct_pages"].as_u64()), (Some(800), Some(211)));
+    let summary = info(&csv, &["--format", "libcachesim-csv", "--trace-params", SAMPLE_CSV_PARAMS]);
+    assert_eq!(summary["format"], "libcachesim-csv");
+    assert_eq!((summary["records"].as_u64(), summary["distinct_pages"].as_u64()), (Some(200), Some(61)));
+    assert_eq!(summary["time_span_s"], 75.0);
+    // libCacheSim's own flag name is taken too, and the first requests are in its order:
+    // times in whole seconds, objects numbered by first request under the dense mapping.
+    expect_test::expect![[r#"
+        0/0 1700000000.000000000 R 0x0
+        0/0 1700000001.000000000 R 0x1000
+        0/0 1700000001.000000000 R 0x2000
+    "#]]
+    .assert_eq(&ok(&[
+        "trace",
+        "head",
+        &csv,
+        "-n",
+        "3",
+        "--format",
+        "libcachesim-csv",
+        "--object-map",
+        "dense",
+        "--trace-type-params",
+        SAMPLE_CSV_PARAMS,
+    ]));
+    let err = fails(&["trace", "info", &csv]);
+    assert!(err.contains("unrecognised trace format"), "{err}");
+    let err = fails(&["trace", "info", &csv, "--format", "libcachesim-csv"]);
+    assert!(err.contains("trace parameters: libcachesim-csv needs obj-id-col"), "{err}");
+    let err =
+        fails(&["trace", "info", &csv, "--format", "libcachesim-csv", "--trace-params", "obj-id-col=0"]);
+    assert!(err.contains("obj-id-col=0: expected a column number, 1 to 4097"), "{err}");
+    let err =
+        fails(&["trace", "info", &csv, "--format", "libcachesim-csv", "--trace-params", "obj-id-col=9"]);
+    assert!(
+        err.contains(
+            "line 2, column 31: obj-id-col=9: the line has 4 fields separated by tabs, expected at least 9"
+        ),
+        "{err}"
+    );
+    let err = fails(&["trace", "info", &txt, "--trace-params", SAMPLE_CSV_PARAMS]);
+    assert!(
+        err.contains("only applies to libcachesim-csv; libcachesim-txt takes obj-id-is-num only"),
+        "{err}"
+    );
+    let err = fails(&[
+        "mrc",
+        &in_repo("traces/sample.oracleGeneral"),
+        "--sizes",
+        "4",
+        "--trace-params",
+        "obj-id-col=1",
+    ]);
+    assert!(err.contains("obj-id-col given, but oracle-general traces take none"), "{err}");
+}
+
+#[test]
+fn run_takes_trace_params_from_the_flag_or_the_scenario() {
+    let csv = in_repo("traces/sample.libcachesim.csv");
+    let flag = parse(&run_json(
+        &data("tiny.toml"),
+        &["--trace", &csv, "--trace-format", "libcachesim-csv", "--trace-params", SAMPLE_CSV_PARAMS],
+    ));
+    assert_eq!(flag["outcome"]["kind"], "completed");
+    assert_eq!(flag["trace"]["format"], "libcachesim-csv");
+    assert_eq!(flag["accesses"], 200);
+    assert_eq!(flag["scenario"]["workload"]["trace_params"], "obj-id-col=3,time-col=1,obj-size-col=4");
+    let set = parse(&run_json(
+        &data("tiny.toml"),
+        &[
+            "--trace",
+            &csv,
+            "--set",
+            "workload.trace_format=libcachesim-csv",
+            "--set",
+            &format!("workload.trace_params={SAMPLE_CSV_PARAMS}"),
+        ],
+    ));
+    assert_eq!(set["vmstat"], flag["vmstat"]);
+    // The flag wins over the scenario.
+    let both = parse(&run_json(
+        &data("tiny.toml"),
+        &[
+            "--trace",
+            &csv,
+            "--trace-format",
+            "libcachesim-csv",
+            "--set",
+            "workload.trace_params=obj-id-col=99",
+            "--trace-params",
+            SAMPLE_CSV_PARAMS,
+        ],
+    ));
+    assert_eq!(both["vmstat"], flag["vmstat"]);
+    let err =
+        fails(&["run", &data("tiny.toml"), "--trace", &csv, "--set", "workload.trace_params=colour=red"]);
+    assert!(err.contains("workload.trace_params: colour: unknown parameter"), "{err}");
+    let err = fails(&["run", &data("tiny.toml"), "--trace-params", "obj-id-col=1"]);
+    assert!(err.contains("--trace-params: only applies to a trace workload"), "{err}");
+}

@@ -114,6 +114,10 @@ pub struct ResolvedWorkload {
     /// libCacheSim traces: the modulo mapping's region, when not the default 1GiB.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_region: Option<ByteSize>,
+    /// libCacheSim's txt and csv traces: the trace parameters, when any are given, in the
+    /// syntax `trace_params` takes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_params: Option<String>,
     /// The generator with every default filled in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<GeneratorConfig>,
@@ -144,6 +148,7 @@ impl ResolvedWorkload {
                 }
                 _ => None,
             },
+            trace_params: (!input.params.is_empty()).then(|| input.params.to_string()),
             madvise: (input.madvise != ThpHint::Default).then_some(input.madvise),
             contents: None,
             generator: None,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::ByteSize;
 use swapsim_trace_formats::oracle::{REGION_PAGES_DEFAULT, REGION_PAGES_MAX};
-use swapsim_trace_formats::{Format, ObjectMap};
+use swapsim_trace_formats::{Format, ObjectMap, TraceParams};
 
 use super::{ResolvedWorkload, Scenario, Workload};
 use crate::trace::{self, Pace, PathOrigin, TraceInput, TraceSource};
@@ -26,8 +26,9 @@ pub(crate) struct WorkloadSection {
     /// given by `--set`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace: Option<PathBuf>,
-    /// The trace's format: "perf", "ftrace", "lackey", "text", "native", "oracle-general"
-    /// or "lcs". Default: detected from the first bytes.
+    /// The trace's format: "perf", "ftrace", "lackey", "text", "native", "oracle-general",
+    /// "lcs", "libcachesim-txt" or "libcachesim-csv". Default: detected from the first
+    /// bytes (never libcachesim-csv, which must be named).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace_format: Option<String>,
     /// Skip malformed trace lines, counting them by reason, instead of failing. Default false.
@@ -43,7 +44,8 @@ pub(crate) struct WorkloadSection {
     /// lackey: count instruction fetches as reads of their pages. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) instructions: Option<bool>,
-    /// libCacheSim traces (oracle-general, lcs): how object ids become pages, "modulo"
+    /// libCacheSim traces (oracle-general, lcs, libcachesim-txt, libcachesim-csv): how
+    /// object ids become pages, "modulo"
     /// (the id modulo `object_region`) or "dense" (0, 1, 2, ... in order of first
     /// request). Default "modulo".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,6 +54,11 @@ pub(crate) struct WorkloadSection {
     /// a whole number of 4 KiB pages up to 128 TiB. Default 1GiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) object_region: Option<ByteSize>,
+    /// libCacheSim's txt and csv traces: the trace parameters in libCacheSim's own syntax,
+    /// e.g. "obj-id-col=2,time-col=1,delimiter=\\t" (see traces/README.md). libcachesim-csv
+    /// needs obj-id-col; libcachesim-txt takes obj-id-is-num only; other formats take none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) trace_params: Option<String>,
     /// A synthetic workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) generator: Option<GeneratorConfig>,
@@ -85,6 +92,7 @@ impl WorkloadSection {
             ("instructions", self.instructions.is_some()),
             ("object_map", self.object_map.is_some()),
             ("object_region", self.object_region.is_some()),
+            ("trace_params", self.trace_params.is_some()),
             ("madvise", self.madvise.is_some()),
         ]
         .into_iter()
@@ -110,6 +118,9 @@ pub struct TraceFlags {
     pub instructions: bool,
     /// libCacheSim traces: how object ids become pages; `None` keeps the scenario's.
     pub object_map: Option<ObjectMap>,
+    /// libCacheSim's txt and csv traces: the trace parameters; `None` keeps the
+    /// scenario's.
+    pub params: Option<TraceParams>,
 }
 
 impl TraceFlags {
@@ -121,6 +132,7 @@ impl TraceFlags {
             ("--repeat", self.repeat.is_some()),
             ("--instructions", self.instructions),
             ("--object-map or --object-region", self.object_map.is_some()),
+            ("--trace-params", self.params.is_some()),
         ]
         .into_iter()
         .find(|(_, given)| *given)
@@ -198,6 +210,11 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
         Some(object_map) => object_map,
         None => object_map_of(&section)?,
     };
+    let params = match (flags.params, &section.trace_params) {
+        (Some(params), _) => params,
+        (None, Some(text)) => TraceParams::parse(text).map_err(|e| anyhow!("workload.trace_params: {e}"))?,
+        (None, None) => TraceParams::default(),
+    };
     let input = TraceInput {
         source: trace,
         origin,
@@ -205,6 +222,7 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
         lenient: flags.lenient || section.lenient.unwrap_or(false),
         instructions: flags.instructions || section.instructions.unwrap_or(false),
         object_map,
+        params,
         madvise: section.madvise.unwrap_or_default(),
         pace,
         repeat,

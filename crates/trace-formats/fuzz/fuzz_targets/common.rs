@@ -1,8 +1,10 @@
-//! The body every fuzz target runs: open the input (the first byte chooses lenient mode
-//! and instruction fetches), read every record, and check what must always hold.
+//! The body every fuzz target runs: open the input (the first byte chooses lenient mode,
+//! instruction fetches, a summary pass, and, for libCacheSim's text formats, string ids,
+//! the dense mapping and the csv columns), read every record, and check what must always
+//! hold.
 
 use std::io::Cursor;
-use swapsim_trace_formats::{open, summarize, Format, FormatError, OpenOptions};
+use swapsim_trace_formats::{open, summarize, Format, FormatError, ObjectMap, OpenOptions, TraceParams};
 
 /// Records read per input at most, so that one input cannot run for long.
 const RECORDS_MAX: u32 = 100_000;
@@ -11,11 +13,26 @@ pub fn run(data: &[u8], format: Option<Format>) {
     let Some((&flags, bytes)) = data.split_first() else {
         return;
     };
+    let params = match format {
+        Some(Format::LibCacheSimTxt) => {
+            TraceParams { obj_id_is_num: Some(flags & 8 == 0), ..TraceParams::default() }
+        }
+        Some(Format::LibCacheSimCsv) => {
+            let columns =
+                ["obj-id-col=1", "obj-id-col=2,time-col=1,obj-size-col=3", "obj-id-col=3,delimiter=\\t"];
+            let mut params =
+                TraceParams::parse(columns[usize::from(flags >> 5) % columns.len()]).expect("valid");
+            params.obj_id_is_num = Some(flags & 8 == 0);
+            params
+        }
+        _ => TraceParams::default(),
+    };
     let options = OpenOptions {
         format,
         lenient: flags & 1 != 0,
         instructions: flags & 2 != 0,
-        ..OpenOptions::default()
+        object_map: if flags & 16 != 0 { ObjectMap::Dense } else { ObjectMap::default() },
+        params,
     };
     let n_lines = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1;
     let Ok(mut source) = open(Box::new(Cursor::new(bytes.to_vec())), options) else {
