@@ -85,7 +85,8 @@ enum Command {
     /// lackey, text, native, and libCacheSim's oracle-general, lcs, libcachesim-txt (one
     /// object id per line) and libcachesim-csv (never detected: name it, and give its
     /// columns with --trace-params 'obj-id-col=N,...' in libCacheSim's syntax), plain, gzip
-    /// or zstd. A libCacheSim request becomes a read of one page: --object-map modulo (the
+    /// or zstd. A libCacheSim request becomes a read of one page (the first read of a page
+    /// creates it, as the data exists): --object-map modulo (the
     /// default) takes the object id modulo --object-region (default 1GiB), --object-map
     /// dense numbers objects 0, 1, 2, ... in order of first request. See traces/README.md.
     #[command(subcommand)]

@@ -126,6 +126,12 @@ pub struct TaskSpec {
     /// folios dropped. Default false: the task's memory stays as it was, which is what a
     /// trace that ends mid-process wants.
     pub exit_on_end: bool,
+    /// A read of a page the task never touched creates the page, as a store would, instead
+    /// of mapping the shared zero page: its data is taken to exist before its first access.
+    /// For traces of object requests (libCacheSim's), which hold only reads: the first
+    /// request of an object brings in data that exists, and must take memory. Default false,
+    /// the kernel's behaviour for anonymous memory.
+    pub reads_create: bool,
 }
 
 /// When a task starts. A task that has not started yet is not runnable, holds no memory,
@@ -164,6 +170,7 @@ impl TaskSpec {
             accesses,
             start: TaskStart::AtStart,
             exit_on_end: false,
+            reads_create: false,
         }
     }
 }
@@ -175,6 +182,7 @@ impl std::fmt::Debug for TaskSpec {
             .field("regions", &self.regions)
             .field("start", &self.start)
             .field("exit_on_end", &self.exit_on_end)
+            .field("reads_create", &self.reads_create)
             .finish_non_exhaustive()
     }
 }

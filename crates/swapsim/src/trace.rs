@@ -416,6 +416,9 @@ impl TraceInput {
             // One task is named after the trace alone, as reports have always named it.
             task.name.clone_from(&name);
         }
+        for task in &mut tasks {
+            task.reads_create = summary.format.requests_objects();
+        }
         if let Some(pages) = summary.declared_pages {
             for task in &mut tasks {
                 task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];

@@ -27,6 +27,14 @@ pub enum Format {
 }
 
 impl Format {
+    /// Whether the format records requests for objects (libCacheSim's formats), not page
+    /// faults or memory accesses: every request is a read, and the data it reads exists
+    /// before it, so a replay creates a page on its first read (`TaskSpec::reads_create`)
+    /// rather than mapping the zero page, which would never take memory.
+    pub fn requests_objects(self) -> bool {
+        matches!(self, Format::OracleGeneral | Format::Lcs | Format::LibCacheSimTxt | Format::LibCacheSimCsv)
+    }
+
     /// Stable name used on the command line and in reports: "perf", "ftrace", "lackey",
     /// "text", "native", "oracle-general", "lcs", "libcachesim-txt", "libcachesim-csv".
     pub fn name(self) -> &'static str {

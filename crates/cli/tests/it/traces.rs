@@ -585,14 +585,13 @@ fn run_replays_oracle_general_under_the_flag_or_scenario_mapping() {
 /// The trace parameters of `traces/sample.libcachesim.csv`, as libCacheSim is given them.
 const SAMPLE_CSV_PARAMS: &str = "time-col=1,obj-id-col=3,obj-size-col=4";
 
-/// The bundled libCacheSim txt and csv samples (traces/README.md): read with the dense
-/// mapping, converted to the text format, and replayed under the exact LRU with each access
-/// made a write, their page faults are libCacheSim 0.3.5's `LRU` misses at the same
-/// capacity, counted from libCacheSim's own txt and csv readers, and so are the LRU misses
-/// `swapsim mrc` counts on the samples themselves. A write, because every
-/// libCacheSim request reads, and a read of untouched anonymous memory maps the shared
-/// zero page and charges nothing: replayed as they are, the samples never fill memory
-/// (checked below), so only first touches fault.
+/// The bundled libCacheSim txt and csv samples (traces/README.md), replayed as they are
+/// with the dense mapping under the exact LRU: their page faults are libCacheSim 0.3.5's
+/// `LRU` misses at the same capacity, counted from libCacheSim's own txt and csv readers,
+/// and so are the LRU misses `swapsim mrc` counts on them. Every libCacheSim request is a
+/// read, and each object's first one creates its page (`reads_create`): the same requests
+/// as a text trace of reads map the shared zero page instead, take no memory and never
+/// swap (checked below).
 #[test]
 fn libcachesim_txt_and_csv_samples_miss_exactly_like_libcachesim_lru() {
     const TXT_LRU_MISSES_AT_64: u64 = 336;
@@ -602,32 +601,23 @@ fn libcachesim_txt_and_csv_samples_miss_exactly_like_libcachesim_lru() {
     let csv = in_repo("traces/sample.libcachesim.csv");
     let cases = [
         (&txt, vec![], "256KiB", TXT_LRU_MISSES_AT_64, 211),
-        (
-            &csv,
-            vec!["--from", "libcachesim-csv", "--trace-params", SAMPLE_CSV_PARAMS],
-            "64KiB",
-            CSV_LRU_MISSES_AT_16,
-            61,
-        ),
+        (&csv, vec!["libcachesim-csv", SAMPLE_CSV_PARAMS], "64KiB", CSV_LRU_MISSES_AT_16, 61),
     ];
-    for (idx, (sample, from, limit, lru_misses, n_objects)) in cases.into_iter().enumerate() {
+    for (idx, (sample, format, limit, lru_misses, n_objects)) in cases.into_iter().enumerate() {
         // The LRU curve `swapsim mrc` computes from the sample itself agrees.
         let pages = if limit == "256KiB" { "64" } else { "16" };
         let mut args = vec!["mrc", sample, "--sizes", pages, "--json", "--object-map", "dense"];
-        args.extend(from.iter().map(|arg| if *arg == "--from" { "--format" } else { arg }));
+        if let [name, params] = format[..] {
+            args.extend(["--format", name, "--trace-params", params]);
+        }
         let curve = parse(&ok(&args));
         assert_eq!(curve["points"][0]["lru_misses"].as_u64(), Some(lru_misses), "{sample}: {curve}");
-        let reads = path(&dir, &format!("reads-{idx}.txt"));
-        let mut args = vec!["trace", "convert", sample, &reads, "--object-map", "dense"];
-        args.extend_from_slice(&from);
-        ok(&args);
-        let text = std::fs::read_to_string(&reads).expect("convert wrote the trace");
-        let writes = path(&dir, &format!("writes-{idx}.txt"));
-        std::fs::write(&writes, text.replace("R ", "W ")).expect("the scratch file can be written");
-        let doc = parse(&run_json(
-            &data("exact-lru.toml"),
-            &["--trace", &writes, "--set", &format!("memcg.limit={limit}")],
-        ));
+        let set = format!("memcg.limit={limit}");
+        let mut args = vec!["--trace", sample.as_str(), "--object-map", "dense", "--set", &set];
+        if let [name, params] = format[..] {
+            args.extend(["--trace-format", name, "--trace-params", params]);
+        }
+        let doc = parse(&run_json(&data("exact-lru.toml"), &args));
         assert_eq!(doc["outcome"]["kind"], "completed");
         let vmstat = &doc["vmstat"];
         assert_eq!(vmstat["pgfault"].as_u64(), Some(lru_misses), "{sample}: {vmstat}");
@@ -636,14 +626,17 @@ fn libcachesim_txt_and_csv_samples_miss_exactly_like_libcachesim_lru() {
             n_objects,
             "first touches"
         );
+        // The same requests as a text trace of reads: the zero page, and nothing swapped.
+        let reads = path(&dir, &format!("reads-{idx}.txt"));
+        let mut args = vec!["trace", "convert", sample, &reads, "--object-map", "dense"];
+        if let [name, params] = format[..] {
+            args.extend(["--from", name, "--trace-params", params]);
+        }
+        ok(&args);
+        let doc = parse(&run_json(&data("exact-lru.toml"), &["--trace", &reads, "--set", &set]));
+        let vmstat = &doc["vmstat"];
+        assert_eq!((vmstat["pgfault"].as_u64(), vmstat["pswpin"].as_u64()), (Some(n_objects), Some(0)));
     }
-    // The samples as they are: reads only, so every object's first request maps the zero
-    // page and nothing is ever swapped.
-    let doc = parse(&run_json(
-        &data("exact-lru.toml"),
-        &["--trace", &txt, "--object-map", "dense", "--set", "memcg.limit=256KiB"],
-    ));
-    assert_eq!((doc["vmstat"]["pgfault"].as_u64(), doc["vmstat"]["pswpin"].as_u64()), (Some(211), Some(0)));
 }
 
 #[test]

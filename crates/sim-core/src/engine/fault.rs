@@ -124,7 +124,7 @@ impl Simulation {
                 self.mm.pt.pte_mut(page).touch(false);
                 Ok(Step::Done)
             }
-            PteState::None if !a.write => {
+            PteState::None if !a.write && !self.tasks[t].reads_create => {
                 // A read of untouched anonymous memory maps the shared zero page.
                 self.mm.vmstat.pgfault += 1;
                 self.mm.spend(self.mm.cfg.cpu.fault_ns);

@@ -127,6 +127,7 @@ impl Simulation {
                 io_wait: SimDuration::ZERO,
                 start: spec.start,
                 exit_on_end: spec.exit_on_end,
+                reads_create: spec.reads_create,
                 started_at: at_start.then_some(SimTime::ZERO),
                 ended_at: None,
             });

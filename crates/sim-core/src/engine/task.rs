@@ -48,6 +48,8 @@ pub(crate) struct Task {
     pub(crate) start: TaskStart,
     /// Its end is its process's exit: the address space is torn down.
     pub(crate) exit_on_end: bool,
+    /// A read of an untouched page creates it (`TaskSpec::reads_create`).
+    pub(crate) reads_create: bool,
     /// When it started; `None` while waiting.
     pub(crate) started_at: Option<SimTime>,
     /// When its end was counted (stream finished or OOM-killed); `None` before.

@@ -117,6 +117,34 @@ fn resident_accesses_never_fault() {
     assert_eq!(r.accesses, 30);
 }
 
+/// Reads of untouched pages map the zero page and take no memory, unless the task's reads
+/// create their pages (`reads_create`, for traces of object requests): then they fault in
+/// dirty pages as stores do, and a cycle over twice the limit swaps every page of it.
+#[test]
+fn reads_of_untouched_pages_create_them_only_when_asked() {
+    let run = |reads_create: bool| {
+        let stream = (0..3).flat_map(|_| 0..128u64).map(|p| Access {
+            vpage: VirtPage(p),
+            write: false,
+            think_ns: None,
+        });
+        let mut sim = one_task(config(64, 1024), Box::new(NoReadahead), 128, Box::new(stream));
+        sim.tasks[0].reads_create = reads_create;
+        sim.check_invariants();
+        while sim.step().unwrap() {
+            sim.check_invariants();
+        }
+        sim.into_report()
+    };
+    let zero = run(false);
+    assert_eq!((zero.vmstat.pgfault, zero.vmstat.pswpout, zero.vmstat.pgmajfault), (128, 0, 0));
+    let created = run(true);
+    let v = &created.vmstat;
+    assert_eq!(v.pgmajfault, 2 * 128, "every page of the later passes misses: {v:?}");
+    assert_eq!(v.pgfault, 3 * 128);
+    assert!(v.pswpout >= 128, "created pages are dirty and written out: {v:?}");
+}
+
 #[test]
 fn cyclic_access_over_twice_the_limit_swaps_every_page() {
     // 128 pages cycled under a 64-page limit: LRU keeps evicting what comes next.

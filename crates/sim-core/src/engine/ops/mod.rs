@@ -274,6 +274,7 @@ impl Simulation {
             io_wait: SimDuration::ZERO,
             start: crate::workload::TaskStart::AtStart,
             exit_on_end: false,
+            reads_create: false,
             started_at: Some(now),
             ended_at: None,
         });
