@@ -266,21 +266,6 @@ proptest! {
         let object_map = if dense { ObjectMap::Dense } else { ObjectMap::default() };
         let params = if string_ids { "obj-id-is-num=false" } else { "" };
         let options = OpenOptions { lenient, ..named(params, object_map) };
-        let n_lines = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64 + 1;
-        let mut source = open(Box::new(Cursor::new(bytes)), options).map_err(|err| TestCaseError::fail(err.to_string()))?;
-        loop {
-            match source.next_record() {
-                Ok(Some(record)) => prop_assert!(record.page < crate::oracle::REGION_PAGES_MAX && !record.write),
-                Ok(None) => break,
-                Err(FormatError::Line { line, column, .. }) => {
-                    prop_assert!(!lenient);
-                    prop_assert!((1..=n_lines).contains(&line), "line {} of {}", line, n_lines);
-                    prop_assert!(column.is_some_and(|column| column >= 1));
-                    prop_assert!(source.next_record().is_err());
-                    break;
-                }
-                Err(err) => prop_assert!(false, "unexpected error {}", err),
-            }
-        }
+        crate::testutil::read_object_requests(bytes, options)?;
     }
 }
