@@ -316,9 +316,11 @@ impl TraceInput {
 
     /// The tasks of a run, as [`TraceInput::tasks`] builds them, except that a trace with no
     /// first pass to share is counted while the run reads it when its tasks are known
-    /// without one: a text trace, which has one thread, that declares its pages and has a
-    /// record. Its replay then starts at once instead of after a pass over the whole trace,
-    /// and the trace is decoded once, on the decoding thread, alongside the simulation.
+    /// without one: a trace with a record, in a format whose every record is an untimed
+    /// access of pid 0, tid 0 (text, lackey, libCacheSim's txt), so that it has one task,
+    /// over the region its header declares or over regions mapped on first touch. Its
+    /// replay then starts at once instead of after a pass over the whole trace, and the
+    /// trace is decoded once, on the decoding thread, alongside the simulation.
     pub(crate) fn tasks_for_run(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceTally)> {
         if let Some(task) = self.solo_task_uncounted(next_uses)? {
             return Ok(task);
@@ -329,17 +331,19 @@ impl TraceInput {
 
     /// See [`TraceInput::tasks_for_run`]: `None` when the trace does not qualify.
     fn solo_task_uncounted(&self, next_uses: bool) -> Result<Option<(Vec<TaskSpec>, TraceTally)>> {
-        if next_uses || self.repeat != 1 || !matches!(self.format, None | Some(Format::Text)) {
+        let one_untimed_thread =
+            |format| matches!(format, Format::Text | Format::Lackey | Format::LibCacheSimTxt);
+        if next_uses || self.repeat != 1 || self.format.is_some_and(|format| !one_untimed_thread(format)) {
             return Ok(None);
         }
         let options = self.open_options();
         // Opening reads the header; a trace that fails to open or to give its first record
         // takes the usual path, whose first pass reports the error.
         let Ok(mut probe) = self.source.records(options) else { return Ok(None) };
-        let pages = match (probe.format(), probe.declared_pages()) {
-            (Format::Text, Some(pages)) => pages,
-            _ => return Ok(None),
-        };
+        let (format, pages) = (probe.format(), probe.declared_pages());
+        if !one_untimed_thread(format) {
+            return Ok(None);
+        }
         let mut first = Vec::with_capacity(1);
         if probe.next_records(&mut first, 1).is_err() || first.is_empty() {
             return Ok(None);
@@ -355,9 +359,12 @@ impl TraceInput {
             let records = swapsim_trace_formats::open(source.raw()?, options)?;
             swapsim_trace_formats::read_ahead(demux::counting(records, Arc::clone(&counted)))
         };
-        let mut task = demux::solo_task_uncounted(open, &name, self.pace.demux(), Format::Text);
+        let mut task = demux::solo_task_uncounted(open, &name, self.pace.demux(), format);
         task.name.clone_from(&name);
-        task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
+        task.reads_create = format.requests_objects();
+        if let Some(pages) = pages {
+            task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
+        }
         let pass = CountingPass { slot, input: TraceInput { cache: None, ..self.clone() } };
         Ok(Some((vec![task], TraceTally::Counting(pass))))
     }
@@ -759,11 +766,28 @@ mod tests {
         assert!(before.starts_with("trace t: line 3, column 3: "), "{before}");
     }
 
-    /// Only a text trace that declares its pages, has a record, and is read by no other run
-    /// is counted while it is read.
+    /// A trace of one untimed thread without a header is counted while it is read too, its
+    /// task over regions mapped on first touch; a libCacheSim txt trace's task creates its
+    /// pages on first read.
+    #[test]
+    fn one_untimed_thread_is_counted_while_it_is_read_without_a_header() {
+        for (bytes, reads_create) in [(&b"R 1\nW 2\n"[..], false), (b"5\n7\n5\n", true)] {
+            let input = embedded(bytes, 1);
+            let (_, before) = input.tasks(false).expect("the trace has tasks");
+            let (tasks, tally) = for_run(&input);
+            assert!(matches!(tally, TraceTally::Counting(_)));
+            assert_eq!((tasks[0].regions.len(), tasks[0].reads_create), (0, reads_create));
+            assert_eq!(drain(tasks), None);
+            assert_eq!(format!("{:?}", tally.finish().expect("counted")), format!("{before:?}"));
+        }
+    }
+
+    /// Only a trace of one untimed thread, with a record, read once and by no other run, is
+    /// counted while it is read.
     #[test]
     fn other_traces_are_counted_before_the_run() {
-        for (bytes, repeat) in [(&b"R 1\n"[..], 1), (b"# pages=8\nR 1\n", 2)] {
+        let perf = b" a 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x6\n";
+        for (bytes, repeat) in [(&perf[..], 1), (b"# pages=8\nR 1\n", 2)] {
             let (_, tally) = for_run(&embedded(bytes, repeat));
             assert!(matches!(tally, TraceTally::Known(_)), "{:?}", String::from_utf8_lossy(bytes));
         }

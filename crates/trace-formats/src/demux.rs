@@ -9,8 +9,8 @@
 //! decoding the trace again. The threads of one process
 //! share an address space (`TaskSpec::address_space` is the pid).
 //!
-//! A trace whose one thread is known before reading it (a text trace: every record is
-//! pid 0, tid 0) needs no pass before its replay: [`solo_task_uncounted`] builds its task
+//! A trace whose one thread is known before reading it (text, lackey, libCacheSim txt:
+//! every record is pid 0, tid 0, untimed) needs no pass before its replay: [`solo_task_uncounted`] builds its task
 //! at once, and [`counting`] counts the records as the replay reads them, leaving what the
 //! first pass would have found once the trace has been read to its end.
 //!
@@ -463,8 +463,8 @@ pub fn tasks_after(
     Ok(build_tasks(first, Arc::new(open), name, pace, LIMITS, true))
 }
 
-/// The one task of a one-thread trace (pid 0, tid 0, as every record of the text format
-/// has), built without a first pass: the replay starts at once, and counts what a first
+/// The one task of a one-thread trace (pid 0, tid 0, as every record of the text, lackey
+/// and libCacheSim txt formats has), built without a first pass: the replay starts at once, and counts what a first
 /// pass would find as it reads ([`counting`]). The caller knows the trace has one thread
 /// and at least one record; the task is named `"{name}:0/0"` and reads the trace `open`
 /// opens, as a task of [`tasks_after`] would.
