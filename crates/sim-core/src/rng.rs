@@ -18,18 +18,22 @@ impl SimRng {
     /// The name is hashed with FNV-1a (stable across platforms and Rust versions) and mixed
     /// with the seed through SplitMix64 before seeding ChaCha8.
     pub fn derive(seed: u64, name: &str) -> SimRng {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in name.bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        let mut state = seed ^ hash.rotate_left(17);
+        let mut state = seed ^ fnv1a_64(name.as_bytes()).rotate_left(17);
         let mut key = [0u8; 32];
         for chunk in key.chunks_mut(8) {
             chunk.copy_from_slice(&splitmix64(&mut state).to_le_bytes());
         }
         SimRng(ChaCha8Rng::from_seed(key))
     }
+}
+
+/// 64-bit FNV-1a of `bytes` (offset basis 0xcbf29ce484222325, prime 0x100000001b3): a
+/// fixed hash, the same on every platform and Rust version, for names that must map to
+/// numbers the same way in every run.
+pub fn fnv1a_64(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn splitmix64(state: &mut u64) -> u64 {

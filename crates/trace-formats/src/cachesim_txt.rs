@@ -32,7 +32,7 @@ use crate::error::FormatError;
 use crate::format::Format;
 use crate::lines::{LineAccess, LineFormat, LineSource, Step};
 use crate::objects::{parse_c_integer, ObjectPages, ID_EXPECTED};
-use crate::options::{ObjectMap, OpenOptions, REGION_PAGES_MAX};
+use crate::options::OpenOptions;
 use std::io::BufRead;
 
 /// The skip reason of a line whose object would need a page beyond the dense mapping's
@@ -50,7 +50,6 @@ impl CachesimTxtReader {
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> CachesimTxtReader {
         let lines = TxtLines {
             obj_id_is_num: options.params.obj_id_is_num(),
-            map: options.object_map,
             pages: ObjectPages::new(options.object_map),
         };
         CachesimTxtReader { source: LineSource::new(reader, lines, options.lenient) }
@@ -62,7 +61,6 @@ crate::lines::line_reader!(CachesimTxtReader, Format::LibCacheSimTxt);
 /// The line syntax, and the pages of the objects seen.
 pub(crate) struct TxtLines {
     obj_id_is_num: bool,
-    map: ObjectMap,
     pages: ObjectPages,
 }
 
@@ -95,12 +93,11 @@ impl LineFormat for TxtLines {
     /// modulo mapping: what nearly every line of a numeric trace is.
     #[inline]
     fn plain_access(&self, line: &[u8]) -> Option<LineAccess> {
-        let ObjectMap::Modulo { region_pages } = self.map else { return None };
         if !self.obj_id_is_num || line.len() > 19 || (line.len() > 1 && line[0] == b'0') {
             return None;
         }
         let obj_id = crate::lines::parse_decimal(line)?;
-        Some(read_of(obj_id % region_pages.clamp(1, REGION_PAGES_MAX)))
+        self.pages.modulo_page(obj_id).map(read_of)
     }
 }
 

@@ -45,15 +45,23 @@ impl ObjectPages {
     /// The page of numeric id `obj_id`; fails when the dense mapping would need more than
     /// [`REGION_PAGES_MAX`] pages.
     pub(crate) fn page_of_id(&mut self, obj_id: u64) -> Result<u64, String> {
+        if let Some(page) = self.modulo_page(obj_id) {
+            return Ok(page);
+        }
+        let n_pages = self.n_pages();
+        if n_pages >= REGION_PAGES_MAX && !self.ids.contains_key(&obj_id) {
+            return Err(format!("obj_id {obj_id}: more than {REGION_PAGES_MAX} distinct objects"));
+        }
+        Ok(*self.ids.entry(obj_id).or_insert(n_pages))
+    }
+
+    /// The page of numeric id `obj_id` under the modulo mapping, which needs no state;
+    /// `None` under the dense one.
+    #[inline]
+    pub(crate) fn modulo_page(&self, obj_id: u64) -> Option<u64> {
         match self.map {
-            ObjectMap::Modulo { region_pages } => Ok(obj_id % region_pages.clamp(1, REGION_PAGES_MAX)),
-            ObjectMap::Dense => {
-                let n_pages = self.n_pages();
-                if n_pages >= REGION_PAGES_MAX && !self.ids.contains_key(&obj_id) {
-                    return Err(format!("obj_id {obj_id}: more than {REGION_PAGES_MAX} distinct objects"));
-                }
-                Ok(*self.ids.entry(obj_id).or_insert(n_pages))
-            }
+            ObjectMap::Modulo { region_pages } => Some(obj_id % region_pages.clamp(1, REGION_PAGES_MAX)),
+            ObjectMap::Dense => None,
         }
     }
 
@@ -84,13 +92,9 @@ impl ObjectPages {
     }
 }
 
-/// 64-bit FNV-1a of `bytes` (offset basis 0xcbf29ce484222325, prime 0x100000001b3): how a
-/// string id becomes a number under the modulo mapping.
-pub fn fnv1a_64(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
-}
+/// 64-bit FNV-1a: how a string id becomes a number under the modulo mapping (the hash that
+/// names random streams, too).
+pub use swapsim_core::rng::fnv1a_64;
 
 /// What a numeric object id is, for messages.
 pub(crate) const ID_EXPECTED: &str = "an object id (decimal, 0x hexadecimal or 0-prefixed octal)";

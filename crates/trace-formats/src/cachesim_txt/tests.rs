@@ -1,7 +1,7 @@
 use super::*;
 use crate::detect::open;
 use crate::testutil::render;
-use crate::TraceParams;
+use crate::{ObjectMap, TraceParams};
 use expect_test::{expect, Expect};
 use proptest::prelude::*;
 use std::io::Cursor;
@@ -244,7 +244,7 @@ proptest! {
     #[test]
     fn plain_lines_read_as_any_line_does(line in "[0-9]{0,21}|0x[0-9a-f]{1,3}", region_pages in 1..5000u64) {
         let map = ObjectMap::Modulo { region_pages };
-        let mut lines = TxtLines { obj_id_is_num: true, map, pages: ObjectPages::new(map) };
+        let mut lines = TxtLines { obj_id_is_num: true, pages: ObjectPages::new(map) };
         if let Some(access) = lines.plain_access(line.as_bytes()) {
             let general = lines.parse_line(line.as_bytes());
             prop_assert!(matches!(general, Step::Access(parsed) if parsed == access), "{:?}", general);
