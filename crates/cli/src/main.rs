@@ -685,7 +685,12 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             )?;
         }
         Command::Validate(args) => {
-            alloc::keep_freed_memory();
+            if args.cases.len() == 1 && args.format != ValidateFormat::Markdown {
+                // One run, whose arrays live to its end: as `swapsim run`.
+                alloc::use_huge_pages();
+            } else {
+                alloc::keep_freed_memory();
+            }
             let lru = args.lru.model();
             if args.format == ValidateFormat::Markdown {
                 let (v, cmp) = progress::watch("cases", |bar| {

@@ -614,19 +614,44 @@ impl Swap {
     #[inline]
     fn release_if_unused(&mut self, slot: SwapSlot) {
         let dev = &mut self.devices[slot.device.0 as usize];
-        let off = slot.offset as usize;
         if dev.slot_count(slot.offset) == 0 && dev.slot_cache(slot.offset) & TAG_MASK != TAG_FRAME {
-            dev.release(slot.offset);
-            // swap_entries_free: the zero mark goes, and zswap_invalidate frees the
-            // slot's entry (the memory model frees the orphan at its next zswap step).
-            dev.set_slot_zero(slot.offset, false);
-            if let Some(e) = dev.zswap.get_mut(off) {
-                if *e != NO_ZSWAP {
-                    self.zswap_orphans.push(*e);
-                    *e = NO_ZSWAP;
-                }
+            Self::release(dev, &mut self.zswap_orphans, slot.offset);
+        }
+    }
+
+    /// Frees slot `off` of `dev`, which nothing references or caches any more.
+    #[inline]
+    fn release(dev: &mut SwapDevice, zswap_orphans: &mut Vec<u32>, off: u32) {
+        dev.release(off);
+        // swap_entries_free: the zero mark goes, and zswap_invalidate frees the slot's
+        // entry (the memory model frees the orphan at its next zswap step).
+        dev.set_slot_zero(off, false);
+        if let Some(e) = dev.zswap.get_mut(off as usize) {
+            if *e != NO_ZSWAP {
+                zswap_orphans.push(*e);
+                *e = NO_ZSWAP;
             }
         }
+    }
+
+    /// Drops one PTE reference to `slot`, whose swap-cache folio is order 0, unlocked and
+    /// not under writeback; when it was the last, drops the swap-cache copy too and frees
+    /// the slot. The same as [`Swap::dec_count`] then `folio_free_swap`, in one step:
+    /// swapoff's `unuse_pte` does this for every page. Returns whether the copy went.
+    #[inline]
+    pub(crate) fn put_cached_order0(&mut self, slot: SwapSlot) -> bool {
+        let dev = &mut self.devices[slot.device.0 as usize];
+        let c = dev.slot_count(slot.offset);
+        assert!(c > 0 && c != BAD_SLOT, "swap count underflow at {slot}");
+        debug_assert!(dev.slot_cache(slot.offset) & TAG_MASK == TAG_FRAME, "{slot} not cached");
+        if c > 1 {
+            dev.set_slot_count(slot.offset, c - 1);
+            return false;
+        }
+        dev.set_slot_count(slot.offset, 0);
+        dev.set_slot_cache(slot.offset, 0);
+        Self::release(dev, &mut self.zswap_orphans, slot.offset);
+        true
     }
 
     /// Whether the slot's page was all zeros when written (`swap_zeromap_batch`).

@@ -33,8 +33,17 @@ impl Mm {
         *self.pt.pte_mut(page) = Pte::present(pfn, false, false);
         self.frames.set_owner(pfn, Some(page));
         self.frames.clear(pfn, flag::READAHEAD);
-        self.swap.dec_count(slot);
-        self.folio_free_swap(pfn);
+        let busy = self.frames.flags(pfn) & (flag::LOCKED | flag::WRITEBACK) != 0;
+        if !busy && self.frames.order(pfn) == 0 && self.frames.swap_slot(pfn) == Some(slot) {
+            // The common case, in one step: the folio is the slot's order-0 copy.
+            if self.swap.put_cached_order0(slot) {
+                self.frames.set_swap_slot(pfn, None);
+                self.frames.set(pfn, flag::DIRTY);
+            }
+        } else {
+            self.swap.dec_count(slot);
+            self.folio_free_swap(pfn);
+        }
         self.spend(self.cfg.cpu.swapin_map_ns);
     }
 }
