@@ -169,6 +169,7 @@ impl Clone for SwapDevice {
 
 impl SwapDevice {
     fn new(slots: u32, priority: i32, rotational: bool, cluster_slots: u32, cpus: usize) -> SwapDevice {
+        assert!(cluster_slots.is_power_of_two(), "clusters of {cluster_slots} slots");
         let n_clusters = slots.div_ceil(cluster_slots);
         let mut clusters =
             vec![Cluster { used: 0, state: ClusterState::Free, order: 0 }; n_clusters as usize];
@@ -239,6 +240,14 @@ impl SwapDevice {
     #[inline]
     fn is_free(&self, off: u32) -> bool {
         self.slots[off as usize] & BUSY_BITS == 0
+    }
+
+    /// The cluster of slot `off`. Clusters are a power of two slots long (the
+    /// configuration checks it), so a shift does instead of a division, which the slot
+    /// paths would otherwise pay several times per page.
+    #[inline]
+    fn cluster_of(&self, off: u32) -> u32 {
+        off >> self.cluster_slots.trailing_zeros()
     }
 
     /// `alloc_swap_scan_cluster`: the first `nr` free slots of cluster `c` at or after
@@ -331,9 +340,13 @@ impl SwapDevice {
         {
             return None;
         }
-        let h = if self.rotational { 0 } else { cpu % self.hints.len() };
+        let h = match self.hints.len() {
+            _ if self.rotational => 0,
+            n if cpu < n => cpu,
+            n => cpu % n,
+        };
         if let Some(hint) = self.hints[h][order as usize] {
-            let c = hint / self.cluster_slots;
+            let c = self.cluster_of(hint);
             let cl = self.clusters[c as usize];
             // Order 0 may continue in a cluster of any order (`cluster_is_usable`).
             if cl.state == ClusterState::Current && (order == 0 || cl.order == order) {
@@ -366,14 +379,14 @@ impl SwapDevice {
     #[inline]
     fn take(&mut self, h: usize, order: u8, off: u32, head: Pfn) {
         let nr = 1u32 << order;
-        let c = off / self.cluster_slots;
+        let c = self.cluster_of(off);
         for i in 0..nr {
             self.set_slot_cache(off + i, TAG_FRAME | (head.0 + i));
         }
         self.inuse += nr;
         self.clusters[c as usize].used += nr;
         let next = off + nr;
-        if next.is_multiple_of(self.cluster_slots) || next >= self.max() {
+        if next & (self.cluster_slots - 1) == 0 || next >= self.max() {
             self.hints[h][order as usize] = None;
             self.retire(c);
         } else {
@@ -384,7 +397,7 @@ impl SwapDevice {
     fn release(&mut self, off: u32) {
         self.set_slot_cache(off, 0);
         self.inuse -= 1;
-        let c = off / self.cluster_slots;
+        let c = self.cluster_of(off);
         let cl = &mut self.clusters[c as usize];
         cl.used -= 1;
         match cl.state {
