@@ -162,6 +162,9 @@ impl Mm {
     #[inline]
     pub(crate) fn folio_writeback(&self, head: Pfn) -> bool {
         let nr = self.frames.nr_pages(head);
+        if nr == 1 {
+            return self.frames.test(head, frames::flag::WRITEBACK);
+        }
         (0..nr).any(|i| self.frames.test(Pfn(head.0 + i), frames::flag::WRITEBACK))
     }
 

@@ -116,8 +116,17 @@ impl Mm {
     /// mapping the folio at `pfn`; referenced if any was young (one mapping counts once).
     #[inline]
     pub(crate) fn folio_referenced(&mut self, pfn: Pfn) -> bool {
+        let nr = self.frames.nr_pages(pfn);
+        if nr == 1 {
+            // Order 0, most folios: one PTE, without the loop.
+            let Some(page) = self.frames.owner(pfn) else { return false };
+            let pte = self.pt.pte_mut(page);
+            let young = pte.accessed();
+            pte.clear_accessed();
+            return young;
+        }
         let mut young = false;
-        for i in 0..self.frames.nr_pages(pfn) {
+        for i in 0..nr {
             let Some(page) = self.frames.owner(Pfn(pfn.0 + i)) else { continue };
             let pte = self.pt.pte_mut(page);
             young |= pte.accessed();
