@@ -350,7 +350,12 @@ impl SwapDevice {
             let cl = self.clusters[c as usize];
             // Order 0 may continue in a cluster of any order (`cluster_is_usable`).
             if cl.state == ClusterState::Current && (order == 0 || cl.order == order) {
-                // The common case: a free slot follows the hint in the CPU's cluster.
+                // The common case: a free slot follows the hint in the CPU's cluster,
+                // most often at the hint itself (a hint is always below the device's end).
+                if order == 0 && self.is_free(hint) {
+                    self.take(h, 0, hint, head);
+                    return Some(hint);
+                }
                 if let Some(off) = self.take_in_cluster(c, hint, nr) {
                     self.take(h, order, off, head);
                     return Some(off);

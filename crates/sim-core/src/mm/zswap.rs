@@ -314,11 +314,16 @@ impl Mm {
     /// contents class), from the PTEs that still map it: reclaim calls this before
     /// unmapping, for the zero check and zswap to read after. Nothing to do when every
     /// region holds random bytes and zswap is off.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn note_folio_contents(&mut self, head: Pfn) {
         if !self.zswap_on() && self.pt.contents.len() == 1 && !self.pt.contents[0].is_zero() {
             return;
         }
+        self.note_folio_contents_slow(head);
+    }
+
+    #[inline(never)]
+    fn note_folio_contents_slow(&mut self, head: Pfn) {
         for i in 0..self.frames.nr_pages(head) {
             let pfn = Pfn(head.0 + i);
             if let Some(page) = self.frames.owner(pfn) {
