@@ -280,10 +280,10 @@ impl Simulation {
                 if !target_cached {
                     target_read = self.read_swap_cache(owner, space, s, target, true, !swapoff);
                 }
-            } else if self.mm.swap.count(s) > 0 && self.mm.swap.cached_frame(s).is_none() {
+            } else if self.mm.swap.wants_read(s) {
                 // A neighbour: skip it rather than block if memory is short.
                 if let Alloc::Got(pfn) = self.alloc_frame(t, false) {
-                    if self.mm.swap.count(s) == 0 || self.mm.swap.cached_frame(s).is_some() {
+                    if !self.mm.swap.wants_read(s) {
                         // The charge's reclaim freed the slot or brought it into the
                         // swap cache (zswap writeback) meanwhile.
                         self.mm.free_frame(pfn);

@@ -605,14 +605,24 @@ impl Swap {
     /// Inserts a folio for an allocated slot (swap-in); returns the shadow it replaces.
     #[inline]
     pub(crate) fn cache_insert(&mut self, slot: SwapSlot, pfn: Pfn) -> Option<Shadow> {
-        let old = self.cache_entry(slot);
-        assert!(!matches!(old, CacheEntry::Frame(_)), "{slot} already cached");
-        assert!(self.count(slot) > 0, "caching free {slot}");
-        self.devices[slot.device.0 as usize].set_slot_cache(slot.offset, TAG_FRAME | pfn.0);
-        match old {
-            CacheEntry::Shadow(s) => Some(s),
-            _ => None,
+        let dev = &mut self.devices[slot.device.0 as usize];
+        let w = dev.slot_cache(slot.offset);
+        assert!(w & TAG_MASK != TAG_FRAME, "{slot} already cached");
+        assert!(dev.slot_count(slot.offset) > 0, "caching free {slot}");
+        dev.set_slot_cache(slot.offset, TAG_FRAME | pfn.0);
+        match w & TAG_MASK {
+            TAG_SHADOW => Some(Shadow(w & !TAG_MASK)),
+            0 => None,
+            _ => unreachable!("corrupt swap cache word {w:#x} at {slot}"),
         }
+    }
+
+    /// Whether a swap-in must read `slot`: a PTE still references it and no folio caches
+    /// it (`count > 0` and not cached, with one lookup of the slot's word).
+    #[inline]
+    pub(crate) fn wants_read(&self, slot: SwapSlot) -> bool {
+        let dev = &self.devices[slot.device.0 as usize];
+        dev.slot_count(slot.offset) > 0 && dev.slot_cache(slot.offset) & TAG_MASK != TAG_FRAME
     }
 
     /// Removes the cached folio (`__delete_from_swap_cache`), leaving `shadow` behind if the
