@@ -107,6 +107,10 @@ pub(crate) struct Frames {
     pcp: Vec<u32>,
     /// First free block of each order (`zone->free_area[order]`), `NIL` when none.
     free_area: [u32; NR_ORDERS],
+    /// Bit `o` set when `free_area[o]` lists a block, so that finding the smallest free
+    /// block is one bit scan: an order-0 allocation with the per-CPU list empty asks on
+    /// every page while the table grows.
+    free_orders: u16,
     /// Pages in use.
     used: u64,
     /// Pages of physical memory.
@@ -124,6 +128,7 @@ impl Frames {
             meta: Vec::new(),
             pcp: Vec::new(),
             free_area: [NIL; NR_ORDERS],
+            free_orders: 0,
             used: 0,
             total,
             reserved: 0,
@@ -376,7 +381,11 @@ impl Frames {
     /// `__rmqueue_smallest`: unlinks the smallest free block of at least `order` and
     /// returns its first `2^order` frames, the rest going back to the lists (`expand`).
     fn take_block(&mut self, order: u8) -> Option<u32> {
-        let mut o = (order..=MAX_ORDER).find(|&o| self.free_area[o as usize] != NIL)?;
+        let above = self.free_orders >> order;
+        if above == 0 {
+            return None;
+        }
+        let mut o = order + above.trailing_zeros() as u8;
         let pfn = self.free_area[o as usize];
         self.list_del(pfn);
         while o > order {
@@ -433,6 +442,7 @@ impl Frames {
         self.meta[pfn as usize] =
             FrameMeta { owner: next, swap_offset: NIL, order: BUDDY | order, ..FrameMeta::FREE };
         self.free_area[order as usize] = pfn;
+        self.free_orders |= 1 << order;
     }
 
     fn list_del(&mut self, pfn: u32) {
@@ -440,7 +450,11 @@ impl Frames {
         debug_assert!(m.order & BUDDY != 0, "frame {pfn} heads no free block");
         let (next, prev) = (m.owner, m.swap_offset);
         if prev == NIL {
-            self.free_area[(m.order & ORDER_MASK) as usize] = next;
+            let o = m.order & ORDER_MASK;
+            self.free_area[o as usize] = next;
+            if next == NIL {
+                self.free_orders &= !(1 << o);
+            }
         } else {
             self.meta[prev as usize].owner = next;
         }
@@ -467,6 +481,8 @@ mod tests {
             mark(p);
         }
         for o in 0..=MAX_ORDER {
+            let listed = f.free_area[o as usize] != NIL;
+            assert_eq!(f.free_orders & (1 << o) != 0, listed, "order {o}'s bit in the free-order mask");
             let (mut p, mut prev) = (f.free_area[o as usize], NIL);
             while p != NIL {
                 let m = f.meta[p as usize];
