@@ -186,16 +186,21 @@ impl LatencyHistogram {
         for (i, &n) in all.counts.iter().enumerate().filter(|&(_, &n)| n > 0) {
             h.record_n(hdr_value(i), n).expect("an index of the histogram's own layout");
         }
-        let us = |ns: u64| round3(ns as f64 / 1000.0);
-        LatencySummary {
-            count: h.len(),
-            mean_us: round3(h.mean() / 1000.0),
-            p50_us: us(h.value_at_quantile(0.5)),
-            p90_us: us(h.value_at_quantile(0.9)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p999_us: us(h.value_at_quantile(0.999)),
-            max_us: us(h.max()),
-        }
+        summarise(&h)
+    }
+}
+
+/// The report's figures of a non-empty histogram of nanoseconds.
+fn summarise(h: &Histogram<u64>) -> LatencySummary {
+    let us = |ns: u64| round3(ns as f64 / 1000.0);
+    LatencySummary {
+        count: h.len(),
+        mean_us: round3(h.mean() / 1000.0),
+        p50_us: us(h.value_at_quantile(0.5)),
+        p90_us: us(h.value_at_quantile(0.9)),
+        p99_us: us(h.value_at_quantile(0.99)),
+        p999_us: us(h.value_at_quantile(0.999)),
+        max_us: us(h.max()),
     }
 }
 
@@ -352,16 +357,7 @@ mod tests {
             if samples.is_empty() {
                 prop_assert_eq!(s, LatencySummary::default());
             } else {
-                let us = |ns: u64| round3(ns as f64 / 1000.0);
-                prop_assert_eq!(s, LatencySummary {
-                    count: theirs.len(),
-                    mean_us: round3(theirs.mean() / 1000.0),
-                    p50_us: us(theirs.value_at_quantile(0.5)),
-                    p90_us: us(theirs.value_at_quantile(0.9)),
-                    p99_us: us(theirs.value_at_quantile(0.99)),
-                    p999_us: us(theirs.value_at_quantile(0.999)),
-                    max_us: us(theirs.max()),
-                });
+                prop_assert_eq!(s, summarise(&theirs));
             }
         }
     }
