@@ -179,12 +179,15 @@ impl LatencyHistogram {
         if self.is_empty() {
             return LatencySummary::default();
         }
-        let mut all = self.clone();
-        all.add_pending();
         let mut h =
             Histogram::<u64>::new_with_bounds(1, HDR_HIGHEST, 3).expect("bounds and precision are valid");
-        for (i, &n) in all.counts.iter().enumerate().filter(|&(_, &n)| n > 0) {
+        for (i, &n) in self.counts.iter().enumerate().filter(|&(_, &n)| n > 0) {
             h.record_n(hdr_value(i), n).expect("an index of the histogram's own layout");
+        }
+        // The samples still waiting, straight into the crate's histogram, as
+        // `add_pending` would have counted them.
+        for &ns in &self.pending {
+            h.saturating_record(ns.max(1));
         }
         summarise(&h)
     }

@@ -52,6 +52,19 @@ pub(crate) enum CacheEntry {
     Shadow(Shadow),
 }
 
+impl CacheEntry {
+    /// What the cache word `w` of `slot` holds.
+    #[inline]
+    fn decode(w: u32, slot: SwapSlot) -> CacheEntry {
+        match w & TAG_MASK {
+            0 => CacheEntry::Empty,
+            TAG_FRAME => CacheEntry::Frame(Pfn(w & !TAG_MASK)),
+            TAG_SHADOW => CacheEntry::Shadow(Shadow(w & !TAG_MASK)),
+            _ => unreachable!("corrupt swap cache word {w:#x} at {slot}"),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ClusterState {
     Free,
@@ -559,13 +572,7 @@ impl Swap {
 
     #[inline]
     pub(crate) fn cache_entry(&self, slot: SwapSlot) -> CacheEntry {
-        let w = self.devices[slot.device.0 as usize].slot_cache(slot.offset);
-        match w & TAG_MASK {
-            0 => CacheEntry::Empty,
-            TAG_FRAME => CacheEntry::Frame(Pfn(w & !TAG_MASK)),
-            TAG_SHADOW => CacheEntry::Shadow(Shadow(w & !TAG_MASK)),
-            _ => unreachable!("corrupt swap cache word {w:#x} at {slot}"),
-        }
+        CacheEntry::decode(self.devices[slot.device.0 as usize].slot_cache(slot.offset), slot)
     }
 
     /// Every slot of `dev` that a frame caches, in offset order.
@@ -610,10 +617,9 @@ impl Swap {
         assert!(w & TAG_MASK != TAG_FRAME, "{slot} already cached");
         assert!(dev.slot_count(slot.offset) > 0, "caching free {slot}");
         dev.set_slot_cache(slot.offset, TAG_FRAME | pfn.0);
-        match w & TAG_MASK {
-            TAG_SHADOW => Some(Shadow(w & !TAG_MASK)),
-            0 => None,
-            _ => unreachable!("corrupt swap cache word {w:#x} at {slot}"),
+        match CacheEntry::decode(w, slot) {
+            CacheEntry::Shadow(s) => Some(s),
+            _ => None,
         }
     }
 
