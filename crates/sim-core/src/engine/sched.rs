@@ -9,7 +9,7 @@ use super::task::{Lookahead, Task, TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
-use crate::mm::pagetable::{PageId, PageTables, PteState};
+use crate::mm::pagetable::{HitView, PageId, PageTables, PteState};
 use crate::mm::swap::Swap;
 use crate::mm::Mm;
 use crate::time::{SimDuration, SimTime};
@@ -41,10 +41,11 @@ fn take_access(ahead: &mut Lookahead, space: usize, pt: &PageTables, swap: &Swap
     ahead.pages[at]
 }
 
-/// Counts a completed access of `task` in `accesses`, the run's total, telling `progress`
-/// the total at each multiple of [`super::PROGRESS_ACCESSES`], and in the task's own; at
-/// the task's timeline checkpoint, schedules timeline operation `timeline_next` and
-/// returns true.
+/// Counts `k` completed accesses of `task` in `accesses`, the run's total, telling
+/// `progress` the total at each multiple of [`super::PROGRESS_ACCESSES`], and in the task's
+/// own; at the task's timeline checkpoint, schedules timeline operation `timeline_next`
+/// and returns true. `k` must not pass a multiple or the checkpoint (see
+/// [`counts_before_stop`]): only the last access counted can reach one.
 #[inline(always)]
 fn count_access(
     accesses: &mut u64,
@@ -52,12 +53,14 @@ fn count_access(
     mm: &mut Mm,
     timeline_next: usize,
     progress: &mut dyn FnMut(u64),
+    k: u64,
 ) -> bool {
-    *accesses += 1;
+    debug_assert!(k >= 1 && k <= counts_before_stop(*accesses, task));
+    *accesses += k;
     if *accesses & (super::PROGRESS_ACCESSES - 1) == 0 {
         progress(*accesses);
     }
-    task.accesses += 1;
+    task.accesses += k;
     if task.accesses != task.checkpoint_at {
         return false;
     }
@@ -65,6 +68,71 @@ fn count_access(
     let at = task.clock.max(mm.queue.now());
     mm.schedule(at, Event::Timeline(timeline_next as u32));
     true
+}
+
+/// How many accesses of `task` can be counted together: up to the next multiple of
+/// [`super::PROGRESS_ACCESSES`] of the run's total `accesses`, or the task's timeline
+/// checkpoint, whichever comes first. At least 1.
+#[inline(always)]
+fn counts_before_stop(accesses: u64, task: &Task) -> u64 {
+    let to_progress = super::PROGRESS_ACCESSES - (accesses & (super::PROGRESS_ACCESSES - 1));
+    // A checkpoint at or behind the task's count is never reached.
+    let to_checkpoint = match task.checkpoint_at.checked_sub(task.accesses) {
+        Some(d) if d > 0 => d,
+        _ => u64::MAX,
+    };
+    to_progress.min(to_checkpoint)
+}
+
+/// Simulates up to `budget` resident hits of a task from its read-ahead buffer, stopping
+/// before the first access that is not one: the buffer needs a refill first, `clock` has
+/// passed `next_event`, the access's page was not found when it was read ahead, or its
+/// PTE is not present. Each hit does what [`take_access`] and the general path do (the
+/// same prefetches, the think time, the PTE's bits). Returns how many it simulated.
+#[inline(always)]
+fn replay_hits(
+    ahead: &mut Lookahead,
+    view: &mut HitView<'_>,
+    swap: &Swap,
+    clock: &mut SimTime,
+    next_event: SimTime,
+    access_ns: u64,
+    budget: u64,
+) -> u64 {
+    let Lookahead { accesses, pages, at: at_out, .. } = ahead;
+    let len = accesses.len();
+    let pages = &mut pages[..len];
+    let first = *at_out;
+    // Past `end`, the buffer needs a refill or the budget is spent.
+    let end = len
+        .saturating_sub(LOOKAHEAD)
+        .min(first.saturating_add(usize::try_from(budget).unwrap_or(usize::MAX)));
+    let mut at = first;
+    while at < end && *clock <= next_event {
+        let Some(page) = pages[at] else { break };
+        let access = accesses[at];
+        // The hit's bits go in first: they change no PTE's state, which is all the
+        // prefetches below look at.
+        let pte = view.pte_mut(page);
+        if !pte.is_present() {
+            break;
+        }
+        pte.touch(access.write);
+        let later = view.peek_page(accesses[at + LOOKAHEAD].vpage);
+        if let Some(later) = later {
+            view.prefetch_pte(later);
+        }
+        pages[at + LOOKAHEAD] = later;
+        if let Some(soon) = pages[at + LOOKAHEAD / 2] {
+            if let PteState::Swap(slot) = view.pte(soon).state() {
+                swap.prefetch_slot(slot);
+            }
+        }
+        at += 1;
+        *clock += SimDuration(access.think_ns.unwrap_or(access_ns));
+    }
+    *at_out = at;
+    (at - first) as u64
 }
 
 #[cfg(test)]
@@ -260,28 +328,41 @@ impl Simulation {
         }
         let Simulation { tasks, mm, lru, accesses, timeline_next, .. } = self;
         let task = &mut tasks[t];
-        let next_event = mm.queue.peek_time();
+        // The first access's tests, before anything is set up for a run: most calls on
+        // a fault-heavy stream end here.
+        let ahead = &task.ahead;
+        match ahead.pages.get(ahead.at) {
+            Some(&Some(page))
+                if ahead.at + LOOKAHEAD < ahead.accesses.len() && mm.pt.pte(page).is_present() => {}
+            _ => return 0,
+        }
+        let next_event = mm.queue.peek_time().unwrap_or(SimTime(u64::MAX));
         let access_ns = mm.cfg.cpu.access_ns;
         let mut n = 0;
         loop {
-            let ahead = &mut task.ahead;
-            let at = ahead.at;
-            if at + LOOKAHEAD >= ahead.accesses.len() || next_event.is_some_and(|next| task.clock > next) {
+            // Hits run up to the next count that does more than add.
+            let budget = counts_before_stop(*accesses, task);
+            let mut view = mm.pt.hit_view(task.space);
+            let k = replay_hits(
+                &mut task.ahead,
+                &mut view,
+                &mm.swap,
+                &mut task.clock,
+                next_event,
+                access_ns,
+                budget,
+            );
+            if k == 0 {
                 return n;
             }
-            let Some(page) = ahead.pages[at] else { return n };
-            if !mm.pt.pte(page).is_present() {
-                return n;
+            // The LRU's steps for the accesses read, after them rather than between
+            // (hits isolate nothing, so the steps are the same).
+            for _ in 0..(k as usize).min(lru.warm_steps_left()) {
+                lru.warm_tails(mm);
             }
-            // As `next_access`, then `resident_hit` and `Simulation::count_access`.
-            let access = ahead.accesses[at];
-            take_access(ahead, task.space, &mm.pt, &mm.swap);
-            lru.warm_tails(mm);
-            task.clock += SimDuration(access.think_ns.unwrap_or(access_ns));
             mm.now = task.clock;
-            mm.pt.pte_mut(page).touch(access.write);
-            n += 1;
-            if count_access(accesses, task, mm, *timeline_next, progress) {
+            n += k;
+            if count_access(accesses, task, mm, *timeline_next, progress, k) || k < budget {
                 return n;
             }
         }
@@ -291,7 +372,7 @@ impl Simulation {
     #[inline]
     pub(super) fn count_access(&mut self, t: usize, progress: &mut dyn FnMut(u64)) {
         let Simulation { accesses, tasks, mm, timeline_next, .. } = self;
-        count_access(accesses, &mut tasks[t], mm, *timeline_next, progress);
+        count_access(accesses, &mut tasks[t], mm, *timeline_next, progress, 1);
     }
 
     /// Task `t` leaves CPU `c` to sleep on `wait`; completions absorbed meanwhile are

@@ -339,12 +339,21 @@ fn progress_reports_multiples_of_the_interval_and_changes_nothing() {
 fn the_resident_hit_loop_changes_nothing() {
     // A hot set with cold accesses mixed in, on two threads of one process with think
     // times from a timestamped stream, and a checkpoint in the middle of a run of hits:
-    // every reason the loop hands back to the general path happens many times.
+    // every reason the loop hands back to the general path happens many times. The hot
+    // set lies in two regions, whose pages alternate; a progress call falls in a run of
+    // hits too.
     let setup = || {
         use crate::timeline::{Operation, TimelineOp, Trigger};
         let thread = |offset: u64| {
             (0..40_000u64).map(move |i| {
-                let vpage = if i % 13 == 0 { 64 + (i * 7 + offset) % 300 } else { (i + offset) % 48 };
+                let hot = (i + offset) % 48;
+                let vpage = if i % 13 == 0 {
+                    64 + (i * 7 + offset) % 300
+                } else if hot.is_multiple_of(2) {
+                    hot
+                } else {
+                    (1 << 20) + hot
+                };
                 Access {
                     vpage: VirtPage(vpage),
                     write: i % 5 == 0,
@@ -353,8 +362,8 @@ fn the_resident_hit_loop_changes_nothing() {
             })
         };
         let task = |name: &str, offset: u64| {
-            let mut spec =
-                TaskSpec::new(name, vec![RegionSpec::new(VirtPage(0), 400)], Box::new(thread(offset)));
+            let regions = vec![RegionSpec::new(VirtPage(0), 400), RegionSpec::new(VirtPage(1 << 20), 48)];
+            let mut spec = TaskSpec::new(name, regions, Box::new(thread(offset)));
             spec.address_space = Some(7);
             spec
         };
@@ -372,13 +381,20 @@ fn the_resident_hit_loop_changes_nothing() {
             }],
         }
     };
-    super::sched::GENERAL_PATH_ONLY.with(|c| c.set(true));
-    let general = run(setup()).unwrap();
-    super::sched::GENERAL_PATH_ONLY.with(|c| c.set(false));
-    let looped = run(setup()).unwrap();
+    let run_recording = |general_only: bool| {
+        super::sched::GENERAL_PATH_ONLY.with(|c| c.set(general_only));
+        let mut calls = Vec::new();
+        let report = run_with_progress(setup(), &mut |n| calls.push(n)).unwrap();
+        super::sched::GENERAL_PATH_ONLY.with(|c| c.set(false));
+        (report, calls)
+    };
+    let (general, general_calls) = run_recording(true);
+    let (looped, looped_calls) = run_recording(false);
     assert!(looped.vmstat.pgmajfault > 1000, "{}", looped.vmstat.pgmajfault);
     assert_eq!(looped.accesses, 80_000);
     assert_eq!(looped.operations.len(), 1);
+    assert_eq!(looped_calls, [PROGRESS_ACCESSES]);
+    assert_eq!(looped_calls, general_calls);
     assert_eq!(format!("{looped:?}"), format!("{general:?}"));
 }
 

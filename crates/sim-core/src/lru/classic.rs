@@ -308,6 +308,11 @@ impl Lru for ClassicLru {
         }
     }
 
+    fn warm_steps_left(&self) -> usize {
+        let least = self.warmed.iter().copied().min().unwrap_or(usize::MAX);
+        (WARM_AHEAD + WARM_LAG).saturating_sub(least)
+    }
+
     fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, _in_fault: bool) {
         debug_assert!(!mm.frames.test(pfn, flag::LRU));
         let placement = if self.exact { Placement::Inactive } else { placement };

@@ -113,6 +113,11 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// loading its state into the host's cache, so that reclaim finds it there instead of
     /// waiting on one miss after another. Changes nothing the simulation computes.
     fn warm_tails(&mut self, _mm: &Mm) {}
+    /// How many more calls of [`Lru::warm_tails`] would do anything before the next
+    /// isolation; 0 when it has nothing to do.
+    fn warm_steps_left(&self) -> usize {
+        0
+    }
     /// kswapd's `lru_gen_age_node` at `priority`: false when every generation is
     /// younger than MGLRU's `min_ttl_ms`, so that kswapd calls the OOM killer instead of
     /// evicting the working set. The classic lists have no such test.

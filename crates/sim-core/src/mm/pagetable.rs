@@ -417,6 +417,91 @@ impl PageTables {
     pub(crate) fn pte_mut(&mut self, page: PageId) -> &mut Pte {
         &mut self.ptes[page.0 as usize]
     }
+
+    /// Address space `space`'s regions and every PTE, borrowed apart, for a run of
+    /// resident hits ([`HitView`]).
+    #[inline]
+    pub(crate) fn hit_view(&mut self, space: usize) -> HitView<'_> {
+        let asp = &self.spaces[space];
+        let mut view = HitView {
+            regions: &asp.regions,
+            start: 0,
+            pages: 0,
+            first_chunk: 0,
+            chunks: &[],
+            ptes: &mut self.ptes,
+        };
+        if let Some(region) = asp.regions.get(asp.last) {
+            view.look_in(region);
+        }
+        view
+    }
+}
+
+/// One address space's page tables as a run of resident hits uses them: pages found as
+/// [`PageTables::peek_page`] finds them, from the region of the last page found, and the
+/// PTEs, to set a hit's bits. While it lives nothing maps a page or a region, so the
+/// region's chunk table can be held.
+pub(crate) struct HitView<'a> {
+    regions: &'a [Region],
+    /// The region looked in first: its first page, its length and first chunk number
+    /// (its start over [`CHUNK_PAGES`]), and its chunk table.
+    start: u64,
+    pages: u64,
+    first_chunk: u64,
+    chunks: &'a [u32],
+    ptes: &'a mut [Pte],
+}
+
+impl<'a> HitView<'a> {
+    fn look_in(&mut self, region: &'a Region) {
+        self.start = region.start.0;
+        self.pages = region.pages;
+        self.first_chunk = region.start.0 / CHUNK_PAGES;
+        self.chunks = &region.chunks;
+    }
+
+    /// The page of `vpage` if it exists, as [`PageTables::peek_page`] gives it.
+    #[inline(always)]
+    pub(crate) fn peek_page(&mut self, vpage: VirtPage) -> Option<PageId> {
+        if vpage.0.wrapping_sub(self.start) >= self.pages && !self.find_region(vpage) {
+            return None;
+        }
+        let chunk = self.chunks[(vpage.0 / CHUNK_PAGES - self.first_chunk) as usize];
+        (chunk != NO_CHUNK).then(|| PageId(chunk * CHUNK_PAGES as u32 + (vpage.0 % CHUNK_PAGES) as u32))
+    }
+
+    /// Looks in the region holding `vpage` from now on; false when no region holds it.
+    #[cold]
+    #[inline(never)]
+    fn find_region(&mut self, vpage: VirtPage) -> bool {
+        let pos = self.regions.partition_point(|r| r.start.0 <= vpage.0);
+        match pos.checked_sub(1).map(|i| &self.regions[i]) {
+            Some(region) if region.contains(vpage) => {
+                self.look_in(region);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn pte(&self, page: PageId) -> Pte {
+        self.ptes[page.0 as usize]
+    }
+
+    #[inline(always)]
+    pub(crate) fn pte_mut(&mut self, page: PageId) -> &mut Pte {
+        &mut self.ptes[page.0 as usize]
+    }
+
+    /// Prefetches the PTE of `page`, as [`PageTables::prefetch_pte`] does.
+    #[inline(always)]
+    pub(crate) fn prefetch_pte(&self, page: PageId) {
+        if let Some(pte) = self.ptes.get(page.0 as usize) {
+            crate::prefetch::prefetch(pte);
+        }
+    }
 }
 
 #[cfg(test)]
