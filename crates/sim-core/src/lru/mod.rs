@@ -108,7 +108,8 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// `next_use` (`None`: never), as its access stream says. Called before the access
     /// is handled, and again if the access is retried after a wait.
     fn next_use(&mut self, _mm: &mut Mm, _page: PageId, _next_use: Option<u64>) {}
-    /// Host speed only, called once per access a task reads: look one folio further at
+    /// Host speed only, called once per access a task reads (for a run of resident hits,
+    /// after the run, see [`Lru::warm_steps_left`]): look one folio further at
     /// the tails of the lists, where the next isolations will take folios, and start
     /// loading its state into the host's cache, so that reclaim finds it there instead of
     /// waiting on one miss after another. Changes nothing the simulation computes.
