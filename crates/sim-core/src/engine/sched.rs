@@ -9,7 +9,7 @@ use super::task::{Lookahead, Task, TaskKind, TaskState};
 use super::{Simulation, Step, Wait};
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
-use crate::mm::pagetable::{HitView, PageId, PageTables, PteState};
+use crate::mm::pagetable::{AccessView, PageId, PteState};
 use crate::mm::swap::Swap;
 use crate::mm::Mm;
 use crate::time::{SimDuration, SimTime};
@@ -18,27 +18,30 @@ use crate::workload::{Access, TaskStart};
 /// How many accesses ahead of the one it simulates a user task prefetches the PTE of.
 const LOOKAHEAD: usize = 8;
 
-/// Moves `ahead` past its next access, which must be there, and returns the page found
-/// for it when its PTE was prefetched. Prefetches the PTE of the access [`LOOKAHEAD`]
-/// places on (recording its page) and, halfway through that distance, when the PTE has
-/// arrived, the slot entry of a swapped-out page, which its fault reads first.
+/// The read-ahead step of access `at` of a task's buffer: prefetches the PTE of the access
+/// [`LOOKAHEAD`] places on (recording its page in `pages`) and, halfway through that
+/// distance, when the PTE has arrived, the slot entry of a swapped-out page, which its
+/// fault reads first. The general path and the resident-hit loop both take it.
 #[inline(always)]
-fn take_access(ahead: &mut Lookahead, space: usize, pt: &PageTables, swap: &Swap) -> Option<PageId> {
-    let at = ahead.at;
-    if let Some(later) = ahead.accesses.get(at + LOOKAHEAD) {
-        let page = pt.peek_page(space, later.vpage);
+fn read_ahead(
+    accesses: &[Access],
+    pages: &mut [Option<PageId>],
+    at: usize,
+    view: &mut AccessView<'_>,
+    swap: &Swap,
+) {
+    if let Some(later) = accesses.get(at + LOOKAHEAD) {
+        let page = view.peek_page(later.vpage);
         if let Some(page) = page {
-            pt.prefetch_pte(page);
+            view.prefetch_pte(page);
         }
-        ahead.pages[at + LOOKAHEAD] = page;
+        pages[at + LOOKAHEAD] = page;
     }
-    if let Some(&Some(page)) = ahead.pages.get(at + LOOKAHEAD / 2) {
-        if let PteState::Swap(slot) = pt.pte(page).state() {
+    if let Some(&Some(page)) = pages.get(at + LOOKAHEAD / 2) {
+        if let PteState::Swap(slot) = view.pte(page).state() {
             swap.prefetch_slot(slot);
         }
     }
-    ahead.at = at + 1;
-    ahead.pages[at]
 }
 
 /// Counts `k` completed accesses of `task` in `accesses`, the run's total, telling
@@ -87,12 +90,12 @@ fn counts_before_stop(accesses: u64, task: &Task) -> u64 {
 /// Simulates up to `budget` resident hits of a task from its read-ahead buffer, stopping
 /// before the first access that is not one: the buffer needs a refill first, `clock` has
 /// passed `next_event`, the access's page was not found when it was read ahead, or its
-/// PTE is not present. Each hit does what [`take_access`] and the general path do (the
-/// same prefetches, the think time, the PTE's bits). Returns how many it simulated.
+/// PTE is not present. Each hit does what the general path does (the same
+/// [`read_ahead`], the think time, the PTE's bits). Returns how many it simulated.
 #[inline(always)]
 fn replay_hits(
     ahead: &mut Lookahead,
-    view: &mut HitView<'_>,
+    view: &mut AccessView<'_>,
     swap: &Swap,
     clock: &mut SimTime,
     next_event: SimTime,
@@ -118,16 +121,7 @@ fn replay_hits(
             break;
         }
         pte.touch(access.write);
-        let later = view.peek_page(accesses[at + LOOKAHEAD].vpage);
-        if let Some(later) = later {
-            view.prefetch_pte(later);
-        }
-        pages[at + LOOKAHEAD] = later;
-        if let Some(soon) = pages[at + LOOKAHEAD / 2] {
-            if let PteState::Swap(slot) = view.pte(soon).state() {
-                swap.prefetch_slot(slot);
-            }
-        }
+        read_ahead(accesses, pages, at, view, swap);
         at += 1;
         *clock += SimDuration(access.think_ns.unwrap_or(access_ns));
     }
@@ -168,9 +162,11 @@ impl Simulation {
         if self.track_next_use {
             task.next_use = ahead.next_uses[at];
         }
-        let page = take_access(ahead, task.space, &self.mm.pt, &self.mm.swap);
+        let mut view = self.mm.pt.access_view(task.space);
+        read_ahead(&ahead.accesses, &mut ahead.pages, at, &mut view, &self.mm.swap);
+        ahead.at = at + 1;
         self.lru.warm_tails(&self.mm);
-        Ok(Some((access, page)))
+        Ok(Some((access, ahead.pages[at])))
     }
 
     pub(super) fn run_cpu(
@@ -342,7 +338,7 @@ impl Simulation {
         loop {
             // Hits run up to the next count that does more than add.
             let budget = counts_before_stop(*accesses, task);
-            let mut view = mm.pt.hit_view(task.space);
+            let mut view = mm.pt.access_view(task.space);
             let k = replay_hits(
                 &mut task.ahead,
                 &mut view,

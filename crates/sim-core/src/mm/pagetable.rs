@@ -261,14 +261,7 @@ impl PageTables {
         Some(Lookup { region_idx: idx, page: self.existing_page(space, idx, vpage) })
     }
 
-    /// The page of `vpage` if it exists, found as `lookup` finds it but changing nothing,
-    /// not even the region `lookup` tries first (see `Simulation::next_access`).
-    #[inline]
-    pub(crate) fn peek_page(&self, space: usize, vpage: VirtPage) -> Option<PageId> {
-        self.existing_page(space, self.region_of(space, vpage)?, vpage)
-    }
-
-    /// Prefetches the PTE of `page` (see `Mm::warm_batch` and `Simulation::next_access`).
+    /// Prefetches the PTE of `page` (see `Mm::warm_batch` and [`AccessView`]).
     #[inline]
     pub(crate) fn prefetch_pte(&self, page: PageId) {
         if let Some(pte) = self.ptes.get(page.0 as usize) {
@@ -418,12 +411,12 @@ impl PageTables {
         &mut self.ptes[page.0 as usize]
     }
 
-    /// Address space `space`'s regions and every PTE, borrowed apart, for a run of
-    /// resident hits ([`HitView`]).
+    /// Address space `space`'s regions and every PTE, borrowed apart, for reading a
+    /// task's accesses ahead and for a run of resident hits ([`AccessView`]).
     #[inline]
-    pub(crate) fn hit_view(&mut self, space: usize) -> HitView<'_> {
+    pub(crate) fn access_view(&mut self, space: usize) -> AccessView<'_> {
         let asp = &self.spaces[space];
-        let mut view = HitView {
+        let mut view = AccessView {
             regions: &asp.regions,
             start: 0,
             pages: 0,
@@ -438,11 +431,12 @@ impl PageTables {
     }
 }
 
-/// One address space's page tables as a run of resident hits uses them: pages found as
-/// [`PageTables::peek_page`] finds them, from the region of the last page found, and the
-/// PTEs, to set a hit's bits. While it lives nothing maps a page or a region, so the
-/// region's chunk table can be held.
-pub(crate) struct HitView<'a> {
+/// One address space's page tables as the access path reads them ahead and a run of
+/// resident hits uses them: pages found as [`PageTables::lookup`] finds them but without
+/// allocating or changing anything, not even the region `lookup` tries first, looking
+/// first in the region of the last page found here; and the PTEs, to set a hit's bits.
+/// While it lives nothing maps a page or a region, so the region's chunk table can be held.
+pub(crate) struct AccessView<'a> {
     regions: &'a [Region],
     /// The region looked in first: its first page, its length and first chunk number
     /// (its start over [`CHUNK_PAGES`]), and its chunk table.
@@ -453,7 +447,7 @@ pub(crate) struct HitView<'a> {
     ptes: &'a mut [Pte],
 }
 
-impl<'a> HitView<'a> {
+impl<'a> AccessView<'a> {
     fn look_in(&mut self, region: &'a Region) {
         self.start = region.start.0;
         self.pages = region.pages;
@@ -461,7 +455,7 @@ impl<'a> HitView<'a> {
         self.chunks = &region.chunks;
     }
 
-    /// The page of `vpage` if it exists, as [`PageTables::peek_page`] gives it.
+    /// The page of `vpage` if it exists.
     #[inline(always)]
     pub(crate) fn peek_page(&mut self, vpage: VirtPage) -> Option<PageId> {
         if vpage.0.wrapping_sub(self.start) >= self.pages && !self.find_region(vpage) {
