@@ -8,7 +8,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use swapsim_core::{
-    DeviceId, FaultView, Feedback, Readahead, ReadaheadPlan, RegionId, SwapSlot, TaskId, VirtPage,
+    DeviceId, FaultView, Feedback, Readahead, ReadaheadPlan, RegionId, SpaceId, SwapSlot, TaskId, VirtPage,
 };
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
@@ -71,7 +71,8 @@ fn fault_stream(page_cluster: u32) -> Vec<Step> {
         let offset = vpage as u32 + 1;
         let vma = VirtPage(region_start)..VirtPage(region_start + REGION_PAGES);
         let slot = SwapSlot { device: DeviceId(0), offset };
-        let mut fault = FaultView::new(TaskId(0), RegionId(region), vma, VirtPage(vpage), slot, DEVICE_SLOTS);
+        let mut fault =
+            FaultView::new(TaskId(0), SpaceId(0), RegionId(region), vma, VirtPage(vpage), slot, DEVICE_SLOTS);
         fault.page_cluster = page_cluster;
         steps.push(Step::Miss(fault));
         for i in 0..rng.below(4) {

@@ -22,7 +22,7 @@
 //! when the policy is built:
 //!
 //! ```
-//! use swapsim_core::{DeviceId, FaultView, Feedback, ReadaheadPlan, RegionId, SwapSlot, TaskId, VirtPage};
+//! use swapsim_core::{DeviceId, FaultView, Feedback, ReadaheadPlan, RegionId, SpaceId, SwapSlot, TaskId, VirtPage};
 //! use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 //!
 //! // An HDD is among the swap devices, so the kernel would use cluster readahead.
@@ -34,7 +34,7 @@
 //! let slot = SwapSlot { device: DeviceId(0), offset: 13 };
 //! // A fault at page 77 of a 4096-page VMA whose page sits in slot 13 of a 1024-slot
 //! // device; `page_cluster` is the kernel's default, 3.
-//! let fault = FaultView::new(TaskId(0), RegionId(0), VirtPage(0)..VirtPage(4096), VirtPage(77), slot, 1024);
+//! let fault = FaultView::new(TaskId(0), SpaceId(0), RegionId(0), VirtPage(0)..VirtPage(4096), VirtPage(77), slot, 1024);
 //! // The hit counter starts at 4, which asks for 8 pages: the aligned cluster around slot 13.
 //! assert_eq!(policy.plan(&fault), ReadaheadPlan::Slots { first: 8, last: 15 });
 //! // The next miss, with no readahead hit in between, decays the window by half.

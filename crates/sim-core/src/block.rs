@@ -127,6 +127,11 @@ pub(crate) struct BlockLayer {
 /// How many emptied frame lists the block layer keeps for reuse.
 const SPARE_FRAMES_MAX: usize = 4096;
 
+/// A submitting context with a plug of its own (`current->plug`): a task, kswapd or
+/// zswap's pool-limit worker. Handed out by [`BlockLayer::add_plug_owner`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PlugOwner(u32);
+
 /// Something the engine must schedule: a request completes at `at`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dispatched {
@@ -135,11 +140,7 @@ pub(crate) struct Dispatched {
 }
 
 impl BlockLayer {
-    pub(crate) fn new(
-        cfg: BlockConfig,
-        models: Vec<(String, Box<dyn BlockDevice>)>,
-        plug_owners: usize,
-    ) -> BlockLayer {
+    pub(crate) fn new(cfg: BlockConfig, models: Vec<(String, Box<dyn BlockDevice>)>) -> BlockLayer {
         let queues = models
             .into_iter()
             .map(|(name, model)| DeviceQueue {
@@ -161,16 +162,16 @@ impl BlockLayer {
             queues,
             slab: Vec::new(),
             free_ids: Vec::new(),
-            plugs: (0..plug_owners).map(|_| Plug::default()).collect(),
+            plugs: Vec::new(),
             touched_scratch: Vec::new(),
             spare_frames: Vec::new(),
         }
     }
 
-    /// Adds a plug for a new submitting context (a kernel task); returns its owner index.
-    pub(crate) fn add_plug_owner(&mut self) -> usize {
+    /// Adds a plug for a new submitting context and names it.
+    pub(crate) fn add_plug_owner(&mut self) -> PlugOwner {
         self.plugs.push(Plug::default());
-        self.plugs.len() - 1
+        PlugOwner((self.plugs.len() - 1) as u32)
     }
 
     /// True for devices that complete I/O in the submitting context (zram, pmem).
@@ -184,31 +185,31 @@ impl BlockLayer {
     }
 
     /// `blk_start_plug`; nested plugs join the outer one.
-    pub(crate) fn start_plug(&mut self, owner: usize) {
+    pub(crate) fn start_plug(&mut self, owner: PlugOwner) {
         if self.cfg.plugging {
-            self.plugs[owner].depth += 1;
+            self.plugs[owner.0 as usize].depth += 1;
         }
     }
 
     /// `blk_finish_plug`: the outermost call flushes (an explicit unplug).
-    pub(crate) fn finish_plug(&mut self, owner: usize, now: SimTime, out: &mut Vec<Dispatched>) {
+    pub(crate) fn finish_plug(&mut self, owner: PlugOwner, now: SimTime, out: &mut Vec<Dispatched>) {
         if !self.cfg.plugging {
             return;
         }
-        let plug = &mut self.plugs[owner];
+        let plug = &mut self.plugs[owner.0 as usize];
         plug.depth = plug.depth.checked_sub(1).expect("unbalanced finish_plug");
         if plug.depth == 0 {
             self.flush_plug(owner, now, true, out);
         }
     }
 
-    fn flush_plug(&mut self, owner: usize, now: SimTime, explicit: bool, out: &mut Vec<Dispatched>) {
-        if self.plugs[owner].requests.is_empty() {
+    fn flush_plug(&mut self, owner: PlugOwner, now: SimTime, explicit: bool, out: &mut Vec<Dispatched>) {
+        if self.plugs[owner.0 as usize].requests.is_empty() {
             return;
         }
         // The plug's vector and the touched-device list are taken and given back, not
         // dropped, so a flush allocates nothing once they have grown to their working size.
-        let mut requests = std::mem::take(&mut self.plugs[owner].requests);
+        let mut requests = std::mem::take(&mut self.plugs[owner.0 as usize].requests);
         let mut touched = std::mem::take(&mut self.touched_scratch);
         for &id in &requests {
             let dev = self.req(id).device;
@@ -218,7 +219,7 @@ impl BlockLayer {
             self.insert(id);
         }
         requests.clear();
-        self.plugs[owner].requests = requests;
+        self.plugs[owner.0 as usize].requests = requests;
         for &dev in &touched {
             let q = &mut self.queues[dev.0 as usize];
             if explicit {
@@ -301,7 +302,7 @@ impl BlockLayer {
     }
 
     /// Submits a one-page bio (`submit_bio`) on behalf of plug owner `owner`.
-    pub(crate) fn submit(&mut self, owner: usize, bio: Bio, now: SimTime, out: &mut Vec<Dispatched>) {
+    pub(crate) fn submit(&mut self, owner: PlugOwner, bio: Bio, now: SimTime, out: &mut Vec<Dispatched>) {
         let Bio { device: dev, dir, offset, pfn } = bio;
         let sector = u64::from(offset) * SECTORS_PER_PAGE;
         {
@@ -309,9 +310,9 @@ impl BlockLayer {
             c.queued += 1;
             c.queued_kib += crate::ids::PAGE_SIZE / 1024;
         }
-        let plugged = self.cfg.plugging && self.plugs[owner].depth > 0;
+        let plugged = self.cfg.plugging && self.plugs[owner.0 as usize].depth > 0;
         if plugged {
-            if let Some(&last) = self.plugs[owner].requests.last() {
+            if let Some(&last) = self.plugs[owner.0 as usize].requests.last() {
                 if self.try_merge(last, dev, dir, sector, pfn) {
                     return;
                 }
@@ -319,7 +320,7 @@ impl BlockLayer {
             if self.cfg.scheduler_merges && self.try_sched_merge(dev, dir, sector, pfn) {
                 return;
             }
-            let plug = &self.plugs[owner];
+            let plug = &self.plugs[owner.0 as usize];
             let flush = plug.requests.len() as u32 >= self.cfg.plug_max_requests
                 || plug
                     .requests
@@ -330,7 +331,7 @@ impl BlockLayer {
             }
             let frames = self.new_frames(pfn);
             let id = self.alloc_req(Request { device: dev, dir, sector, frames, issued: now });
-            self.plugs[owner].requests.push(id);
+            self.plugs[owner.0 as usize].requests.push(id);
         } else {
             if self.cfg.scheduler_merges && self.try_sched_merge(dev, dir, sector, pfn) {
                 return;
@@ -410,16 +411,11 @@ impl BlockLayer {
         }
     }
 
-    /// Performs a one-page request synchronously, as a `SWP_SYNCHRONOUS_IO` device does
-    /// (zram): no plug, no queue, completed before the call returns. Returns the
-    /// completion time; the submitting context waits for it.
-    pub(crate) fn submit_sync(&mut self, bio: Bio, now: SimTime) -> SimTime {
-        self.submit_sync_pages(bio, 1, now)
-    }
-
-    /// [`BlockLayer::submit_sync`] of one bio covering `pages` consecutive pages from
-    /// `bio.offset` (a large folio's read or write). The device serves it page by page,
-    /// as zram compresses and decompresses each page of a bio on its own.
+    /// Performs a request synchronously, as a `SWP_SYNCHRONOUS_IO` device does (zram): no
+    /// plug, no queue, completed before the call returns. The bio covers `pages`
+    /// consecutive pages from `bio.offset` (more than one for a large folio), which the
+    /// device serves page by page, as zram compresses and decompresses each page of a bio
+    /// on its own. Returns the completion time; the submitting context waits for it.
     pub(crate) fn submit_sync_pages(&mut self, bio: Bio, pages: u32, now: SimTime) -> SimTime {
         let q = &mut self.queues[bio.device.0 as usize];
         let bytes = u64::from(pages) * crate::ids::PAGE_SIZE;
@@ -522,18 +518,19 @@ mod tests {
 
     fn check(plugging: bool, offsets: &[u32]) -> (DirStats, u64, Vec<Dispatched>) {
         let cfg = BlockConfig { plugging, ..BlockConfig::default() };
-        let mut b = BlockLayer::new(cfg, vec![("d".into(), Box::new(Fixed(1000, 1)))], 1);
+        let mut b = BlockLayer::new(cfg, vec![("d".into(), Box::new(Fixed(1000, 1)))]);
+        let owner = b.add_plug_owner();
         let mut out = Vec::new();
-        b.start_plug(0);
+        b.start_plug(owner);
         for (i, &off) in offsets.iter().enumerate() {
             b.submit(
-                0,
+                owner,
                 Bio { device: DeviceId(0), dir: IoDir::Read, offset: off, pfn: Pfn(i as u32) },
                 SimTime(0),
                 &mut out,
             );
         }
-        b.finish_plug(0, SimTime(0), &mut out);
+        b.finish_plug(owner, SimTime(0), &mut out);
         let mut all = out.clone();
         while let Some(d) = out.pop() {
             let mut more = Vec::new();

@@ -10,7 +10,7 @@ use crate::block::ReqId;
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event {
     /// A CPU resumes running its current or next runnable task.
-    CpuRun(u32),
+    CpuRun(crate::ids::CpuId),
     /// A block request completes.
     IoComplete(ReqId),
     /// kswapd runs its next reclaim batch.

@@ -39,17 +39,58 @@ impl SwapSlot {
     }
 }
 
-/// A simulated task (process); each has its own address space.
+/// A simulated task: a thread of a user process replaying an access stream, or a kernel
+/// thread the timeline started. Numbered in the order tasks are created: the setup's tasks
+/// first, in the order [`crate::Setup::tasks`] lists them, then kernel tasks as they are
+/// spawned. Threads of one process share an address space ([`SpaceId`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TaskId(pub u32);
+
+/// An address space: the memory of one process (its page tables and VMAs), shared by the
+/// process's threads. Numbered in the order the spaces are created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SpaceId(pub u32);
 
 /// A virtual memory area (VMA) inside an address space, numbered densely across the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RegionId(pub u32);
 
-/// A simulated CPU.
+/// A simulated CPU: the machine's CPUs that run user tasks come first
+/// (`machine.cpus` of them), then one for kswapd, then one for each kernel task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CpuId(pub u32);
+
+macro_rules! index_newtype {
+    ($($id:ident),*) => {$(
+        impl $id {
+            /// The identity as an index into the tables it numbers.
+            #[inline(always)]
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+
+            /// The identity of table index `i`.
+            #[inline(always)]
+            pub fn from_index(i: usize) -> $id {
+                $id(u32::try_from(i).expect("identities are numbered below 2^32"))
+            }
+        }
+    )*};
+}
+
+index_newtype!(TaskId, SpaceId, CpuId, RegionId);
+
+macro_rules! display_number {
+    ($($id:ident),*) => {$(
+        impl fmt::Display for $id {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    )*};
+}
+
+display_number!(TaskId, SpaceId, CpuId);
 
 impl fmt::Display for SwapSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -66,7 +66,7 @@ pub use config::{ByteSize, CoreConfig, SwapBacking, SwapDeviceSpec, ValidatedCon
 pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
 pub use engine::{run, run_with_progress, Setup, Simulation, PROGRESS_ACCESSES};
 pub use error::{ConfigError, SimError, TraceError};
-pub use ids::{DeviceId, Pfn, RegionId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
+pub use ids::{CpuId, DeviceId, Pfn, RegionId, SpaceId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
 pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
 pub use policy::zswap::{NoProtection, ZswapLruView, ZswapProtection, ZswapSwapin, ZswapVisit};

@@ -80,13 +80,13 @@ mod tests {
     use super::*;
     use expect_test::expect;
     use proptest::prelude::*;
-    use swapsim_core::{DeviceId, RegionId, SwapSlot, TaskId, VirtPage};
+    use swapsim_core::{DeviceId, RegionId, SpaceId, SwapSlot, TaskId, VirtPage};
 
     /// A fault at slot `offset` of a 1024-slot device, with `page_cluster` 3.
     fn fault_at(offset: u32) -> FaultView {
         let slot = SwapSlot { device: DeviceId(0), offset };
         let vma = VirtPage(0)..VirtPage(4096);
-        FaultView::new(TaskId(0), RegionId(0), vma, VirtPage(u64::from(offset)), slot, 1024)
+        FaultView::new(TaskId(0), SpaceId(0), RegionId(0), vma, VirtPage(u64::from(offset)), slot, 1024)
     }
 
     #[test]

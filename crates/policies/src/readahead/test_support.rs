@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 use swapsim_core::{
-    DeviceId, FaultView, Feedback, Readahead, ReadaheadPlan, RegionId, SwapSlot, TaskId, VirtPage,
+    DeviceId, FaultView, Feedback, Readahead, ReadaheadPlan, RegionId, SpaceId, SwapSlot, TaskId, VirtPage,
 };
 
 /// Slots on the test device, header included.
@@ -12,7 +12,15 @@ const DEVICE_SLOTS: u32 = 1024;
 /// A fault on region 0 (`[0, 4096)`), device 0, with the default `page_cluster` of 3.
 pub(super) fn fault_at(offset: u32, vpage: u64) -> FaultView {
     let slot = SwapSlot { device: DeviceId(0), offset };
-    FaultView::new(TaskId(0), RegionId(0), VirtPage(0)..VirtPage(4096), VirtPage(vpage), slot, DEVICE_SLOTS)
+    FaultView::new(
+        TaskId(0),
+        SpaceId(0),
+        RegionId(0),
+        VirtPage(0)..VirtPage(4096),
+        VirtPage(vpage),
+        slot,
+        DEVICE_SLOTS,
+    )
 }
 
 /// Renders a plan compactly: `target`, `slots 8..=15` or `pages 8..=15`, with the page count.

@@ -1,8 +1,13 @@
 use super::*;
-use swapsim_core::{DeviceId, Feedback, SwapSlot, TaskId};
+use swapsim_core::{DeviceId, Feedback, SpaceId, SwapSlot};
 
 fn refault(activated: bool, order: u8) -> Feedback {
-    Feedback::Refault { task: TaskId(0), slot: SwapSlot { device: DeviceId(0), offset: 1 }, activated, order }
+    Feedback::Refault {
+        space: SpaceId(0),
+        slot: SwapSlot { device: DeviceId(0), offset: 1 },
+        activated,
+        order,
+    }
 }
 
 #[test]

@@ -2,13 +2,14 @@
 //! zram whose entry has one reference reads straight into a new folio, possibly a large
 //! one, without readahead or the swap cache, and frees the slots once the folio is mapped.
 
-use super::charge::Alloc;
-use super::{Simulation, Step, Wait};
+use super::charge::{Alloc, OnShortage};
+use super::wait::{Step, Wait};
+use super::World;
 use crate::block::Bio;
 use crate::device::IoDir;
 use crate::engine::fault::SwapIn;
-use crate::ids::{Pfn, TaskId};
-use crate::lru::Placement;
+use crate::ids::Pfn;
+use crate::lru::{Origin, Placement};
 use crate::mm::pagetable::{PageId, Pte};
 use crate::mm::swap::CacheEntry;
 use crate::mm::zswap::Backend;
@@ -16,14 +17,14 @@ use crate::policy::zswap::ZswapSwapin;
 use crate::policy::Feedback;
 use crate::time::SimTime;
 
-impl Simulation {
+impl World {
     /// Swaps in the folio around `f`'s page from a synchronous device, in this context.
     pub(super) fn swapin_bypass(&mut self, f: SwapIn, start: SimTime) -> Step {
         let SwapIn { t, space, page, region_idx, vpage, slot, write, .. } = f;
         let large = self.alloc_swap_folio(space, region_idx, vpage, slot);
         let (head, first_page, first_slot, order) = match large {
             Some(l) => (l.head, l.first_page, l.first_slot.expect("a swap folio has slots"), l.order),
-            None => match self.alloc_frame(t, true) {
+            None => match self.alloc_frame(t, OnShortage::Wait) {
                 Alloc::Got(p) => (p, page, slot, 0),
                 Alloc::Wait => return Step::Blocked(Wait::Writeback),
                 Alloc::Oom => return Step::Oom,
@@ -40,17 +41,16 @@ impl Simulation {
         self.mm.spend(self.mm.cfg.cpu.fault_ns);
         let placement = match self.mm.swap.cache_entry(first_slot) {
             CacheEntry::Shadow(shadow) => {
-                let placement = self.lru.refault(&mut self.mm, head, shadow, true);
+                let placement = self.lru.refault(&mut self.mm, head, shadow, Origin::Fault);
                 let activated = placement == Placement::Active;
-                let feedback =
-                    Feedback::Refault { task: TaskId(space as u32), slot: first_slot, activated, order };
+                let feedback = Feedback::Refault { space, slot: first_slot, activated, order };
                 self.policies.readahead.observe(&feedback);
                 self.policies.swapin.observe(&feedback);
                 placement
             }
             _ => Placement::Inactive,
         };
-        self.lru.add(&mut self.mm, head, placement, true);
+        self.lru.add(&mut self.mm, head, placement, Origin::Fault);
         // swap_read_folio: the zero map and zswap first (a large folio is never read from
         // either: alloc_swap_folio keeps order 0 once zswap exists, and refuses mixed
         // zero-map ranges). Not in the swap cache, so a zswap entry stays until the slot
@@ -65,8 +65,7 @@ impl Simulation {
             self.mm.spend(self.mm.cfg.cpu.swapin_submit_ns);
             // One bio for the whole folio; zram decompresses it page by page.
             let bio = Bio { device: slot.device, dir: IoDir::Read, offset: first_slot.offset, pfn: head };
-            let now = self.mm.now;
-            self.mm.now = self.mm.block.submit_sync_pages(bio, nr, now);
+            self.mm.submit_sync(bio, nr);
         }
         for i in 0..nr {
             let (p, pfn) = (PageId(first_page.0 + i), Pfn(head.0 + i));
@@ -81,7 +80,7 @@ impl Simulation {
             self.mm.mthp.at(order).swpin += 1;
         }
         self.mm.spend(self.mm.cfg.cpu.swapin_map_ns);
-        self.lat_major.record(self.mm.now.since(start).0);
+        self.lat_major.record(self.mm.now().since(start).0);
         Step::Done
     }
 }

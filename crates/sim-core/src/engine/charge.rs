@@ -5,28 +5,38 @@
 //! satisfied while writes are in flight blocks the task until a write completes and then
 //! retries.
 
-use super::reclaim::MAX_RECLAIM_RETRIES;
-use super::task::{TaskKind, TaskState};
-use super::{Simulation, Wait};
-use crate::ids::Pfn;
+use super::task::TaskState;
+use super::wait::Wait;
+use super::World;
+use crate::ids::{Pfn, TaskId};
 use crate::mm::frames::flag;
-use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
+use crate::mm::vmscan::{Reclaimer, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::report::Outcome;
 
 /// Result of trying to get a charged frame.
 pub(crate) enum Alloc {
     Got(Pfn),
-    /// Nothing reclaimable now, but writeback is in flight: wait for it and retry.
+    /// Nothing reclaimable now, but writeback is in flight: wait for it and retry (or,
+    /// under [`OnShortage::Skip`], go without).
     Wait,
     /// Out of memory and swap.
     Oom,
 }
 
-impl Simulation {
+/// What a caller of [`World::alloc_frame`] does when memory is short and reclaim made no
+/// progress: wait for writeback (a fault's own page), or skip the page (a readahead
+/// neighbour, which is not worth blocking for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnShortage {
+    Wait,
+    Skip,
+}
+
+impl World {
     /// Charges the memory cgroup and takes a frame, reclaiming as the kernel would
-    /// (`try_charge_memcg`, then the page allocator's watermark checks). With
-    /// `may_wait` false the caller skips the page instead of blocking.
-    pub(super) fn alloc_frame(&mut self, t: usize, may_wait: bool) -> Alloc {
+    /// (`try_charge_memcg`, then the page allocator's watermark checks). Under
+    /// [`OnShortage::Skip`] the caller skips the page instead of blocking.
+    pub(super) fn alloc_frame(&mut self, t: TaskId, on_shortage: OnShortage) -> Alloc {
         let cpu = self.tasks[t].cpu;
         let owner = self.tasks[t].owner;
         let mut retries = 0;
@@ -36,15 +46,8 @@ impl Simulation {
                 let got = self.reclaim(owner, cpu, Reclaimer::Memcg, batch);
                 if self.mm.memcg_over() {
                     if got == 0 {
-                        if !may_wait {
-                            return Alloc::Wait;
-                        }
-                        if self.mm.nr_writeback > 0 {
-                            return Alloc::Wait;
-                        }
-                        retries += 1;
-                        if retries >= MAX_RECLAIM_RETRIES {
-                            return Alloc::Oom;
+                        if let Some(end) = self.no_progress(on_shortage, &mut retries) {
+                            return end;
                         }
                     }
                     continue;
@@ -58,41 +61,42 @@ impl Simulation {
                 self.mm.vmstat.allocstall_normal += 1;
                 let got = self.reclaim(owner, cpu, Reclaimer::Direct, SWAP_CLUSTER_MAX);
                 let free = self.mm.frames.free_pages();
-                if got == 0 && free <= self.mm.wmark.min {
-                    match (may_wait, self.mm.nr_writeback > 0) {
-                        // A neighbour may still take one of the last frames above zero.
-                        (false, _) if free > 0 => {}
-                        (false, _) | (true, true) => return Alloc::Wait,
-                        (true, false) => {
-                            retries += 1;
-                            if retries >= MAX_RECLAIM_RETRIES {
-                                return Alloc::Oom;
-                            }
-                            continue;
-                        }
+                // A neighbour may still take one of the last frames above zero.
+                let last_frames = on_shortage == OnShortage::Skip && free > 0;
+                if got == 0 && free <= self.mm.wmark.min && !last_frames {
+                    match self.no_progress(on_shortage, &mut retries) {
+                        Some(end) => return end,
+                        None => continue,
                     }
                 }
             }
             match self.mm.frames.alloc() {
                 Some(p) => {
-                    self.mm.memcg_usage += 1;
+                    self.mm.charge(1);
                     return Alloc::Got(p);
                 }
                 None => {
-                    if !may_wait || self.mm.nr_writeback > 0 {
-                        return Alloc::Wait;
-                    }
-                    retries += 1;
-                    if retries >= MAX_RECLAIM_RETRIES {
-                        return Alloc::Oom;
+                    if let Some(end) = self.no_progress(on_shortage, &mut retries) {
+                        return end;
                     }
                 }
             }
         }
     }
 
+    /// A charge made no progress: skip the page or wait while writeback may free some,
+    /// else try again, up to `MAX_RECLAIM_RETRIES` times before the OOM killer. `None`:
+    /// try again.
+    fn no_progress(&self, on_shortage: OnShortage, retries: &mut u32) -> Option<Alloc> {
+        if on_shortage == OnShortage::Skip || self.mm.nr_writeback() > 0 {
+            return Some(Alloc::Wait);
+        }
+        *retries += 1;
+        (*retries >= MAX_RECLAIM_RETRIES).then_some(Alloc::Oom)
+    }
+
     /// The OOM killer: records the outcome and releases the task's memory and swap.
-    pub(super) fn oom_kill(&mut self, t: usize) {
+    pub(super) fn oom_kill(&mut self, t: TaskId) {
         self.mm.vmstat.oom_kill += 1;
         let at = self.tasks[t].clock;
         if self.outcome.is_none() {
@@ -101,8 +105,8 @@ impl Simulation {
         }
         // The whole process goes: every task sharing the address space.
         let space = self.tasks[t].space;
-        for u in 0..self.tasks.len() {
-            if self.tasks[u].space != space || !matches!(self.tasks[u].kind, TaskKind::User) {
+        for u in (0..self.tasks.len()).map(TaskId::from_index) {
+            if self.tasks[u].space != space || !self.tasks[u].is_user() {
                 continue;
             }
             // A killed task is never woken: whatever it slept on, it sleeps no more.

@@ -22,23 +22,23 @@
 //! dense PTE store (mm/pagetable.rs) has no free list yet; a long job queue therefore
 //! costs the host 8 bytes per page any job ever touched.
 
-use super::task::{TaskKind, TaskState};
-use super::Simulation;
-use crate::ids::Pfn;
-use crate::lru::Placement;
+use super::task::TaskState;
+use super::World;
+use crate::ids::{Pfn, SpaceId, TaskId};
+use crate::lru::{Origin, Placement};
 use crate::mm::frames::flag;
 use crate::mm::pagetable::{Pte, PteState};
 
-impl Simulation {
+impl World {
     /// `exit_mm`: task `t` has ended and drops its use of its address space; the last
     /// user tears the space down. A task that has not started yet still counts as a user,
     /// as a thread created by the process would.
-    pub(super) fn exit_mm(&mut self, t: usize) {
+    pub(super) fn exit_mm(&mut self, t: TaskId) {
         let space = self.tasks[t].space;
         let in_use = self.tasks.iter().enumerate().any(|(u, task)| {
-            u != t
+            u != t.index()
                 && task.space == space
-                && matches!(task.kind, TaskKind::User)
+                && task.is_user()
                 && !matches!(task.state, TaskState::Done | TaskState::Killed)
         });
         if !in_use {
@@ -49,7 +49,7 @@ impl Simulation {
     /// `exit_mmap`: releases every page of address space `space`. Its PTEs are left
     /// empty; frames, swap references and swap-cache-only folios are released as the
     /// module documentation describes.
-    pub(super) fn exit_mmap(&mut self, space: usize) {
+    pub(super) fn exit_mmap(&mut self, space: SpaceId) {
         for page in self.mm.pt.space_pages(space) {
             match self.mm.pt.pte(page).state() {
                 PteState::Present(pfn) => {
@@ -83,7 +83,7 @@ impl Simulation {
         if let Some(slot) = self.mm.frames.swap_slot(head) {
             if (0..nr).any(|i| self.mm.swap.count(slot.nth(i)) > 0) {
                 // Another reference keeps a slot; leave the folio cached.
-                self.lru.add(&mut self.mm, head, Placement::Inactive, false);
+                self.lru.add(&mut self.mm, head, Placement::Inactive, Origin::Other);
                 return;
             }
             for i in 0..nr {

@@ -14,56 +14,47 @@
 //! first otherwise (the kernel maps the one page of a partly mapped folio); swapoff on a
 //! synchronous device goes through the swap cache.
 
-use super::charge::Alloc;
-use super::{Simulation, Step, Wait};
+use super::charge::{Alloc, OnShortage};
+use super::wait::{FaultKind, PendingFault, Step, SwapinBy, Wait};
+use super::World;
 use crate::block::Bio;
+use crate::block::PlugOwner;
 use crate::config::SwapoffHits;
 use crate::device::IoDir;
 use crate::error::SimError;
-use crate::ids::{Pfn, SwapSlot, TaskId, VirtPage};
-use crate::lru::Placement;
+use crate::ids::{Pfn, SpaceId, SwapSlot, TaskId, VirtPage};
+use crate::lru::{Origin, Placement};
 use crate::mm::frames::flag;
 use crate::mm::pagetable::{MapError, PageId, Pte, PteState};
 use crate::mm::zswap::Backend;
 use crate::policy::readahead::{FaultView, ReadaheadPlan};
 use crate::policy::zswap::ZswapSwapin;
 use crate::policy::Feedback;
-use crate::time::SimTime;
 use crate::workload::Access;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FaultKind {
-    Major,
-    Minor,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PendingFault {
-    pub(crate) page: PageId,
-    pub(crate) slot: SwapSlot,
-    pub(crate) write: bool,
-    pub(crate) start: SimTime,
-    pub(crate) kind: FaultKind,
-    /// Swapoff's `unuse_pte` rather than a fault: the PTE is installed old and the slot
-    /// freed, and no fault is counted.
-    pub(crate) unuse: bool,
-}
-
 /// A swap-in to perform: by task `t` (whose CPU and plug are used) of `page` in address
-/// space `space`.
+/// space `space`, for a fault or for swapoff.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SwapIn {
-    pub(crate) t: usize,
-    pub(crate) space: usize,
+    pub(crate) t: TaskId,
+    pub(crate) space: SpaceId,
     pub(crate) page: PageId,
     pub(crate) region_idx: usize,
     pub(crate) vpage: VirtPage,
     pub(crate) slot: SwapSlot,
     pub(crate) write: bool,
-    pub(crate) swapoff: bool,
+    pub(crate) by: SwapinBy,
 }
 
-impl Simulation {
+/// Which page of a swap-in's window a read is for: the faulting one, which the fault
+/// waits on and maps, or a readahead neighbour, which goes to the swap cache only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReadRole {
+    Target,
+    Neighbour,
+}
+
+impl World {
     /// The fast path of an access: when `peeked`, the access's page as `next_access` found
     /// it when it prefetched the PTE, is resident and the LRU does not follow accesses,
     /// sets the PTE's accessed (and for a store dirty) bit and returns true; otherwise
@@ -82,7 +73,7 @@ impl Simulation {
     }
 
     /// Handles one access by task `t`, which did not take [`Simulation::resident_hit`].
-    pub(super) fn access(&mut self, t: usize, a: Access) -> Result<Step, SimError> {
+    pub(super) fn access(&mut self, t: TaskId, a: Access) -> Result<Step, SimError> {
         let space = self.tasks[t].space;
         let look = match self.mm.pt.lookup(space, a.vpage) {
             Some(l) => l,
@@ -141,19 +132,19 @@ impl Simulation {
                 vpage: a.vpage,
                 slot,
                 write: a.write,
-                swapoff: false,
+                by: SwapinBy::Fault,
             })),
         }
     }
 
     /// Tells the LRU (OPT) when task `t`'s current access to `page` is followed by the
     /// next one to it, as the task's stream says.
-    fn tell_next_use(&mut self, t: usize, page: PageId) {
+    fn tell_next_use(&mut self, t: TaskId, page: PageId) {
         let next_use = self.tasks[t].next_use;
         self.lru.next_use(&mut self.mm, page, next_use);
     }
 
-    pub(super) fn map_error(&self, t: usize, vpage: VirtPage, e: MapError) -> SimError {
+    pub(super) fn map_error(&self, t: TaskId, vpage: VirtPage, e: MapError) -> SimError {
         SimError::Setup(format!("task {}: cannot map virtual page {:#x}: {e:?}", self.tasks[t].name, vpage.0))
     }
 
@@ -161,13 +152,13 @@ impl Simulation {
     /// a write, which is always order 0). `at` is the region and virtual page of an
     /// untouched PTE, where a large folio may be allocated. Every PTE of the new folio is
     /// mapped young and dirty, as x86 page protections and a write fault make them.
-    pub(super) fn anon_fault(&mut self, t: usize, page: PageId, at: Option<(usize, VirtPage)>) -> Step {
-        let start = self.mm.now;
+    pub(super) fn anon_fault(&mut self, t: TaskId, page: PageId, at: Option<(usize, VirtPage)>) -> Step {
+        let start = self.mm.now();
         let space = self.tasks[t].space;
         let large = at.and_then(|(region_idx, vpage)| self.alloc_anon_folio(space, region_idx, vpage));
         let (head, first, nr) = match large {
             Some(l) => (l.head, l.first_page, 1u32 << l.order),
-            None => match self.alloc_frame(t, true) {
+            None => match self.alloc_frame(t, OnShortage::Wait) {
                 Alloc::Got(p) => (p, page, 1),
                 Alloc::Wait => return Step::Blocked(Wait::Writeback),
                 Alloc::Oom => return Step::Oom,
@@ -180,8 +171,8 @@ impl Simulation {
             *self.mm.pt.pte_mut(p) = Pte::present(pfn, true, true);
             self.mm.frames.set_owner(pfn, Some(p));
         }
-        self.lru.add(&mut self.mm, head, Placement::Inactive, true);
-        self.lat_anon.record(self.mm.now.since(start).0);
+        self.lru.add(&mut self.mm, head, Placement::Inactive, Origin::Fault);
+        self.lat_anon.record(self.mm.now().since(start).0);
         Step::Done
     }
 
@@ -189,16 +180,17 @@ impl Simulation {
     /// fault; a miss reads the page and its readahead window and blocks the task until the
     /// target's read completes.
     pub(super) fn swap_fault(&mut self, f: SwapIn) -> Step {
-        let SwapIn { t, space, page, region_idx, vpage, slot, write, swapoff } = f;
+        let SwapIn { t, space, page, region_idx, vpage, slot, write, by } = f;
         self.swapped_in = true;
         // Swapoff is not a fault: no fault counters, and the readahead bookkeeping on a
         // hit only if the kernel modelled credits it.
-        let credit_hits = !swapoff || self.mm.cfg.swap.swapoff_readahead_hits == SwapoffHits::Credited;
-        let start = self.mm.now;
+        let credit_hits =
+            by == SwapinBy::Fault || self.mm.cfg.swap.swapoff_readahead_hits == SwapoffHits::Credited;
+        let start = self.mm.now();
         let owner = self.tasks[t].owner;
-        let region = self.mm.pt.spaces[space].regions[region_idx].id;
+        let region = self.mm.pt.spaces[space.index()].regions[region_idx].id;
         if let Some(pfn) = self.mm.swap.cached_frame(slot) {
-            if !swapoff {
+            if by == SwapinBy::Fault {
                 self.mm.vmstat.pgfault += 1;
                 self.mm.spend(self.mm.cfg.cpu.fault_ns);
             }
@@ -209,19 +201,20 @@ impl Simulation {
                 }
                 self.policies.readahead.observe(&Feedback::SwapCacheHit { region, vpage, readahead });
             }
-            let (pfn, page, slot) = self.prepare_cached_large(pfn, page, slot, swapoff);
-            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor, unuse: swapoff };
+            let (pfn, page, slot) = self.prepare_cached_large(pfn, page, slot, by);
+            let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor, by };
             if self.mm.frames.test(pfn, flag::LOCKED) {
                 self.mm.frames.set(pfn, flag::WAITED);
                 return Step::Blocked(Wait::Frame { pfn, fault });
             }
-            self.finish_swap_fault(pfn, fault, self.mm.now);
+            self.finish_swap_fault(pfn, fault);
             return Step::Done;
         }
-        if !swapoff && self.mm.block.is_synchronous(slot.device) && self.mm.swap.count(slot) == 1 {
+        if by == SwapinBy::Fault && self.mm.block.is_synchronous(slot.device) && self.mm.swap.count(slot) == 1
+        {
             return self.swapin_bypass(f, start);
         }
-        let target = match self.alloc_frame(t, true) {
+        let target = match self.alloc_frame(t, OnShortage::Wait) {
             Alloc::Got(p) => p,
             Alloc::Wait => return Step::Blocked(Wait::Writeback),
             Alloc::Oom => return Step::Oom,
@@ -230,13 +223,14 @@ impl Simulation {
             // The charge's reclaim wrote this page back from zswap.
             return self.hit_after_all(target, f);
         }
-        if !swapoff {
+        if by == SwapinBy::Fault {
             self.mm.spend(self.mm.cfg.cpu.fault_ns);
         }
         let view = {
-            let r = &self.mm.pt.spaces[space].regions[region_idx];
+            let r = &self.mm.pt.spaces[space.index()].regions[region_idx];
             FaultView {
-                task: TaskId(space as u32),
+                task: t,
+                space,
                 region,
                 region_start: r.start,
                 region_end: r.end(),
@@ -245,10 +239,10 @@ impl Simulation {
                 offset: slot.offset,
                 device_slots: self.mm.swap.devices[slot.device.0 as usize].max(),
                 page_cluster: self.mm.cfg.swap.page_cluster,
-                swapoff,
+                swapoff: by == SwapinBy::Swapoff,
             }
         };
-        let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major, unuse: swapoff };
+        let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major, by };
         // The task will sleep on the target; a read that completes early (a plug flushed
         // by size, then polled by nested reclaim) must still wake it.
         self.mm.frames.set(target, flag::WAITED);
@@ -256,20 +250,19 @@ impl Simulation {
             // Swapoff on a synchronous device reads only the faulting page, through the
             // swap cache, in this context.
             self.mm.frames.clear(target, flag::WAITED);
-            if self.read_swap_cache(owner, space, slot, target, true, !swapoff) {
-                let now = self.mm.now;
+            if self.read_swap_cache(owner, space, slot, target, ReadRole::Target, by) {
                 let bio = Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn: target };
-                self.mm.now = self.mm.block.submit_sync(bio, now);
+                self.mm.submit_sync(bio, 1);
             }
             self.mm.frames.clear(target, flag::LOCKED);
-            self.count_major(swapoff);
-            self.finish_swap_fault(target, fault, self.mm.now);
+            self.count_major(by);
+            self.finish_swap_fault(target, fault);
             return Step::Done;
         }
         let plan = self.policies.readahead.plan(&view);
         let mut window = std::mem::take(&mut self.window_scratch);
         self.window(space, region_idx, slot, plan, &mut window);
-        self.mm.block.start_plug(owner);
+        self.mm.start_plug(owner);
         let mut target_read = true;
         let mut target_cached = false;
         for &s in &window {
@@ -278,33 +271,32 @@ impl Simulation {
                 // target back into the swap cache: __read_swap_cache_async finds it there.
                 target_cached = self.mm.swap.cached_frame(slot).is_some();
                 if !target_cached {
-                    target_read = self.read_swap_cache(owner, space, s, target, true, !swapoff);
+                    target_read = self.read_swap_cache(owner, space, s, target, ReadRole::Target, by);
                 }
             } else if self.mm.swap.wants_read(s) {
                 // A neighbour: skip it rather than block if memory is short.
-                if let Alloc::Got(pfn) = self.alloc_frame(t, false) {
+                if let Alloc::Got(pfn) = self.alloc_frame(t, OnShortage::Skip) {
                     if !self.mm.swap.wants_read(s) {
                         // The charge's reclaim freed the slot or brought it into the
                         // swap cache (zswap writeback) meanwhile.
                         self.mm.free_frame(pfn);
                         continue;
                     }
-                    self.read_swap_cache(owner, space, s, pfn, false, !swapoff);
+                    self.read_swap_cache(owner, space, s, pfn, ReadRole::Neighbour, by);
                 }
             }
         }
         window.clear();
         self.window_scratch = window;
-        let now = self.mm.now;
-        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+        self.mm.finish_plug(owner);
         if target_cached {
             return self.hit_after_all(target, f);
         }
-        self.count_major(swapoff);
+        self.count_major(by);
         if !target_read {
             // The target came from the zero map or zswap: no wait.
             self.mm.frames.clear(target, flag::LOCKED | flag::WAITED);
-            self.finish_swap_fault(target, fault, self.mm.now);
+            self.finish_swap_fault(target, fault);
             return Step::Done;
         }
         Step::Blocked(Wait::Frame { pfn: target, fault })
@@ -321,8 +313,8 @@ impl Simulation {
     }
 
     /// Counts a swap fault that missed the swap cache (swapoff counts none).
-    fn count_major(&mut self, swapoff: bool) {
-        if !swapoff {
+    fn count_major(&mut self, by: SwapinBy) {
+        if by == SwapinBy::Fault {
             self.mm.vmstat.pgfault += 1;
             self.mm.vmstat.pgmajfault += 1;
         }
@@ -331,16 +323,15 @@ impl Simulation {
     /// Inserts frame `pfn` into the swap cache for `slot` (`add_to_swap_cache` in
     /// `__read_swap_cache_async`) and puts it on the LRU, where a shadow left in the slot
     /// says (`workingset_refault`). Returns whether the slot held a shadow and the refault
-    /// activated the folio. `in_fault`: the caller is a page fault rather than swapoff
-    /// or zswap's writeback.
-    pub(super) fn swap_cache_add(&mut self, slot: SwapSlot, pfn: Pfn, in_fault: bool) -> Option<bool> {
+    /// activated the folio. `origin`: a page fault, or swapoff or zswap's writeback.
+    pub(super) fn swap_cache_add(&mut self, slot: SwapSlot, pfn: Pfn, origin: Origin) -> Option<bool> {
         let shadow = self.mm.swap.cache_insert(slot, pfn);
         self.mm.frames.set_swap_slot(pfn, Some(slot));
         let placement = match shadow {
-            Some(s) => self.lru.refault(&mut self.mm, pfn, s, in_fault),
+            Some(s) => self.lru.refault(&mut self.mm, pfn, s, origin),
             None => Placement::Inactive,
         };
-        self.lru.add(&mut self.mm, pfn, placement, in_fault);
+        self.lru.add(&mut self.mm, pfn, placement, origin);
         shadow.map(|_| placement == Placement::Active)
     }
 
@@ -348,7 +339,7 @@ impl Simulation {
     /// the device (cluster plans) or to chunks that exist (VMA plans).
     pub(super) fn window(
         &self,
-        space: usize,
+        space: SpaceId,
         region_idx: usize,
         target: SwapSlot,
         plan: ReadaheadPlan,
@@ -387,21 +378,26 @@ impl Simulation {
     /// owner `owner`, for address space `space`. A page the zero map or zswap supplies is
     /// ready on return, and the result is false; otherwise the device read is submitted
     /// (asynchronous devices) or left to the caller (synchronous ones), and the result is
-    /// true. A ready readahead neighbour is unlocked; a ready `target` stays locked until
+    /// true. A ready readahead neighbour is unlocked; a ready target stays locked until
     /// the caller maps it: the fault holds a reference to it, so that the reclaim which
     /// the neighbours' charges may run cannot free it in between.
     pub(super) fn read_swap_cache(
         &mut self,
-        owner: usize,
-        space: usize,
+        owner: PlugOwner,
+        space: SpaceId,
         slot: SwapSlot,
         pfn: Pfn,
-        target: bool,
-        in_fault: bool,
+        role: ReadRole,
+        by: SwapinBy,
     ) -> bool {
+        let target = role == ReadRole::Target;
         self.mm.frames.set(pfn, flag::LOCKED);
-        if let Some(activated) = self.swap_cache_add(slot, pfn, in_fault) {
-            let feedback = Feedback::Refault { task: TaskId(space as u32), slot, activated, order: 0 };
+        let origin = match by {
+            SwapinBy::Fault => Origin::Fault,
+            SwapinBy::Swapoff => Origin::Other,
+        };
+        if let Some(activated) = self.swap_cache_add(slot, pfn, origin) {
+            let feedback = Feedback::Refault { space, slot, activated, order: 0 };
             self.policies.readahead.observe(&feedback);
             self.policies.swapin.observe(&feedback);
         }
@@ -425,29 +421,24 @@ impl Simulation {
         if self.mm.block.is_synchronous(slot.device) {
             return true;
         }
-        let now = self.mm.now;
-        self.mm.block.submit(
-            owner,
-            Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn },
-            now,
-            &mut self.mm.dispatched,
-        );
+        self.mm.submit(owner, Bio { device: slot.device, dir: IoDir::Read, offset: slot.offset, pfn });
         true
     }
 
-    pub(super) fn finish_swap_fault(&mut self, pfn: Pfn, f: PendingFault, start_map: SimTime) {
-        self.mm.now = start_map;
+    /// Maps the folio at `pfn` for the swap-in `f` its task waited on (or that found it
+    /// ready), in the acting context, from its current time.
+    pub(super) fn finish_swap_fault(&mut self, pfn: Pfn, f: PendingFault) {
         if self.mm.pt.pte(f.page).state() != PteState::Swap(f.slot) {
             // Another task waiting on the same folio mapped it first: this one finds the
             // PTE changed (`pte_same` fails in do_swap_page and unuse_pte) and maps
             // nothing; a fault's access is then retried and finds the page present.
-            if !f.unuse {
+            if f.by == SwapinBy::Fault {
                 self.mm.pt.pte_mut(f.page).touch(f.write);
                 self.record_fault_latency(f);
             }
             return;
         }
-        if f.unuse {
+        if f.by == SwapinBy::Swapoff {
             self.mm.unuse_pte(f.page, pfn, f.slot);
             return;
         }
@@ -456,7 +447,7 @@ impl Simulation {
     }
 
     fn record_fault_latency(&mut self, f: PendingFault) {
-        let lat = self.mm.now.since(f.start).0;
+        let lat = self.mm.now().since(f.start).0;
         match f.kind {
             FaultKind::Major => self.lat_major.record(lat),
             FaultKind::Minor => self.lat_minor.record(lat),

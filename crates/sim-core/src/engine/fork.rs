@@ -1,7 +1,7 @@
 //! Forking a simulation: one run's state copied into several that continue apart, so that
 //! variants sharing a long common beginning (a fill, a hibernation) simulate it once.
 
-use super::{Setup, Simulation};
+use super::{Setup, Simulation, World};
 use crate::error::SimError;
 use crate::event::Event;
 
@@ -10,7 +10,7 @@ impl Simulation {
     /// not yet started. Returns `Ok(false)` when the run ended first.
     pub fn run_until_op(&mut self, i: usize) -> Result<bool, SimError> {
         loop {
-            if matches!(self.mm.queue.peek(), Some((_, &Event::Timeline(j))) if j as usize == i) {
+            if matches!(self.world.mm.queue.peek(), Some((_, &Event::Timeline(j))) if j as usize == i) {
                 return Ok(true);
             }
             if !self.step()? {
@@ -21,64 +21,32 @@ impl Simulation {
 
     /// A copy of the simulation as it stands, which continues on its own: stepping either
     /// leaves the other as it was, and each gives the report it would have given alone.
+    /// The world is cloned; each stream is copied through [`crate::AccessSource::fork`].
     ///
     /// Fails, naming the task, when a user task still reads a stream that cannot be copied
-    /// ([`crate::AccessSource::fork`]) or holds a read error not yet delivered. Tasks that
-    /// have ended no longer need theirs.
+    /// or holds a read error not yet delivered. Tasks that have ended no longer need theirs.
     pub fn fork(&self) -> Result<Simulation, SimError> {
-        let tasks = self
-            .tasks
+        let streams = self
+            .streams
             .iter()
-            .map(|t| {
-                t.fork().ok_or_else(|| {
+            .zip(&self.world.tasks)
+            .map(|(stream, task)| {
+                stream.fork(task.ended_at.is_some()).ok_or_else(|| {
                     SimError::Setup(format!(
                         "cannot fork the simulation: task {} reads a stream that does not fork",
-                        t.name
+                        task.name
                     ))
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Simulation {
-            mm: self.mm.clone(),
-            lru: self.lru.clone(),
-            track_access: self.track_access,
-            track_next_use: self.track_next_use,
-            policies: self.policies.clone(),
-            tasks,
-            sleepers: self.sleepers,
-            cpus: self.cpus.clone(),
-            kswapd: self.kswapd.clone(),
-            accesses: self.accesses,
-            outcome: self.outcome.clone(),
-            lat_major: self.lat_major.clone(),
-            lat_minor: self.lat_minor.clone(),
-            lat_anon: self.lat_anon.clone(),
-            end: self.end,
-            kswapd_owner: self.kswapd_owner,
-            zswap_owner: self.zswap_owner,
-            zswap_worker: self.zswap_worker.clone(),
-            timeline: self.timeline.clone(),
-            timeline_next: self.timeline_next,
-            op_running: self.op_running.clone(),
-            op_reports: self.op_reports.clone(),
-            paused: self.paused,
-            hibernation: self.hibernation.clone(),
-            workload_done: self.workload_done,
-            n_user_tasks: self.n_user_tasks,
-            n_ended: self.n_ended,
-            after_task: self.after_task.clone(),
-            after_ends: self.after_ends.clone(),
-            window_scratch: Vec::new(),
-            swapped_in: self.swapped_in,
-            swapin_knobs_set: self.swapin_knobs_set,
-        })
+        Ok(Simulation { world: self.world.clone(), streams })
     }
 
     /// Whether [`Simulation::retune_swapin`] may still give the simulation other swap-in
     /// knobs: no page has been swapped in yet (a swap fault or swapoff would have read
     /// them), and no timeline operation has set one (the retuned knobs would undo it).
     pub fn can_retune_swapin(&self) -> bool {
-        !self.swapped_in && !self.swapin_knobs_set
+        !self.world.swapped_in && !self.world.swapin_knobs_set
     }
 
     /// Gives a simulation that has not swapped anything in yet the swap-in knobs of
@@ -94,6 +62,13 @@ impl Simulation {
     /// Fails unless [`Simulation::can_retune_swapin`], or when `variant`'s configuration
     /// differs in anything else.
     pub fn retune_swapin(&mut self, variant: Setup) -> Result<(), SimError> {
+        self.world.retune_swapin(variant)
+    }
+}
+
+impl World {
+    /// [`Simulation::retune_swapin`].
+    fn retune_swapin(&mut self, variant: Setup) -> Result<(), SimError> {
         if self.swapped_in {
             return Err(SimError::Setup("cannot retune swap-in: pages were already swapped in".into()));
         }
@@ -126,10 +101,10 @@ impl Simulation {
         self.mm.cfg.swap.vma_ra_enabled = swap.vma_ra_enabled;
         self.policies.readahead = variant.policies.readahead;
         self.policies.swapin = variant.policies.swapin;
-        for (mine, theirs) in self.timeline.iter_mut().zip(variant.timeline) {
-            if mine.is_some() {
-                *mine = Some(theirs);
-            }
+        // The operations not started yet are the variant's own.
+        let next = self.timeline_next;
+        for (mine, theirs) in self.timeline.iter_mut().zip(variant.timeline).skip(next) {
+            *mine = theirs;
         }
         Ok(())
     }

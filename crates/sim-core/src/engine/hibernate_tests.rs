@@ -157,12 +157,12 @@ fn uncompressed_images_are_a_page_per_page_plus_the_map() {
 #[test]
 fn resume_restores_memory_and_swapped_pages_fault_back() {
     let sim = run(machine(Some(32_768)), false, 10_000, vec![hibernate(None), resume()]);
-    let frames_at_end = sim.mm.frames.used();
+    let frames_at_end = sim.world.mm.frames.used();
     // The task ran one access past the checkpoint before the freeze (a resident reread of
     // page 0, which the shrink then pushed out); every page reread after the resume is
     // resident again.
     let swapped: Vec<usize> = (0..10_000)
-        .filter(|&i| matches!(sim.mm.pt.ptes[i].state(), crate::mm::pagetable::PteState::Swap(_)))
+        .filter(|&i| matches!(sim.world.mm.pt.ptes[i].state(), crate::mm::pagetable::PteState::Swap(_)))
         .collect();
     assert_eq!(swapped, [0]);
     let (r, ops) = reports(sim);

@@ -2,26 +2,36 @@
 //! others. Tests call it after every event; the `strict-invariants` feature makes `run` do
 //! the same.
 
+use super::job::{Image, Job};
 use super::task::{TaskKind, TaskState};
-use super::{Simulation, Wait};
+use super::wait::Wait;
+use super::World;
 use crate::device::IoDir;
-use crate::ids::{DeviceId, Pfn, SwapSlot};
+use crate::ids::{DeviceId, Pfn, SpaceId, SwapSlot, TaskId};
 use crate::mm::frames::flag;
 use crate::mm::pagetable::{PageId, PteState};
 
-impl Simulation {
+impl World {
     /// Recounts every structure from scratch and checks that they agree: frames, LRU
     /// lists, swap slots, swap cache and page tables; every page is in exactly one place.
     /// Panics with a description on the first violation.
-    pub fn check_invariants(&self) {
+    pub(crate) fn check_invariants(&self) {
         let mm = &self.mm;
         mm.swap.check_invariants();
         self.lru.check_invariants(mm);
-        assert_eq!(mm.memcg_usage, mm.frames.used() + mm.zswap.charged_pages, "memcg usage vs frames in use");
-        if let Some(limit) = mm.memcg_limit {
+        assert_eq!(
+            mm.memcg_usage(),
+            mm.frames.used() + mm.zswap.charged_pages,
+            "memcg usage vs frames in use"
+        );
+        if let Some(limit) = mm.memcg_limit() {
             // zswap's writeback charges its folios past the limit (reclaim context).
             if !mm.zswap_on() {
-                assert!(mm.memcg_usage <= limit + 1, "memcg usage {} exceeds limit {limit}", mm.memcg_usage);
+                assert!(
+                    mm.memcg_usage() <= limit + 1,
+                    "memcg usage {} exceeds limit {limit}",
+                    mm.memcg_usage()
+                );
             }
         }
         if mm.zswap_on() {
@@ -58,22 +68,22 @@ impl Simulation {
             }
         }
         // A hibernation image holds its slots once each, with no folio, zero mark or
-        // zswap entry; while the machine is off, memory is exactly as at the snapshot.
-        if let Some(h) = &self.hibernation {
-            for &s in &h.slots {
-                assert_eq!(s.device, h.device, "image {s} off the resume device");
+        // zswap entry; from the snapshot until the thaw, memory is exactly as it was then.
+        for (image, complete) in self.images() {
+            for &s in &image.slots {
+                assert_eq!(s.device, image.device, "image {s} off the resume device");
                 refs[s.device.0 as usize][s.offset as usize] += 1;
                 assert!(mm.swap.cached_frame(s).is_none(), "image {s} has a swap-cache folio");
                 assert!(!mm.swap.is_zero(s), "image {s} is marked zero-filled");
                 assert!(mm.swap.zswap_entry(s).is_none(), "image {s} holds a zswap entry");
             }
-            if h.powered_off {
+            if complete {
                 assert_eq!(
-                    Some(self.fingerprint()),
-                    h.fingerprint,
+                    self.fingerprint(image.slots.len() as u64),
+                    image.fingerprint,
                     "memory changed while the machine was hibernated"
                 );
-                assert!(h.image_pages > 0 && !h.slots.is_empty(), "a hibernated machine without an image");
+                assert!(image.pages > 0 && !image.slots.is_empty(), "a hibernated machine without an image");
             }
         }
         for (d, dev_refs) in refs.iter().enumerate() {
@@ -149,7 +159,7 @@ impl Simulation {
                 );
             }
         }
-        assert_eq!(wb, mm.nr_writeback, "nr_writeback counter");
+        assert_eq!(wb, mm.nr_writeback(), "nr_writeback counter");
         assert!(
             self.tasks.iter().all(|t| t.state != TaskState::Runnable || t.wait.is_none()),
             "runnable task with a wait"
@@ -176,7 +186,7 @@ impl Simulation {
     /// and each CPU's live-task count match the tasks, and an address space whose every
     /// task exited holds no PTE.
     fn check_task_lifecycle(&self) {
-        let user = |t: &&super::task::Task| matches!(t.kind, TaskKind::User);
+        let user = |t: &&super::task::Task| t.is_user();
         let mut live = vec![0u32; self.cpus.len()];
         for (i, t) in self.tasks.iter().enumerate().filter(|(_, t)| user(t)) {
             if t.state == TaskState::Waiting {
@@ -186,7 +196,8 @@ impl Simulation {
                     t.name
                 );
                 assert!(
-                    self.cpus.iter().all(|c| c.current != Some(i) && !c.runq.contains(&i)),
+                    self.cpus.iter().all(|c| c.current != Some(TaskId::from_index(i))
+                        && !c.runq.contains(&TaskId::from_index(i))),
                     "waiting task {} is on a CPU",
                     t.name
                 );
@@ -194,7 +205,7 @@ impl Simulation {
             let ended = matches!(t.state, TaskState::Done | TaskState::Killed);
             assert_eq!(t.ended_at.is_some(), ended, "task {} end recorded vs state {:?}", t.name, t.state);
             if t.started_at.is_some() && !ended {
-                live[t.cpu] += 1;
+                live[t.cpu.index()] += 1;
             }
         }
         let n_ended = self.tasks.iter().filter(user).filter(|t| t.ended_at.is_some()).count();
@@ -202,7 +213,7 @@ impl Simulation {
         for (c, cpu) in self.cpus.iter().enumerate() {
             assert_eq!(cpu.live_users, live[c], "cpu {c}: live user tasks");
         }
-        for space in 0..self.mm.pt.spaces.len() {
+        for space in (0..self.mm.pt.spaces.len()).map(SpaceId::from_index) {
             let mut tasks = self.tasks.iter().filter(user).filter(|t| t.space == space).peekable();
             let exited = tasks.peek().is_some() && tasks.all(|t| t.exit_on_end && t.state == TaskState::Done);
             if exited {
@@ -216,6 +227,18 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// Every hibernation image that holds slots: the one on disk while the machine is off,
+    /// and those of hibernate and resume jobs, each with whether it is complete (written,
+    /// so that memory must match its fingerprint).
+    fn images(&self) -> impl Iterator<Item = (&Image, bool)> {
+        let jobs = self.tasks.iter().filter_map(|t| match &t.kind {
+            TaskKind::Kernel(Job::Hibernate(h)) => Some((&h.image, false)),
+            TaskKind::Kernel(Job::Resume(r)) => Some((&r.image, true)),
+            _ => None,
+        });
+        self.image.iter().map(|image| (image, true)).chain(jobs)
     }
 
     /// zswap: the entry table, LRU and pool agree, and every stored page is in zswap

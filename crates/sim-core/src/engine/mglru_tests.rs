@@ -30,20 +30,21 @@ fn resident(n: u64) -> (Simulation, MgLru, Vec<PageId>, Vec<Pfn>) {
     let cfg = mglru(4 * n + 1024, 4096);
     let mut sim = run_to_end(cfg.clone(), Box::new(NoReadahead), n, fill(n));
     let mut lru = MgLru::new(&cfg.lru_gen);
-    let pages: Vec<PageId> =
-        (0..n).map(|p| sim.mm.pt.existing_page(0, 0, VirtPage(p)).expect("written")).collect();
+    let pages: Vec<PageId> = (0..n)
+        .map(|p| sim.world.mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(p)).expect("written"))
+        .collect();
     let pfns: Vec<Pfn> = pages
         .iter()
-        .map(|&pg| match sim.mm.pt.pte(pg).state() {
+        .map(|&pg| match sim.world.mm.pt.pte(pg).state() {
             PteState::Present(pfn) => pfn,
             other => panic!("page {pg:?} is {other:?}"),
         })
         .collect();
     for &pfn in &pfns {
-        sim.lru.remove(&mut sim.mm, pfn);
-        lru.add(&mut sim.mm, pfn, Placement::Inactive, true);
+        sim.world.lru.remove(&mut sim.world.mm, pfn);
+        lru.add(&mut sim.world.mm, pfn, Placement::Inactive, crate::lru::Origin::Fault);
     }
-    lru.check_invariants(&sim.mm);
+    lru.check_invariants(&sim.world.mm);
     (sim, lru, pages, pfns)
 }
 
@@ -55,8 +56,8 @@ fn memcg_scan(sim: &Simulation) -> ScanControl {
         nr_scanned: 0,
         nr_reclaimed: 0,
         swappiness: 60,
-        owner: sim.tasks[0].owner,
-        cpu: 0,
+        owner: sim.world.tasks[0].owner,
+        cpu: crate::ids::CpuId(0),
         force_deactivate: false,
         skipped_deactivate: false,
     }
@@ -64,13 +65,13 @@ fn memcg_scan(sim: &Simulation) -> ScanControl {
 
 fn touch(sim: &mut Simulation, pages: &[PageId]) {
     for &p in pages {
-        sim.mm.pt.pte_mut(p).touch(false);
+        sim.world.mm.pt.pte_mut(p).touch(false);
     }
 }
 
 fn clear_young(sim: &mut Simulation, pages: &[PageId]) {
     for &p in pages {
-        sim.mm.pt.pte_mut(p).clear_accessed();
+        sim.world.mm.pt.pte_mut(p).clear_accessed();
     }
 }
 
@@ -79,22 +80,22 @@ fn a_page_used_between_two_agings_is_promoted() {
     let (mut sim, mut lru, pages, pfns) = resident(256);
     let (_, max) = lru.seqs();
     // A fault places a folio in the second-youngest generation.
-    assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.mm, p) == Some(max - 1)));
+    assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.world.mm, p) == Some(max - 1)));
     // The first aging finds every PTE young (just written), but a first detection only
     // marks the folio referenced, and clears the young bits.
-    lru.age(&mut sim.mm);
-    lru.check_invariants(&sim.mm);
-    assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.mm, p) == Some(max - 1)));
-    assert!(pfns.iter().all(|&p| sim.mm.frames.test(p, flag::REFERENCED)));
-    assert!(pages.iter().all(|&p| !sim.mm.pt.pte(p).accessed()));
+    lru.age(&mut sim.world.mm);
+    lru.check_invariants(&sim.world.mm);
+    assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.world.mm, p) == Some(max - 1)));
+    assert!(pfns.iter().all(|&p| sim.world.mm.frames.test(p, flag::REFERENCED)));
+    assert!(pages.iter().all(|&p| !sim.world.mm.pt.pte(p).accessed()));
     // Half the pages are used again; the second aging promotes exactly those, to the
     // generation that was youngest when it walked, and marks them as working set.
     touch(&mut sim, &pages[..128]);
     let walked_at = lru.seqs().1;
-    lru.age(&mut sim.mm);
-    lru.check_invariants(&sim.mm);
+    lru.age(&mut sim.world.mm);
+    lru.check_invariants(&sim.world.mm);
     for (i, &p) in pfns.iter().enumerate() {
-        let (seq, ws) = (lru.folio_seq(&sim.mm, p), sim.mm.frames.test(p, flag::WORKINGSET));
+        let (seq, ws) = (lru.folio_seq(&sim.world.mm, p), sim.world.mm.frames.test(p, flag::WORKINGSET));
         if i < 128 {
             assert_eq!((seq, ws), (Some(walked_at), true), "used page {i}");
         } else {
@@ -109,24 +110,30 @@ fn a_one_pass_scan_does_not_flood_the_young_generations() {
     // written): after two agings the scan is still in the oldest generation, and the
     // first eviction pass takes only scan pages.
     let (mut sim, mut lru, pages, pfns) = resident(256);
-    lru.age(&mut sim.mm);
+    lru.age(&mut sim.world.mm);
     touch(&mut sim, &pages[..128]);
-    lru.age(&mut sim.mm);
+    lru.age(&mut sim.world.mm);
     let (min, _) = lru.seqs();
-    assert!(pfns[128..].iter().all(|&p| lru.folio_seq(&sim.mm, p) == Some(min)), "the scan stays oldest");
-    assert!(pfns[..128].iter().all(|&p| lru.folio_seq(&sim.mm, p) > Some(min + 1)), "the hot set is young");
+    assert!(
+        pfns[128..].iter().all(|&p| lru.folio_seq(&sim.world.mm, p) == Some(min)),
+        "the scan stays oldest"
+    );
+    assert!(
+        pfns[..128].iter().all(|&p| lru.folio_seq(&sim.world.mm, p) > Some(min + 1)),
+        "the hot set is young"
+    );
     let mut sc = memcg_scan(&sim);
     let owner = sc.owner;
-    sim.mm.block.start_plug(owner);
-    let scanned = lru.evict(&mut sim.mm, &mut sc);
-    let now = sim.mm.now;
-    sim.mm.block.finish_plug(owner, now, &mut sim.mm.dispatched);
-    lru.check_invariants(&sim.mm);
+    sim.world.mm.start_plug(owner);
+    let scanned = lru.evict(&mut sim.world.mm, &mut sc);
+    sim.world.mm.finish_plug(owner);
+    lru.check_invariants(&sim.world.mm);
     assert!(scanned >= 64, "{scanned}");
-    let written: Vec<usize> = (0..256).filter(|&i| sim.mm.frames.swap_slot(pfns[i]).is_some()).collect();
+    let written: Vec<usize> =
+        (0..256).filter(|&i| sim.world.mm.frames.swap_slot(pfns[i]).is_some()).collect();
     assert_eq!(written.len(), 64, "one batch of MIN_LRU_BATCH pages went to swap");
     assert!(written.iter().all(|&i| i >= 128), "only scan pages: {written:?}");
-    assert_eq!(sim.mm.vmstat.pgactivate, 0);
+    assert_eq!(sim.world.mm.vmstat.pgactivate, 0);
 }
 
 #[test]
@@ -136,28 +143,28 @@ fn the_working_set_tier_is_protected_only_when_the_controller_says_so() {
         // Half the folios are working set; no PTE is young, so two agings leave every
         // folio in the oldest generation.
         for &p in &pfns[..64] {
-            sim.mm.frames.set(p, flag::WORKINGSET);
+            sim.world.mm.frames.set(p, flag::WORKINGSET);
         }
         clear_young(&mut sim, &pages);
-        lru.age(&mut sim.mm);
-        lru.age(&mut sim.mm);
+        lru.age(&mut sim.world.mm);
+        lru.age(&mut sim.world.mm);
         let (min, _) = lru.seqs();
-        assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.mm, p) == Some(min)));
+        assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.world.mm, p) == Some(min)));
         // Tier 0 refaults at 10 %; the working-set tier at 50 % (protect) or 10 %.
         let top = if protect { (500, 1_000) } else { (100, 1_000) };
         lru.set_feedback((1_000, 10_000), top);
         let mut sc = memcg_scan(&sim);
         let owner = sc.owner;
-        sim.mm.block.start_plug(owner);
-        lru.evict(&mut sim.mm, &mut sc);
-        let now = sim.mm.now;
-        sim.mm.block.finish_plug(owner, now, &mut sim.mm.dispatched);
-        lru.check_invariants(&sim.mm);
-        let ws_written = pfns[..64].iter().filter(|&&p| sim.mm.frames.swap_slot(p).is_some()).count();
-        let other_written = pfns[64..].iter().filter(|&&p| sim.mm.frames.swap_slot(p).is_some()).count();
+        sim.world.mm.start_plug(owner);
+        lru.evict(&mut sim.world.mm, &mut sc);
+        sim.world.mm.finish_plug(owner);
+        lru.check_invariants(&sim.world.mm);
+        let ws_written = pfns[..64].iter().filter(|&&p| sim.world.mm.frames.swap_slot(p).is_some()).count();
+        let other_written =
+            pfns[64..].iter().filter(|&&p| sim.world.mm.frames.swap_slot(p).is_some()).count();
         if protect {
             assert_eq!(ws_written, 0, "the working set was protected");
-            assert!(pfns[..64].iter().all(|&p| lru.folio_seq(&sim.mm, p) == Some(min + 1)));
+            assert!(pfns[..64].iter().all(|&p| lru.folio_seq(&sim.world.mm, p) == Some(min + 1)));
             assert_eq!(other_written, 64);
         } else {
             assert_eq!(ws_written + other_written, 64, "one batch, in list order");
@@ -174,26 +181,26 @@ fn a_young_folio_is_kept_once_then_activated_at_eviction() {
     // kept, put back out of the oldest generation. None is reclaimed.
     let (mut sim, mut lru, pages, pfns) = resident(64);
     clear_young(&mut sim, &pages);
-    lru.age(&mut sim.mm);
-    lru.age(&mut sim.mm);
+    lru.age(&mut sim.world.mm);
+    lru.age(&mut sim.world.mm);
     let (min, _) = lru.seqs();
-    assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.mm, p) == Some(min)));
+    assert!(pfns.iter().all(|&p| lru.folio_seq(&sim.world.mm, p) == Some(min)));
     for &p in &pfns[32..] {
-        sim.mm.frames.clear(p, flag::REFERENCED);
+        sim.world.mm.frames.clear(p, flag::REFERENCED);
     }
     for &p in &pfns[..32] {
-        sim.mm.frames.set(p, flag::REFERENCED);
+        sim.world.mm.frames.set(p, flag::REFERENCED);
     }
     touch(&mut sim, &pages);
     let mut sc = memcg_scan(&sim);
-    lru.evict(&mut sim.mm, &mut sc);
-    lru.check_invariants(&sim.mm);
+    lru.evict(&mut sim.world.mm, &mut sc);
+    lru.check_invariants(&sim.world.mm);
     let (min_now, max) = lru.seqs();
-    assert_eq!(sim.mm.vmstat.pswpout, 0, "nothing was reclaimed");
-    assert_eq!(sim.mm.vmstat.pgactivate, 32);
+    assert_eq!(sim.world.mm.vmstat.pswpout, 0, "nothing was reclaimed");
+    assert_eq!(sim.world.mm.vmstat.pgactivate, 32);
     for (i, &p) in pfns.iter().enumerate() {
-        let seq = lru.folio_seq(&sim.mm, p).expect("on a list");
-        let ws = sim.mm.frames.test(p, flag::WORKINGSET);
+        let seq = lru.folio_seq(&sim.world.mm, p).expect("on a list");
+        let ws = sim.world.mm.frames.test(p, flag::WORKINGSET);
         if i < 32 {
             assert_eq!((seq, ws), (max, true), "folio {i} activated");
         } else {

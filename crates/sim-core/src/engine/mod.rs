@@ -32,6 +32,7 @@ mod fork_tests;
 #[cfg(test)]
 mod hibernate_tests;
 mod invariants;
+mod job;
 #[cfg(test)]
 mod mglru_tests;
 mod mthp;
@@ -44,18 +45,21 @@ mod reclaim;
 mod report;
 mod sched;
 mod setup;
+mod stream;
 mod task;
 #[cfg(test)]
 mod tests;
+mod wait;
 mod zswap;
 #[cfg(test)]
 mod zswap_tests;
 
+use crate::block::PlugOwner;
 use crate::config::ValidatedConfig;
 use crate::device::BlockDevice;
 use crate::error::SimError;
 use crate::event::Event;
-use crate::ids::{Pfn, SwapSlot};
+use crate::ids::{SwapSlot, TaskId};
 use crate::lru::Lru;
 use crate::mm::frames::flag;
 use crate::mm::Mm;
@@ -65,9 +69,10 @@ use crate::stats::LatencyHistogram;
 use crate::time::{SimDuration, SimTime};
 use crate::timeline::TimelineOp;
 use crate::workload::TaskSpec;
-use fault::PendingFault;
 use reclaim::Kswapd;
+use stream::Stream;
 use task::{Cpu, Task, TaskState};
+use wait::{Sleepers, SwapinBy, Wait};
 
 /// Everything a run needs.
 #[derive(Debug)]
@@ -115,59 +120,23 @@ pub fn run_with_progress(setup: Setup, progress: &mut dyn FnMut(u64)) -> Result<
     Ok(sim.into_report())
 }
 
-/// What happened to an access.
-pub(crate) enum Step {
-    Done,
-    Blocked(Wait),
-    Oom,
-}
-
-/// Why a task is blocked.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Wait {
-    /// A swap fault waits for the read of `pfn`; the fault finishes when it completes.
-    Frame { pfn: Pfn, fault: PendingFault },
-    /// A charge waits for any writeback to complete, then the access is retried.
-    Writeback,
-    /// A kernel task waits for any I/O to complete, then looks again.
-    AnyIo,
-}
-
-/// How many tasks sleep on writeback and on any I/O: a completion wakes them, and while
-/// there are none it need not look at every task. Kept by [`Simulation::sleep`] and
-/// `take_wait` (waking, the OOM kill), the only places a task's wait changes; the
-/// invariants check it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Sleepers {
-    pub(crate) writeback: u32,
-    pub(crate) any_io: u32,
-}
-
-impl Sleepers {
-    fn count(&mut self, wait: &Wait) -> Option<&mut u32> {
-        match wait {
-            Wait::Frame { .. } => None,
-            Wait::Writeback => Some(&mut self.writeback),
-            Wait::AnyIo => Some(&mut self.any_io),
-        }
-    }
-
-    pub(crate) fn add(&mut self, wait: &Wait) {
-        if let Some(n) = self.count(wait) {
-            *n += 1;
-        }
-    }
-
-    pub(crate) fn remove(&mut self, wait: &Wait) {
-        if let Some(n) = self.count(wait) {
-            *n -= 1;
-        }
-    }
-}
-
 /// A simulation in progress. [`run`] drives one to completion; tests step it by hand to
 /// check invariants after every event.
+///
+/// It is the simulated [`World`] plus the user tasks' access streams, which are kept apart
+/// because a stream may not be copyable: the world is a plain clone, and
+/// [`Simulation::fork`] copies the streams through [`crate::AccessSource::fork`].
 pub struct Simulation {
+    world: World,
+    /// The access stream of each user task, indexed by its [`TaskId`] (kernel tasks, which
+    /// come after the user tasks, have none).
+    streams: Vec<Stream>,
+}
+
+/// Everything simulated but the access streams: the machine, its tasks and CPUs, the
+/// timeline and the counts. A fork of the simulation is a clone of it.
+#[derive(Clone)]
+pub(crate) struct World {
     mm: Mm,
     lru: Box<dyn Lru>,
     /// The LRU wants to hear of every resident access (the exact and OPT reference models).
@@ -186,28 +155,30 @@ pub struct Simulation {
     lat_minor: LatencyHistogram,
     lat_anon: LatencyHistogram,
     end: SimTime,
-    kswapd_owner: usize,
+    kswapd_owner: PlugOwner,
     /// Plug owner of zswap's pool-limit worker.
-    zswap_owner: usize,
+    zswap_owner: PlugOwner,
     zswap_worker: zswap::ZswapWorker,
-    timeline: Vec<Option<TimelineOp>>,
+    timeline: Vec<TimelineOp>,
     /// Index of the next timeline operation to start.
     timeline_next: usize,
     /// The operation in progress and the counters when it started.
     op_running: Option<ops::RunningOp>,
     op_reports: Vec<crate::timeline::OpReport>,
     paused: bool,
-    /// A hibernation from the freeze until the resume has thawed the tasks.
-    hibernation: Option<ops::Hibernation>,
+    /// The tasks a hibernation froze, from the freeze until the thaw.
+    frozen: Option<job::Frozen>,
+    /// The hibernation image on disk while the machine is off, until resume takes it.
+    image: Option<job::Image>,
     workload_done: bool,
     /// User tasks in the setup, and how many of them have ended (finished their stream or
     /// were OOM-killed); the workload is over when the two are equal.
     n_user_tasks: usize,
     n_ended: usize,
     /// Tasks waiting for another to end, as (the task waited for, the waiting task), sorted.
-    after_task: Vec<(usize, usize)>,
+    after_task: Vec<(TaskId, TaskId)>,
     /// Tasks waiting for a number of ends, as (ends, the waiting task), sorted.
-    after_ends: Vec<(u32, usize)>,
+    after_ends: Vec<(u32, TaskId)>,
     /// Scratch for a swap fault's readahead window, kept so that a fault allocates none.
     window_scratch: Vec<SwapSlot>,
     /// A page has been swapped in (a swap fault or swapoff began): the swap-in knobs have
@@ -221,13 +192,38 @@ pub struct Simulation {
 impl std::fmt::Debug for Simulation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulation")
-            .field("now", &self.mm.queue.now())
-            .field("events", &self.mm.events)
+            .field("now", &self.world.mm.queue.now())
+            .field("events", &self.world.mm.events())
             .finish_non_exhaustive()
     }
 }
 
 impl Simulation {
+    /// Processes one event. Returns `Ok(false)` when the run is over.
+    pub fn step(&mut self) -> Result<bool, SimError> {
+        self.step_observed(&mut |_| {})
+    }
+
+    /// [`Simulation::step`], telling `progress` the accesses replayed at each multiple of
+    /// [`PROGRESS_ACCESSES`] reached during the event.
+    fn step_observed(&mut self, progress: &mut dyn FnMut(u64)) -> Result<bool, SimError> {
+        self.world.step(&mut self.streams, progress)
+    }
+
+    /// Recounts every structure from scratch and checks that they agree: frames, LRU
+    /// lists, swap slots, swap cache and page tables; every page is in exactly one place.
+    /// Panics with a description on the first violation.
+    pub fn check_invariants(&self) {
+        self.world.check_invariants();
+    }
+
+    /// Finishes the run and builds the report.
+    pub fn into_report(self) -> SimReport {
+        self.world.into_report()
+    }
+}
+
+impl World {
     pub(super) fn schedule(&mut self, at: SimTime, ev: Event) {
         self.mm.schedule(at, ev);
     }
@@ -246,82 +242,79 @@ impl Simulation {
         }
     }
 
-    /// Whether I/O completions left something for [`Simulation::after_io`] to deliver.
+    /// Whether I/O completions left something for [`World::after_io`] to deliver.
     #[inline]
     pub(super) fn io_pending(&self) -> bool {
-        !self.mm.rotations.is_empty()
-            || !self.mm.reads_done.is_empty()
-            || self.mm.write_done.is_some()
-            || self.mm.io_done.is_some()
+        !self.mm.news().is_empty()
     }
 
-    /// [`Simulation::after_io`] once something is to be delivered.
+    /// Runs `f` on behalf of another context acting from `at` (a sleeper whose swap fault
+    /// is finished as it wakes), and gives the acting context its own clock back after.
+    /// Returns what `f` returned and the other context's clock when it was done.
+    fn acting_at<R>(&mut self, at: SimTime, f: impl FnOnce(&mut World) -> R) -> (R, SimTime) {
+        let own = self.mm.now();
+        self.mm.act_at(at);
+        let out = f(self);
+        let end = self.mm.now();
+        self.mm.act_at(own);
+        (out, end)
+    }
+
+    /// [`World::after_io`] once something is to be delivered. Nothing delivered here
+    /// issues I/O, so the news taken at the start is all there is.
     #[inline(never)]
     fn deliver_io(&mut self) {
-        if !self.mm.rotations.is_empty() {
-            let mut rot = std::mem::take(&mut self.mm.rotations);
-            for &pfn in &rot {
-                self.lru.rotate_reclaimable(&mut self.mm, pfn);
-            }
-            rot.clear();
-            self.mm.rotations = rot;
+        let news = self.mm.take_news();
+        for &pfn in &news.rotations {
+            self.lru.rotate_reclaimable(&mut self.mm, pfn);
         }
-        if !self.mm.reads_done.is_empty() {
-            let mut done = std::mem::take(&mut self.mm.reads_done);
-            let saved_now = self.mm.now;
-            for &(pfn, at) in &done {
-                self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
-                // Every task waiting on the folio wakes (threads of one process can fault
-                // on the same page, and swapoff on a page a task faults on), in task
-                // order; the first maps it, and the others find it mapped.
-                let mut woken = false;
-                for t in 0..self.tasks.len() {
-                    let Some(fault) = self.tasks[t].waits_on(pfn) else { continue };
-                    let mut start_map = at.max(self.tasks[t].blocked_since);
-                    if !fault.unuse {
-                        start_map += SimDuration(self.mm.cfg.cpu.fault_retry_ns);
-                    }
-                    self.finish_swap_fault(pfn, fault, start_map);
-                    let end = self.mm.now;
-                    self.wake(t, end, at);
-                    woken = true;
+        for &(pfn, at) in &news.reads_done {
+            self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
+            // Every task waiting on the folio wakes (threads of one process can fault
+            // on the same page, and swapoff on a page a task faults on), in task
+            // order; the first maps it, and the others find it mapped.
+            let mut woken = false;
+            for t in (0..self.tasks.len()).map(TaskId::from_index) {
+                let Some(fault) = self.tasks[t].waits_on(pfn) else { continue };
+                let mut start_map = at.max(self.tasks[t].blocked_since);
+                if fault.by == SwapinBy::Fault {
+                    start_map += SimDuration(self.mm.cfg.cpu.fault_retry_ns);
                 }
-                assert!(woken, "a WAITED folio has a sleeping task");
+                let ((), end) = self.acting_at(start_map, |w| w.finish_swap_fault(pfn, fault));
+                self.wake(t, end, at);
+                woken = true;
             }
-            self.mm.now = saved_now;
-            done.clear();
-            self.mm.reads_done = done;
+            assert!(woken, "a WAITED folio has a sleeping task");
         }
-        if let Some(at) = self.mm.write_done.take().filter(|_| self.sleepers.writeback > 0) {
-            for t in 0..self.tasks.len() {
+        if let Some(at) = news.write_done.filter(|_| self.sleepers.writeback > 0) {
+            for t in (0..self.tasks.len()).map(TaskId::from_index) {
                 if matches!(self.tasks[t].wait, Some(Wait::Writeback)) {
                     self.wake(t, at, at);
                 }
             }
         }
-        if let Some(at) = self.mm.io_done.take().filter(|_| self.sleepers.any_io > 0) {
-            for t in 0..self.tasks.len() {
+        if let Some(at) = news.io_done.filter(|_| self.sleepers.any_io > 0) {
+            for t in (0..self.tasks.len()).map(TaskId::from_index) {
                 if matches!(self.tasks[t].wait, Some(Wait::AnyIo)) {
                     self.wake(t, at, at);
                 }
             }
         }
+        self.mm.recycle_news(news);
     }
 
-    /// Processes one event. Returns `Ok(false)` when the run is over.
-    pub fn step(&mut self) -> Result<bool, SimError> {
-        self.step_observed(&mut |_| {})
-    }
-
-    /// [`Simulation::step`], telling `progress` the accesses replayed at each multiple of
-    /// [`PROGRESS_ACCESSES`] reached during the event.
-    fn step_observed(&mut self, progress: &mut dyn FnMut(u64)) -> Result<bool, SimError> {
-        let Some((now, ev)) = self.mm.queue.pop() else {
+    /// Processes one event, the user tasks reading `streams`. Returns `Ok(false)` when the
+    /// run is over.
+    fn step(&mut self, streams: &mut [Stream], progress: &mut dyn FnMut(u64)) -> Result<bool, SimError> {
+        let Some((now, ev)) = self.mm.pop_event() else {
             if let Some(t) = self.tasks.iter().find(|t| t.state == TaskState::Blocked) {
                 panic!(
                     "engine invariant broken: task {} sleeps ({:?}) with nothing left to wake it at {}; \
                      nr_writeback {}",
-                    t.name, t.wait, self.end, self.mm.nr_writeback
+                    t.name,
+                    t.wait,
+                    self.end,
+                    self.mm.nr_writeback()
                 );
             }
             if self.outcome.is_none() {
@@ -329,10 +322,9 @@ impl Simulation {
             }
             return Ok(false);
         };
-        self.mm.events += 1;
         self.end = self.end.max(now);
         let limits = &self.mm.cfg.limits;
-        if self.mm.events > limits.max_events {
+        if self.mm.events() > limits.max_events {
             self.outcome = Some(Outcome::EventLimit);
             return Ok(false);
         }
@@ -341,15 +333,17 @@ impl Simulation {
             return Ok(false);
         }
         match ev {
-            Event::CpuRun(c) => self.run_cpu(c as usize, now, progress)?,
+            Event::CpuRun(c) => self.run_cpu(c, now, streams, progress)?,
             Event::IoComplete(req) => {
                 self.mm.complete_io(req, now);
                 self.after_io();
             }
             // kswapd and zswap's worker are freezable: they wait while the machine hibernates.
-            Event::KswapdRun | Event::ZswapShrink if self.hibernation.is_some() => self.defer_frozen(ev),
-            Event::KswapdRun => self.kswapd_run(now),
-            Event::ZswapShrink => self.zswap_worker_run(now),
+            Event::KswapdRun | Event::ZswapShrink => match &mut self.frozen {
+                Some(frozen) => frozen.deferred.push(ev),
+                None if matches!(ev, Event::KswapdRun) => self.kswapd_run(now),
+                None => self.zswap_worker_run(now),
+            },
             Event::Timeline(i) => self.start_op(i as usize, now),
         }
         Ok(true)

@@ -12,8 +12,9 @@
 //! modelled (large allocations never reclaim); the zero map is not modelled, so the
 //! same-zero-state condition of a large swap-in always holds; userfaultfd does not exist.
 
-use super::Simulation;
-use crate::ids::{Pfn, SwapSlot, VirtPage};
+use super::wait::SwapinBy;
+use super::World;
+use crate::ids::{Pfn, SpaceId, SwapSlot, VirtPage};
 use crate::mm::pagetable::{PageId, PteState};
 use crate::policy::swapin::SwapinView;
 use crate::thp::{OrderMask, MIN_ANON_ORDER, PMD_ORDER};
@@ -42,7 +43,7 @@ pub(crate) fn orders_desc(mask: OrderMask) -> impl Iterator<Item = u8> {
     (MIN_ANON_ORDER..=PMD_ORDER).rev().filter(move |o| mask & (1 << o) != 0)
 }
 
-impl Simulation {
+impl World {
     /// Takes `2^order` charged frames without reclaiming.
     pub(super) fn alloc_large(&mut self, order: u8) -> Result<Pfn, LargeFail> {
         let nr = 1u64 << order;
@@ -50,11 +51,11 @@ impl Simulation {
         if free < nr || free - nr <= self.mm.wmark.low {
             return Err(LargeFail::Alloc);
         }
-        if self.mm.memcg_limit.is_some_and(|limit| self.mm.memcg_usage + nr > limit) {
+        if self.mm.memcg_limit().is_some_and(|limit| self.mm.memcg_usage() + nr > limit) {
             return Err(LargeFail::Charge);
         }
         let pfn = self.mm.frames.alloc_folio(order).ok_or(LargeFail::Alloc)?;
-        self.mm.memcg_usage += nr;
+        self.mm.charge(nr);
         Ok(pfn)
     }
 
@@ -64,11 +65,11 @@ impl Simulation {
     /// `anon_fault_fallback_charge`). `None` means order 0.
     pub(super) fn alloc_anon_folio(
         &mut self,
-        space: usize,
+        space: SpaceId,
         region_idx: usize,
         vpage: VirtPage,
     ) -> Option<LargeFolio> {
-        let allowed = self.mm.pt.spaces[space].regions[region_idx].orders;
+        let allowed = self.mm.pt.spaces[space.index()].regions[region_idx].orders;
         if allowed == 0 {
             return None;
         }
@@ -111,12 +112,12 @@ impl Simulation {
     /// created in this boot. `None` means order 0.
     pub(super) fn alloc_swap_folio(
         &mut self,
-        space: usize,
+        space: SpaceId,
         region_idx: usize,
         vpage: VirtPage,
         slot: SwapSlot,
     ) -> Option<LargeFolio> {
-        let allowed = self.mm.pt.spaces[space].regions[region_idx].orders;
+        let allowed = self.mm.pt.spaces[space.index()].regions[region_idx].orders;
         if allowed == 0 || self.mm.cfg.zswap.pool_created() {
             return None;
         }
@@ -177,7 +178,7 @@ impl Simulation {
     }
 }
 
-impl Simulation {
+impl World {
     /// A swap-cache hit on `pfn`, the frame caching `slot` for the PTE `page`: for a page
     /// of a large folio, the folio is mapped whole when every PTE of its range still names
     /// its slots (do_swap_page maps an entire large folio found in the swap cache);
@@ -188,7 +189,7 @@ impl Simulation {
         pfn: Pfn,
         page: PageId,
         slot: SwapSlot,
-        swapoff: bool,
+        by: SwapinBy,
     ) -> (Pfn, PageId, SwapSlot) {
         let order = self.mm.frames.order(pfn);
         if order == 0 {
@@ -198,7 +199,10 @@ impl Simulation {
         let idx = pfn.0 - head.0;
         let nr = 1u32 << order;
         let chunk_pos = page.0 % crate::mm::pagetable::CHUNK_PAGES as u32;
-        if !swapoff && chunk_pos >= idx && chunk_pos - idx + nr <= crate::mm::pagetable::CHUNK_PAGES as u32 {
+        if by == SwapinBy::Fault
+            && chunk_pos >= idx
+            && chunk_pos - idx + nr <= crate::mm::pagetable::CHUNK_PAGES as u32
+        {
             let first = PageId(page.0 - idx);
             let whole = (0..nr).all(|i| {
                 let s = self.mm.frames.swap_slot(Pfn(head.0 + i));

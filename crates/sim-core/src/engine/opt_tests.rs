@@ -85,14 +85,16 @@ fn a_page_read_ahead_keeps_the_next_use_of_its_last_access() {
     while sim.step().expect("no trace errors") {
         sim.check_invariants();
         // Accesses the engine took, less those it read ahead and has not simulated yet.
-        let read_ahead = sim.tasks[0].ahead.pending();
+        let read_ahead = sim.streams[0].ahead.pending();
         let fetched = fetched.load(Ordering::Relaxed) - read_ahead;
-        let opt = sim.lru.as_opt().expect("the run's LRU is OPT");
+        let opt = sim.world.lru.as_opt().expect("the run's LRU is OPT");
         for page in 0..48 {
-            let Some(id) = sim.mm.pt.existing_page(0, 0, VirtPage(page)) else { continue };
-            let PteState::Swap(slot) = sim.mm.pt.pte(id).state() else { continue };
-            let Some(pfn) = sim.mm.swap.cached_frame(slot) else { continue };
-            if !sim.mm.frames.test(pfn, flag::READAHEAD) {
+            let Some(id) = sim.world.mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(page)) else {
+                continue;
+            };
+            let PteState::Swap(slot) = sim.world.mm.pt.pte(id).state() else { continue };
+            let Some(pfn) = sim.world.mm.swap.cached_frame(slot) else { continue };
+            if !sim.world.mm.frames.test(pfn, flag::READAHEAD) {
                 continue;
             }
             // Not accessed since it was read: its next use is the first access to it
@@ -123,7 +125,7 @@ fn hits_leave_stale_heap_entries_that_a_rebuild_drops() {
     let mut longest = 0;
     while sim.step().expect("no trace errors") {
         sim.check_invariants();
-        longest = longest.max(sim.lru.as_opt().expect("OPT").heap_len());
+        longest = longest.max(sim.world.lru.as_opt().expect("OPT").heap_len());
     }
     // 5,016 entries were pushed; without rebuilds the heap would hold them all.
     assert!(longest <= 2 * 16 + 1024 + 1, "heap peaked at {longest}");
@@ -140,14 +142,14 @@ fn the_victim_is_the_resident_page_used_furthest_ahead() {
     accesses.push((3, false));
     let (mut sim, fetched) =
         opt_sim(opt_config(16, 256), Box::new(crate::policy::readahead::NoReadahead), 32, accesses);
-    while fetched.load(Ordering::Relaxed) < 17 || sim.mm.vmstat.pswpout == 0 {
+    while fetched.load(Ordering::Relaxed) < 17 || sim.world.mm.vmstat.pswpout == 0 {
         assert!(sim.step().expect("no trace errors"), "the run ended before page 16 came in");
         sim.check_invariants();
     }
     let swapped: Vec<u64> = (0..16)
         .filter(|&p| {
-            let id = sim.mm.pt.existing_page(0, 0, VirtPage(p)).expect("written");
-            matches!(sim.mm.pt.pte(id).state(), PteState::Swap(_))
+            let id = sim.world.mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(p)).expect("written");
+            matches!(sim.world.mm.pt.pte(id).state(), PteState::Swap(_))
         })
         .collect();
     assert_eq!(swapped, [3]);

@@ -4,15 +4,13 @@
 //! The LRU implementation scans; these drivers choose the priority, the target and the
 //! plug, and decide when kswapd sleeps. Simplified: kswapd runs on a CPU of its own.
 
-use super::Simulation;
+use super::World;
+use crate::block::PlugOwner;
 use crate::event::Event;
-use crate::mm::vmscan::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
+use crate::ids::{CpuId, TaskId};
+use crate::mm::vmscan::{Reclaimer, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::time::{SimDuration, SimTime};
 
-/// `DEF_PRIORITY`.
-pub(super) const DEF_PRIORITY: u32 = 12;
-/// `MAX_RECLAIM_RETRIES`.
-pub(super) const MAX_RECLAIM_RETRIES: u32 = 16;
 /// How long kswapd naps after a full priority sweep freed nothing.
 const KSWAPD_BACKOFF: SimDuration = SimDuration(100_000_000);
 
@@ -25,34 +23,23 @@ pub(crate) struct Kswapd {
     pub(crate) clock: SimTime,
 }
 
-impl Simulation {
+impl World {
     /// `do_try_to_free_pages`: shrink the LRU at decreasing priority until
     /// `nr_to_reclaim` folios were freed. Each priority level runs under its own plug
     /// (`shrink_lruvec` plugs). Returns the folios freed.
     pub(super) fn reclaim(
         &mut self,
-        owner: usize,
-        cpu: usize,
+        owner: PlugOwner,
+        cpu: CpuId,
         reclaimer: Reclaimer,
         nr_to_reclaim: u64,
     ) -> u64 {
-        let mut sc = ScanControl {
-            reclaimer,
-            priority: DEF_PRIORITY,
-            nr_to_reclaim,
-            nr_scanned: 0,
-            nr_reclaimed: 0,
-            swappiness: self.mm.cfg.memcg.swappiness,
-            owner,
-            cpu,
-            force_deactivate: false,
-            skipped_deactivate: false,
-        };
+        let swappiness = self.mm.cfg.memcg.swappiness;
+        let mut sc = ScanControl::new(reclaimer, DEF_PRIORITY, nr_to_reclaim, swappiness, (owner, cpu));
         loop {
-            self.mm.block.start_plug(owner);
+            self.mm.start_plug(owner);
             self.lru.shrink(&mut self.mm, &mut sc);
-            let now = self.mm.now;
-            self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+            self.mm.finish_plug(owner);
             self.zswap_shrink_slab(&sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
@@ -79,11 +66,12 @@ impl Simulation {
     /// most memory (resident plus swapped pages of its address space, the lowest index
     /// among equals), if any task runs.
     fn min_ttl_oom_kill(&mut self) {
-        use super::task::{TaskKind, TaskState};
-        let mut best: Option<(u64, usize)> = None;
+        use super::task::TaskState;
+        let mut best: Option<(u64, TaskId)> = None;
         for (t, task) in self.tasks.iter().enumerate() {
+            let t = TaskId::from_index(t);
             let live = matches!(task.state, TaskState::Runnable | TaskState::Blocked);
-            if !matches!(task.kind, TaskKind::User) || !live {
+            if !task.is_user() || !live {
                 continue;
             }
             let pages = self
@@ -103,24 +91,18 @@ impl Simulation {
             }
         }
         let Some((_, t)) = best else { return };
-        let at = self.mm.now;
+        let at = self.mm.now();
         self.tasks[t].clock = self.tasks[t].clock.max(at);
         self.oom_kill(t);
-        let kswapd_cpu = self.mm.cfg.machine.cpus as usize;
-        let space = self.tasks[t].space;
-        for u in 0..self.tasks.len() {
-            if self.tasks[u].space == space && self.tasks[u].state == TaskState::Killed {
-                self.task_ended(u, at, kswapd_cpu);
-            }
-        }
-        self.check_workload_done(at);
+        let kswapd_cpu = CpuId::from_index(self.mm.cfg.machine.cpus as usize);
+        self.process_ended(self.tasks[t].space, at, kswapd_cpu);
     }
 
     pub(super) fn wake_kswapd(&mut self) {
         if !self.kswapd.awake {
             self.kswapd.awake = true;
             self.mm.vmstat.pageoutrun += 1;
-            let at = self.mm.now.max(self.mm.queue.now());
+            let at = self.mm.now().max(self.mm.queue.now());
             self.schedule(at, Event::KswapdRun);
         }
     }
@@ -129,9 +111,9 @@ impl Simulation {
     /// reaches the high watermark.
     pub(super) fn kswapd_run(&mut self, now: SimTime) {
         let kswapd_owner = self.kswapd_owner;
-        let kswapd_cpu = self.mm.cfg.machine.cpus as usize;
+        let kswapd_cpu = CpuId::from_index(self.mm.cfg.machine.cpus as usize);
         let start = self.kswapd.clock.max(now);
-        self.mm.now = start;
+        self.mm.act_at(start);
         let free = self.mm.frames.free_pages();
         if free >= self.mm.wmark.high {
             // balance_pgdat ends: snapshot_refaults.
@@ -147,30 +129,25 @@ impl Simulation {
             self.min_ttl_oom_kill();
         }
         let target = (self.mm.wmark.high - free).max(SWAP_CLUSTER_MAX);
-        let mut sc = ScanControl {
-            reclaimer: Reclaimer::Kswapd,
-            priority: self.kswapd.priority,
-            nr_to_reclaim: target,
-            nr_scanned: 0,
-            nr_reclaimed: 0,
-            swappiness: self.mm.cfg.memcg.swappiness,
-            owner: kswapd_owner,
-            cpu: kswapd_cpu,
-            force_deactivate: false,
-            skipped_deactivate: false,
-        };
-        self.mm.block.start_plug(kswapd_owner);
+        let swappiness = self.mm.cfg.memcg.swappiness;
+        let mut sc = ScanControl::new(
+            Reclaimer::Kswapd,
+            self.kswapd.priority,
+            target,
+            swappiness,
+            (kswapd_owner, kswapd_cpu),
+        );
+        self.mm.start_plug(kswapd_owner);
         self.lru.shrink(&mut self.mm, &mut sc);
         // MGLRU starts kswapd at the priority its inactive share suggests.
         self.kswapd.priority = sc.priority;
-        let t = self.mm.now;
-        self.mm.block.finish_plug(kswapd_owner, t, &mut self.mm.dispatched);
+        self.mm.finish_plug(kswapd_owner);
         self.zswap_shrink_slab(&sc);
         self.zswap_kick_worker();
         self.flush_dispatched();
         self.after_io();
         // Spend at least some time so that a futile loop still advances.
-        let mut next = self.mm.now.max(start + SimDuration(1_000));
+        let mut next = self.mm.now().max(start + SimDuration(1_000));
         if sc.nr_reclaimed == 0 {
             if self.kswapd.priority > 1 {
                 self.kswapd.priority -= 1;
@@ -181,7 +158,7 @@ impl Simulation {
             }
         }
         self.kswapd.clock = next;
-        if self.kswapd.failures >= MAX_RECLAIM_RETRIES && self.mm.nr_writeback == 0 {
+        if self.kswapd.failures >= MAX_RECLAIM_RETRIES && self.mm.nr_writeback() == 0 {
             // "Hopeless" node: kswapd stops until woken again.
             self.kswapd.awake = false;
             self.kswapd.failures = 0;

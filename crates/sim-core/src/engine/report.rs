@@ -1,13 +1,13 @@
 //! Assembling the report at the end of a run: counters, gauges, latencies, tasks.
 
-use super::task::{TaskKind, TaskState};
-use super::Simulation;
+use super::task::TaskState;
+use super::World;
 use crate::report::{FaultLatency, JobsReport, Outcome, SimReport, TaskReport};
 use crate::stats::Gauges;
 
-impl Simulation {
+impl World {
     /// Finishes the run and builds the report.
-    pub fn into_report(mut self) -> SimReport {
+    pub(crate) fn into_report(mut self) -> SimReport {
         self.mm.zswap_sync();
         let mm = &self.mm;
         let sizes = self.lru.sizes();
@@ -26,8 +26,8 @@ impl Simulation {
             nr_active_anon: sizes.active_anon,
             nr_anon_pages: rss,
             nr_swapcached: swapcached,
-            nr_writeback: mm.nr_writeback,
-            memcg_usage_pages: mm.memcg_usage,
+            nr_writeback: mm.nr_writeback(),
+            memcg_usage_pages: mm.memcg_usage(),
             rss_pages: rss,
             swap_pages: swapped,
             swap_slots_used: mm.swap.used_slots(),
@@ -35,7 +35,7 @@ impl Simulation {
         SimReport {
             outcome: self.outcome.clone().unwrap_or(Outcome::Completed),
             sim_time_s: self.end.as_secs_f64(),
-            events: self.mm.events,
+            events: self.mm.events(),
             accesses: self.accesses,
             readahead: self.policies.readahead.kind().to_string(),
             operations: self.op_reports(),
@@ -68,8 +68,7 @@ impl Simulation {
 
     /// The job queue's summary, when some user task's end is its process's exit.
     fn jobs_report(&self) -> Option<JobsReport> {
-        let jobs: Vec<_> =
-            self.tasks.iter().filter(|t| matches!(t.kind, TaskKind::User) && t.exit_on_end).collect();
+        let jobs: Vec<_> = self.tasks.iter().filter(|t| t.is_user() && t.exit_on_end).collect();
         if jobs.is_empty() {
             return None;
         }

@@ -1,14 +1,24 @@
-//! Tasks on CPUs: running a task's accesses inline until the next event, sleeping on
+//! Tasks on CPUs: picking the next task of a CPU, running it until it yields, sleeping on
 //! I/O, waking.
+//!
+//! A CPU's run ([`World::run_cpu`]) picks a task and hands it to the runner of its kind:
+//! a user task replays its accesses inline ([`World::run_user`]), a kernel task takes
+//! steps of its job ([`World::run_kernel`]). Each runs until it yields, and says why with
+//! a [`Yield`], which `run_cpu` handles in one place: preempted by the queue's next event,
+//! asleep on I/O, ended, or killed.
 //!
 //! Simplified: a task woken by an I/O completion pays a fixed `wakeup_ns` (interrupt,
 //! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
 //! timeline and kswapd run on CPUs of their own.
 
-use super::task::{Lookahead, Task, TaskKind, TaskState};
-use super::{Simulation, Step, Wait};
+use super::job::{Finish, JobStep};
+use super::stream::{Lookahead, NextUses, Stream};
+use super::task::{Task, TaskKind, TaskState};
+use super::wait::{Step, Wait};
+use super::World;
 use crate::error::{SimError, TraceError};
 use crate::event::Event;
+use crate::ids::{CpuId, TaskId};
 use crate::mm::pagetable::{AccessView, PageId, PteState};
 use crate::mm::swap::Swap;
 use crate::mm::Mm;
@@ -136,20 +146,40 @@ thread_local! {
     pub(super) static GENERAL_PATH_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-impl Simulation {
-    /// The next access of user task `t`, as its source gives it. The source is read in
-    /// batches ([`super::task::Lookahead`]), one call for many accesses; and the PTE of the
+/// Why a task stopped running on its CPU.
+#[derive(Clone, Debug)]
+pub(crate) enum Yield {
+    /// Its clock passed the queue's next event: the CPU runs it again at its clock.
+    Preempted,
+    /// It sleeps until what it waits for completes.
+    Slept(Wait),
+    /// A user task's stream is over.
+    Ended,
+    /// A kernel task's job is over, with this result.
+    Finished(Finish),
+    /// The OOM killer took its process.
+    Killed,
+}
+
+impl World {
+    /// The next access of user task `t`, as its stream gives it. The source is read in
+    /// batches ([`Lookahead`]), one call for many accesses; and the PTE of the
     /// access [`LOOKAHEAD`] places further on is prefetched now, so that the host's cache
     /// miss on it overlaps the simulation of the accesses before it instead of stalling
     /// the access itself. What the task does is unchanged: a source's stream does not
     /// depend on when it is asked (`AccessSource`), and its end or error comes after the
     /// accesses before it.
     #[inline]
-    fn next_access(&mut self, t: usize) -> Result<Option<(Access, Option<PageId>)>, TraceError> {
+    fn next_access(
+        &mut self,
+        t: TaskId,
+        stream: &mut Stream,
+    ) -> Result<Option<(Access, Option<PageId>)>, TraceError> {
         let task = &mut self.tasks[t];
-        let ahead = &mut task.ahead;
+        let ahead = &mut stream.ahead;
         if ahead.at + LOOKAHEAD >= ahead.accesses.len() {
-            ahead.refill(&mut *task.source, self.track_next_use);
+            let next_uses = if self.track_next_use { NextUses::Read } else { NextUses::Skip };
+            ahead.refill(&mut *stream.source, next_uses);
         }
         let at = ahead.at;
         let Some(&access) = ahead.accesses.get(at) else {
@@ -169,28 +199,54 @@ impl Simulation {
         Ok(Some((access, ahead.pages[at])))
     }
 
+    /// Runs CPU `c` from `now`: picks tasks and runs each until it yields, until the CPU
+    /// has nothing to run or its task was preempted by the queue's next event.
     pub(super) fn run_cpu(
         &mut self,
-        c: usize,
+        c: CpuId,
         now: SimTime,
+        streams: &mut [Stream],
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), SimError> {
         self.cpus[c].scheduled = false;
-        if self.paused && c < self.mm.cfg.machine.cpus as usize {
+        if self.paused && c.index() < self.mm.cfg.machine.cpus as usize {
             return Ok(());
         }
         loop {
             // Reclaim inside an earlier task's access may have processed events past the
             // time this CPU was woken at: a task picked up now starts no earlier than that.
             let now = now.max(self.mm.queue.now());
-            let t = match self.cpus[c].current {
-                Some(t) if self.tasks[t].state == TaskState::Killed => {
-                    self.cpus[c].current = None;
-                    continue;
+            let Some(t) = self.pick_next(c, now) else { return Ok(()) };
+            self.tasks[t].clock = self.tasks[t].clock.max(now);
+            let why = match self.tasks[t].kind {
+                TaskKind::User => self.run_user(t, &mut streams[t.index()], progress)?,
+                _ => self.run_kernel(t),
+            };
+            match why {
+                Yield::Preempted => {
+                    let clock = self.tasks[t].clock;
+                    self.schedule(clock, Event::CpuRun(c));
+                    self.cpus[c].scheduled = true;
+                    return Ok(());
                 }
-                Some(t) => t,
+                Yield::Slept(wait) => self.sleep(t, c, wait),
+                Yield::Ended => self.end_task(t, c),
+                Yield::Finished(finish) => self.end_job(t, c, finish),
+                Yield::Killed => self.kill_process_of(t, c),
+            }
+        }
+    }
+
+    /// The task CPU `c` runs next: the one it was running, else the head of its run
+    /// queue, which then pays a context switch if another task ran last. Killed tasks are
+    /// dropped on the way. `None`: nothing to run.
+    fn pick_next(&mut self, c: CpuId, now: SimTime) -> Option<TaskId> {
+        loop {
+            match self.cpus[c].current {
+                Some(t) if self.tasks[t].state == TaskState::Killed => self.cpus[c].current = None,
+                Some(t) => return Some(t),
                 None => {
-                    let Some(t) = self.cpus[c].runq.pop_front() else { return Ok(()) };
+                    let t = self.cpus[c].runq.pop_front()?;
                     if self.tasks[t].state == TaskState::Killed {
                         continue;
                     }
@@ -201,110 +257,142 @@ impl Simulation {
                         task.clock += SimDuration(self.mm.cfg.cpu.context_switch_ns);
                     }
                     self.cpus[c].last = Some(t);
-                    t
-                }
-            };
-            self.tasks[t].clock = self.tasks[t].clock.max(now);
-            let access_ns = self.mm.cfg.cpu.access_ns;
-            loop {
-                let clock = self.tasks[t].clock;
-                if self.mm.queue.peek_time().is_some_and(|next| clock > next) {
-                    self.schedule(clock, Event::CpuRun(c as u32));
-                    self.cpus[c].scheduled = true;
-                    return Ok(());
-                }
-                if !matches!(self.tasks[t].kind, TaskKind::User) {
-                    self.mm.now = self.tasks[t].clock;
-                    let step = self.kernel_step(t);
-                    self.tasks[t].clock = self.mm.now;
-                    self.flush_dispatched();
-                    if self.tasks[t].state == TaskState::Done {
-                        self.cpus[c].current = None;
-                        self.after_io();
-                        self.op_finished(self.tasks[t].clock);
-                        break;
-                    }
-                    if let Step::Blocked(wait) = step {
-                        self.sleep(t, c, wait);
-                        break;
-                    }
-                    self.after_io();
-                    continue;
-                }
-                if self.tasks[t].retry.is_none() && self.run_resident_hits(t, progress) > 0 {
-                    // The clock moved: look at the queue again before the next access.
-                    continue;
-                }
-                let (access, peeked) = match self.tasks[t].retry.take() {
-                    Some(a) => (a, None),
-                    None => {
-                        let next = self.next_access(t);
-                        let task = &mut self.tasks[t];
-                        match next {
-                            Ok(Some((a, peeked))) => {
-                                task.clock += SimDuration(a.think_ns.unwrap_or(access_ns));
-                                (a, peeked)
-                            }
-                            Ok(None) => {
-                                task.state = TaskState::Done;
-                                self.end = self.end.max(task.clock);
-                                self.cpus[c].current = None;
-                                let at = task.clock;
-                                if self.tasks[t].exit_on_end {
-                                    self.exit_mm(t);
-                                }
-                                self.task_ended(t, at, c);
-                                self.check_workload_done(at);
-                                break;
-                            }
-                            Err(source) => return Err(SimError::Trace { task: task.name.clone(), source }),
-                        }
-                    }
-                };
-                self.mm.now = self.tasks[t].clock;
-                let step =
-                    if self.resident_hit(&access, peeked) { Step::Done } else { self.access(t, access)? };
-                self.tasks[t].clock = self.mm.now;
-                self.flush_dispatched();
-                // Completions absorbed during this access are delivered once the task's
-                // own state is final, so that a read it waits on can wake it.
-                match step {
-                    Step::Done => {
-                        self.count_access(t, progress);
-                        self.after_io();
-                    }
-                    Step::Blocked(wait) => {
-                        match wait {
-                            // The access completes when the read does.
-                            Wait::Frame { .. } => self.count_access(t, progress),
-                            // The access is retried once writeback makes room.
-                            Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
-                        }
-                        self.sleep(t, c, wait);
-                        break;
-                    }
-                    Step::Oom => {
-                        self.oom_kill(t);
-                        self.cpus[c].current = None;
-                        self.after_io();
-                        let at = self.tasks[t].clock;
-                        // The kill took every task of the process, waiting ones included.
-                        let space = self.tasks[t].space;
-                        for u in 0..self.tasks.len() {
-                            if self.tasks[u].space == space && self.tasks[u].state == TaskState::Killed {
-                                self.task_ended(u, at, c);
-                            }
-                        }
-                        self.check_workload_done(at);
-                        break;
-                    }
+                    return Some(t);
                 }
             }
         }
     }
 
+    /// Whether task `t`'s clock has passed the queue's next event, which must come first.
+    #[inline]
+    fn preempted(&self, t: TaskId) -> bool {
+        let clock = self.tasks[t].clock;
+        self.mm.queue.peek_time().is_some_and(|next| clock > next)
+    }
+
+    /// Runs user task `t`, reading `stream`, until it yields.
+    fn run_user(
+        &mut self,
+        t: TaskId,
+        stream: &mut Stream,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Yield, SimError> {
+        let access_ns = self.mm.cfg.cpu.access_ns;
+        loop {
+            if self.preempted(t) {
+                return Ok(Yield::Preempted);
+            }
+            if self.tasks[t].retry.is_none() && self.run_resident_hits(t, &mut stream.ahead, progress) > 0 {
+                // The clock moved: look at the queue again before the next access.
+                continue;
+            }
+            let (access, peeked) = match self.tasks[t].retry.take() {
+                Some(a) => (a, None),
+                None => match self.next_access(t, stream) {
+                    Ok(Some((a, peeked))) => {
+                        self.tasks[t].clock += SimDuration(a.think_ns.unwrap_or(access_ns));
+                        (a, peeked)
+                    }
+                    Ok(None) => return Ok(Yield::Ended),
+                    Err(source) => return Err(SimError::Trace { task: self.tasks[t].name.clone(), source }),
+                },
+            };
+            self.mm.act_at(self.tasks[t].clock);
+            let step = if self.resident_hit(&access, peeked) { Step::Done } else { self.access(t, access)? };
+            self.tasks[t].clock = self.mm.now();
+            self.flush_dispatched();
+            // Completions absorbed during this access are delivered once the task's
+            // own state is final, so that a read it waits on can wake it.
+            match step {
+                Step::Done => {
+                    self.count_access(t, progress);
+                    self.after_io();
+                }
+                Step::Blocked(wait) => {
+                    match wait {
+                        // The access completes when the read does.
+                        Wait::Frame { .. } => self.count_access(t, progress),
+                        // The access is retried once writeback makes room.
+                        Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
+                    }
+                    return Ok(Yield::Slept(wait));
+                }
+                Step::Oom => return Ok(Yield::Killed),
+            }
+        }
+    }
+
+    /// Runs kernel task `t`'s job, step by step, until it yields. Each step works on the
+    /// job taken out of the task, and the job goes back after it.
+    fn run_kernel(&mut self, t: TaskId) -> Yield {
+        loop {
+            if self.preempted(t) {
+                return Yield::Preempted;
+            }
+            self.mm.act_at(self.tasks[t].clock);
+            let mut job = self.take_job(t);
+            let step = self.job_step(t, &mut job);
+            if let TaskKind::Kernel(slot) = &mut self.tasks[t].kind {
+                *slot = job;
+            }
+            self.tasks[t].clock = self.mm.now();
+            self.flush_dispatched();
+            match step {
+                JobStep::Continue => self.after_io(),
+                JobStep::Wait(wait) => return Yield::Slept(wait),
+                JobStep::Finished(finish) => return Yield::Finished(finish),
+            }
+        }
+    }
+
+    /// User task `t` on CPU `c` has ended its stream: its process exits if its end is
+    /// the exit, and tasks waiting for its end start.
+    fn end_task(&mut self, t: TaskId, c: CpuId) {
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Done;
+        self.end = self.end.max(task.clock);
+        self.cpus[c].current = None;
+        let at = task.clock;
+        if self.tasks[t].exit_on_end {
+            self.exit_mm(t);
+        }
+        self.task_ended(t, at, c);
+        self.check_workload_done(at);
+    }
+
+    /// Kernel task `t` on CPU `c` has finished its job: its operation's report closes
+    /// and the timeline moves on.
+    fn end_job(&mut self, t: TaskId, c: CpuId, finish: Finish) {
+        self.tasks[t].state = TaskState::Done;
+        self.cpus[c].current = None;
+        self.after_io();
+        self.job_finished(t, finish, self.tasks[t].clock);
+    }
+
+    /// User task `t` on CPU `c` found no memory: the OOM killer takes its process, and
+    /// every task of it ends.
+    fn kill_process_of(&mut self, t: TaskId, c: CpuId) {
+        self.oom_kill(t);
+        self.cpus[c].current = None;
+        self.after_io();
+        let at = self.tasks[t].clock;
+        // The kill took every task of the process, waiting ones included.
+        self.process_ended(self.tasks[t].space, at, c);
+    }
+
+    /// Counts the end of every task of address space `space` the OOM killer took, at
+    /// `at`, as CPU `c` saw it, and checks whether the workload is over.
+    pub(super) fn process_ended(&mut self, space: crate::ids::SpaceId, at: SimTime, c: CpuId) {
+        for u in (0..self.tasks.len()).map(TaskId::from_index) {
+            if self.tasks[u].space == space && self.tasks[u].state == TaskState::Killed {
+                self.task_ended(u, at, c);
+            }
+        }
+        self.check_workload_done(at);
+    }
+
     /// Simulates the accesses of user task `t` that come next and are resident hits, as
-    /// the general path of [`Simulation::run_cpu`] would (the same reading ahead and
+    /// the general path of [`World::run_user`] would (the same reading ahead and
     /// prefetches, think time, PTE bits and counts), in a loop that keeps the task and the
     /// memory model borrowed instead of indexing them again for every step; returns how
     /// many it simulated. It stops, leaving the access unread, at the first access that
@@ -314,19 +402,18 @@ impl Simulation {
     /// queue's next event. It runs only when nothing is waiting to be delivered and the
     /// LRU does not follow accesses: a hit then changes nothing but its PTE, the clocks
     /// and the counts, so until a checkpoint the queue's next event stays where it was.
-    fn run_resident_hits(&mut self, t: usize, progress: &mut dyn FnMut(u64)) -> u64 {
-        if self.track_access || !self.mm.dispatched.is_empty() || self.io_pending() {
+    fn run_resident_hits(&mut self, t: TaskId, ahead: &mut Lookahead, progress: &mut dyn FnMut(u64)) -> u64 {
+        if self.track_access || self.mm.has_dispatched() || self.io_pending() {
             return 0;
         }
         #[cfg(test)]
         if GENERAL_PATH_ONLY.with(std::cell::Cell::get) {
             return 0;
         }
-        let Simulation { tasks, mm, lru, accesses, timeline_next, .. } = self;
+        let World { tasks, mm, lru, accesses, timeline_next, .. } = self;
         let task = &mut tasks[t];
         // The first access's tests, before anything is set up for a run: most calls on
         // a fault-heavy stream end here.
-        let ahead = &task.ahead;
         match ahead.pages.get(ahead.at) {
             Some(&Some(page))
                 if ahead.at + LOOKAHEAD < ahead.accesses.len() && mm.pt.pte(page).is_present() => {}
@@ -339,15 +426,7 @@ impl Simulation {
             // Hits run up to the next count that does more than add.
             let budget = counts_before_stop(*accesses, task);
             let mut view = mm.pt.access_view(task.space);
-            let k = replay_hits(
-                &mut task.ahead,
-                &mut view,
-                &mm.swap,
-                &mut task.clock,
-                next_event,
-                access_ns,
-                budget,
-            );
+            let k = replay_hits(ahead, &mut view, &mm.swap, &mut task.clock, next_event, access_ns, budget);
             if k == 0 {
                 return n;
             }
@@ -356,7 +435,7 @@ impl Simulation {
             for _ in 0..(k as usize).min(lru.warm_steps_left()) {
                 lru.warm_tails(mm);
             }
-            mm.now = task.clock;
+            mm.act_at(task.clock);
             n += k;
             if count_access(accesses, task, mm, *timeline_next, progress, k) || k < budget {
                 return n;
@@ -366,14 +445,14 @@ impl Simulation {
 
     /// Counts a completed access of task `t` ([`count_access`]).
     #[inline]
-    pub(super) fn count_access(&mut self, t: usize, progress: &mut dyn FnMut(u64)) {
-        let Simulation { accesses, tasks, mm, timeline_next, .. } = self;
+    pub(super) fn count_access(&mut self, t: TaskId, progress: &mut dyn FnMut(u64)) {
+        let World { accesses, tasks, mm, timeline_next, .. } = self;
         count_access(accesses, &mut tasks[t], mm, *timeline_next, progress, 1);
     }
 
     /// Task `t` leaves CPU `c` to sleep on `wait`; completions absorbed meanwhile are
     /// delivered after its state is final, so that a read it waits on can wake it.
-    pub(super) fn sleep(&mut self, t: usize, c: usize, wait: Wait) {
+    pub(super) fn sleep(&mut self, t: TaskId, c: CpuId, wait: Wait) {
         let task = &mut self.tasks[t];
         task.state = TaskState::Blocked;
         self.sleepers.add(&wait);
@@ -384,7 +463,7 @@ impl Simulation {
     }
 
     /// Ends what task `t` sleeps on, if anything, and returns it; the sleeper counts follow.
-    pub(super) fn take_wait(&mut self, t: usize) -> Option<Wait> {
+    pub(super) fn take_wait(&mut self, t: TaskId) -> Option<Wait> {
         let wait = self.tasks[t].wait.take();
         if let Some(wait) = &wait {
             self.sleepers.remove(wait);
@@ -393,7 +472,7 @@ impl Simulation {
     }
 
     /// Makes a blocked task runnable at `clock`.
-    pub(super) fn wake(&mut self, t: usize, clock: SimTime, now: SimTime) {
+    pub(super) fn wake(&mut self, t: TaskId, clock: SimTime, now: SimTime) {
         self.take_wait(t);
         let task = &mut self.tasks[t];
         task.io_wait += now.since(task.blocked_since);
@@ -404,7 +483,7 @@ impl Simulation {
         if self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
             self.cpus[c].scheduled = true;
             let at = now.max(self.mm.queue.now());
-            self.schedule(at, Event::CpuRun(c as u32));
+            self.schedule(at, Event::CpuRun(c));
         }
     }
 
@@ -414,14 +493,16 @@ impl Simulation {
     /// so a kill can report every task of the process, whatever ended before. `running`
     /// is the CPU whose run loop saw the end; it picks up a task started on it without an
     /// event.
-    pub(super) fn task_ended(&mut self, t: usize, at: SimTime, running: usize) {
+    pub(super) fn task_ended(&mut self, t: TaskId, at: SimTime, running: CpuId) {
         let task = &mut self.tasks[t];
-        if task.ended_at.is_some() || !matches!(task.kind, TaskKind::User) {
+        if task.ended_at.is_some() || !task.is_user() {
             return;
         }
         task.ended_at = Some(at);
         if task.started_at.is_some() {
-            self.cpus[task.cpu].live_users -= 1;
+            let live = &mut self.cpus[task.cpu].live_users;
+            assert!(*live > 0, "a started user task ends on a CPU that counts it");
+            *live -= 1;
         }
         self.n_ended += 1;
         let first = self.after_task.partition_point(|&(j, _)| j < t);
@@ -443,13 +524,16 @@ impl Simulation {
     /// (the lowest-numbered among equals), as `wake_up_new_task` places a new task on an
     /// idle CPU when there is one. A task the OOM killer took before it started stays
     /// killed.
-    fn start_task(&mut self, t: usize, at: SimTime, running: usize) {
+    fn start_task(&mut self, t: TaskId, at: SimTime, running: CpuId) {
         if self.tasks[t].state != TaskState::Waiting {
             return;
         }
         debug_assert!(self.tasks[t].start != TaskStart::AtStart, "only waiting tasks start late");
         let n_user_cpus = self.mm.cfg.machine.cpus as usize;
-        let c = (0..n_user_cpus).min_by_key(|&c| self.cpus[c].live_users).expect("at least one CPU");
+        let c = (0..n_user_cpus)
+            .map(CpuId::from_index)
+            .min_by_key(|&c| self.cpus[c].live_users)
+            .expect("a machine has at least one CPU");
         self.cpus[c].live_users += 1;
         let at = at.max(self.mm.queue.now());
         let task = &mut self.tasks[t];
@@ -461,7 +545,7 @@ impl Simulation {
         self.cpus[c].runq.push_back(t);
         if c != running && self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
             self.cpus[c].scheduled = true;
-            self.schedule(at, Event::CpuRun(c as u32));
+            self.schedule(at, Event::CpuRun(c));
         }
     }
 }

@@ -1,16 +1,19 @@
 //! Building a simulation: devices, address spaces, tasks, the first CPU runs.
 
-use super::reclaim::{Kswapd, DEF_PRIORITY};
-use super::task::{Cpu, Task, TaskKind, TaskState};
-use super::{Setup, Simulation};
+use super::reclaim::Kswapd;
+use super::stream::Stream;
+use super::task::{Cpu, Task, TaskState, UserStart};
+use super::{Setup, Simulation, World};
 use crate::block::BlockLayer;
 use crate::error::SimError;
 use crate::event::Event;
+use crate::ids::{CpuId, SpaceId, TaskId};
 use crate::mm::pagetable::PageTables;
 use crate::mm::swap::{Swap, SwaponSpec};
+use crate::mm::vmscan::DEF_PRIORITY;
 use crate::mm::{Mm, MmParts};
 use crate::stats::LatencyHistogram;
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimTime;
 use crate::timeline::TimelineOp;
 use crate::workload::TaskStart;
 
@@ -43,7 +46,7 @@ impl Simulation {
             models.push((spec.name.clone(), model));
         }
         let n_tasks = setup.tasks.len();
-        let block = BlockLayer::new(cfg.block.clone(), models, n_tasks + 2);
+        let mut block = BlockLayer::new(cfg.block.clone(), models);
         for (i, op) in setup.timeline.iter().enumerate() {
             if let crate::timeline::Trigger::AfterAccesses { task, .. } = op.trigger {
                 if task >= n_tasks {
@@ -74,23 +77,25 @@ impl Simulation {
                 }
             }
         }
-        let timeline: Vec<Option<TimelineOp>> = setup.timeline.into_iter().map(Some).collect();
+        let timeline: Vec<TimelineOp> = setup.timeline;
         let mut pt = PageTables::new();
         pt.default_orders = cfg.thp.allowed(cfg.thp.implicit_madvise);
         pt.default_contents = pt.contents_id(&cfg.implicit_contents);
         let mut tasks = Vec::with_capacity(n_tasks);
+        let mut streams = Vec::with_capacity(n_tasks);
         let mut after_task = Vec::new();
         let mut after_ends = Vec::new();
         // Tasks with the same address-space key share one space (threads of a process).
-        let mut shared: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+        let mut shared: std::collections::BTreeMap<u64, SpaceId> = std::collections::BTreeMap::new();
         for (i, spec) in setup.tasks.into_iter().enumerate() {
+            let id = TaskId::from_index(i);
             let space = match spec.address_space {
                 Some(key) => *shared.entry(key).or_insert_with(|| pt.add_space()),
                 None => pt.add_space(),
             };
             for r in &spec.regions {
                 // A region another thread of the process already declared is not mapped twice.
-                if pt.spaces[space].regions.iter().any(|x| x.start == r.start && x.pages == r.pages) {
+                if pt.spaces[space.index()].regions.iter().any(|x| x.start == r.start && x.pages == r.pages) {
                     continue;
                 }
                 let orders = cfg.thp.allowed(r.thp);
@@ -104,49 +109,40 @@ impl Simulation {
             }
             match spec.start {
                 TaskStart::AtStart => {}
-                TaskStart::AfterTask(j) => after_task.push((j, i)),
-                TaskStart::AfterEnds(n) => after_ends.push((n, i)),
+                TaskStart::AfterTask(j) => after_task.push((TaskId::from_index(j), id)),
+                TaskStart::AfterEnds(n) => after_ends.push((n, id)),
             }
-            let at_start = spec.start == TaskStart::AtStart;
-            tasks.push(Task {
-                name: spec.name,
-                kind: TaskKind::User,
-                space,
-                cpu: i % cpus,
-                owner: i,
-                source: spec.accesses,
-                ahead: super::task::Lookahead::default(),
-                next_use: None,
-                retry: None,
-                state: if at_start { TaskState::Runnable } else { TaskState::Waiting },
-                wait: None,
-                clock: SimTime::ZERO,
-                accesses: 0,
-                checkpoint_at: u64::MAX,
-                blocked_since: SimTime::ZERO,
-                io_wait: SimDuration::ZERO,
+            streams.push(Stream::new(spec.accesses));
+            let start = UserStart {
                 start: spec.start,
                 exit_on_end: spec.exit_on_end,
                 reads_create: spec.reads_create,
-                started_at: at_start.then_some(SimTime::ZERO),
-                ended_at: None,
-            });
+            };
+            tasks.push(Task::user(
+                spec.name,
+                space,
+                CpuId::from_index(i % cpus),
+                block.add_plug_owner(),
+                start,
+            ));
         }
+        let kswapd_owner = block.add_plug_owner();
+        let zswap_owner = block.add_plug_owner();
         let mut policies = setup.policies;
         let zswap_policy =
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
         let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
         let lru = crate::lru::build(mm.cfg.lru, &mm.cfg.lru_gen);
         if lru.wants_next_uses() {
-            if let Some((i, task)) = tasks.iter().enumerate().find(|(_, t)| !t.source.knows_next_uses()) {
+            if let Some(i) = streams.iter().position(|s| !s.source.knows_next_uses()) {
                 return Err(SimError::Setup(format!(
                     "lru = \"opt\": task {i} ({}) does not know when its pages are used next; \
                      Belady's policy needs a trace replayed with next uses (a generated workload has none)",
-                    task.name
+                    tasks[i].name
                 )));
             }
         }
-        let mut sim = Simulation {
+        let mut sim = World {
             mm,
             track_access: lru.tracks_accesses(),
             track_next_use: lru.wants_next_uses(),
@@ -162,15 +158,16 @@ impl Simulation {
             lat_minor: LatencyHistogram::default(),
             lat_anon: LatencyHistogram::default(),
             end: SimTime::ZERO,
-            kswapd_owner: n_tasks,
-            zswap_owner: n_tasks + 1,
+            kswapd_owner,
+            zswap_owner,
             zswap_worker: Default::default(),
             timeline,
             timeline_next: 0,
             op_running: None,
             op_reports: Vec::new(),
             paused: false,
-            hibernation: None,
+            frozen: None,
+            image: None,
             workload_done: n_tasks == 0,
             n_user_tasks: n_tasks,
             n_ended: 0,
@@ -187,20 +184,20 @@ impl Simulation {
             swapped_in: false,
             swapin_knobs_set: false,
         };
-        for t in 0..sim.tasks.len() {
+        for t in (0..sim.tasks.len()).map(TaskId::from_index) {
             if sim.tasks[t].state == TaskState::Runnable {
                 let cpu = sim.tasks[t].cpu;
                 sim.cpus[cpu].runq.push_back(t);
                 sim.cpus[cpu].live_users += 1;
             }
         }
-        for c in 0..sim.cpus.len() {
+        for c in (0..sim.cpus.len()).map(CpuId::from_index) {
             if !sim.cpus[c].runq.is_empty() {
-                sim.schedule(SimTime::ZERO, Event::CpuRun(c as u32));
+                sim.schedule(SimTime::ZERO, Event::CpuRun(c));
                 sim.cpus[c].scheduled = true;
             }
         }
         sim.arm_next_op(SimTime::ZERO);
-        Ok(sim)
+        Ok(Simulation { world: sim, streams })
     }
 }

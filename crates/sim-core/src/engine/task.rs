@@ -1,14 +1,13 @@
 //! What the engine schedules: tasks (user access streams and the kernel work the timeline
-//! starts) and CPUs. A leaf of the engine: the scheduler, the fault path and the timeline
-//! operations all name these types, and they name none of those.
+//! starts) and CPUs. Below the scheduler, the fault path and the timeline operations: it
+//! names only the leaves `wait` and `job`.
 
-use super::fault::PendingFault;
-use super::Wait;
-use crate::error::TraceError;
-use crate::ids::{DeviceId, Pfn};
-use crate::mm::pagetable::PageId;
+use super::job::Job;
+use super::wait::{PendingFault, Wait};
+use crate::block::PlugOwner;
+use crate::ids::{CpuId, Pfn, SpaceId, TaskId};
 use crate::time::{SimDuration, SimTime};
-use crate::workload::{Access, AccessSource, TaskStart};
+use crate::workload::{Access, TaskStart};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TaskState {
@@ -20,17 +19,18 @@ pub(crate) enum TaskState {
     Killed,
 }
 
+/// A task's scheduling state and counts. Its access stream, which may not be copyable,
+/// lives apart, in the simulation's streams (`super::stream`), so that the rest of the
+/// world is a plain clone.
+#[derive(Clone, Debug)]
 pub(crate) struct Task {
     pub(crate) name: String,
     pub(crate) kind: TaskKind,
-    pub(crate) space: usize,
-    pub(crate) cpu: usize,
-    /// Plug owner index in the block layer.
-    pub(crate) owner: usize,
-    pub(crate) source: Box<dyn AccessSource>,
-    /// Accesses taken from `source` ahead of the one being simulated, then the stream's
-    /// end or error once the source gave it (see `Simulation::next_access`).
-    pub(crate) ahead: Lookahead,
+    /// The address space it runs in (user tasks; a kernel task's is never read).
+    pub(crate) space: SpaceId,
+    pub(crate) cpu: CpuId,
+    /// Its submitting context in the block layer.
+    pub(crate) owner: PlugOwner,
     /// The next use of the access being simulated (`AccessSource::next_use`), when the LRU
     /// wants next uses.
     pub(crate) next_use: Option<u64>,
@@ -57,6 +57,64 @@ pub(crate) struct Task {
 }
 
 impl Task {
+    /// User task `name` of address space `space`, on `cpu` with plug `owner`, starting as
+    /// `start` says: runnable at time zero, or waiting for its condition.
+    pub(crate) fn user(name: String, space: SpaceId, cpu: CpuId, owner: PlugOwner, spec: UserStart) -> Task {
+        let at_start = spec.start == TaskStart::AtStart;
+        Task {
+            name,
+            kind: TaskKind::User,
+            space,
+            cpu,
+            owner,
+            next_use: None,
+            retry: None,
+            state: if at_start { TaskState::Runnable } else { TaskState::Waiting },
+            wait: None,
+            clock: SimTime::ZERO,
+            accesses: 0,
+            checkpoint_at: u64::MAX,
+            blocked_since: SimTime::ZERO,
+            io_wait: SimDuration::ZERO,
+            start: spec.start,
+            exit_on_end: spec.exit_on_end,
+            reads_create: spec.reads_create,
+            started_at: at_start.then_some(SimTime::ZERO),
+            ended_at: None,
+        }
+    }
+
+    /// Kernel task `name` running `job` on `cpu` with plug `owner`, runnable from `now`.
+    pub(crate) fn kernel(name: String, job: Job, cpu: CpuId, owner: PlugOwner, now: SimTime) -> Task {
+        Task {
+            name,
+            kind: TaskKind::Kernel(job),
+            space: SpaceId(0),
+            cpu,
+            owner,
+            next_use: None,
+            retry: None,
+            state: TaskState::Runnable,
+            wait: None,
+            clock: now,
+            accesses: 0,
+            checkpoint_at: u64::MAX,
+            blocked_since: now,
+            io_wait: SimDuration::ZERO,
+            start: TaskStart::AtStart,
+            exit_on_end: false,
+            reads_create: false,
+            started_at: Some(now),
+            ended_at: None,
+        }
+    }
+
+    /// Whether it replays an access stream (rather than run kernel work).
+    #[inline]
+    pub(crate) fn is_user(&self) -> bool {
+        matches!(self.kind, TaskKind::User)
+    }
+
     /// The swap fault the task sleeps on, when it waits for the read of the folio at `pfn`
     /// (several tasks may: threads faulting on one page, swapoff on a faulted page).
     pub(crate) fn waits_on(&self, pfn: Pfn) -> Option<PendingFault> {
@@ -65,158 +123,62 @@ impl Task {
             _ => None,
         }
     }
-
-    /// A copy of the task for a forked simulation ([`crate::Simulation::fork`]), or `None`
-    /// when its stream cannot be copied: a live user task whose source does not fork, or
-    /// one holding a read error not yet delivered. A task that has ended, and a kernel
-    /// task (it reads no stream), takes an empty source.
-    pub(crate) fn fork(&self) -> Option<Task> {
-        let source: Box<dyn AccessSource> = if self.ended_at.is_some() || !matches!(self.kind, TaskKind::User)
-        {
-            Box::new(std::iter::empty())
-        } else {
-            self.source.fork()?
-        };
-        let ahead = self.ahead.fork()?;
-        Some(Task { name: self.name.clone(), kind: self.kind.clone(), source, ahead, ..*self })
-    }
 }
 
-/// Accesses a task took from its source and has not simulated yet: `accesses[at..]`,
-/// then, once the source gave it, the stream's end or the error that ended it.
-///
-/// The engine takes them [`Lookahead::BATCH`] at a time, in one call to the source
-/// ([`AccessSource::next_accesses`]), and keeps at least `sched::LOOKAHEAD` of them
-/// ahead of the one it simulates so that their page-table entries can be loaded early.
-#[derive(Debug, Default)]
-pub(crate) struct Lookahead {
-    pub(crate) accesses: Vec<Access>,
-    /// The next use of each access (`AccessSource::next_use`), when the LRU wants next
-    /// uses; empty otherwise.
-    pub(crate) next_uses: Vec<Option<u64>>,
-    /// The page of each access whose PTE was prefetched, when the page existed then.
-    pub(crate) pages: Vec<Option<PageId>>,
-    /// Index of the next access to simulate.
-    pub(crate) at: usize,
-    /// How the stream ended after `accesses`, once the source said: `Ok` at its end, or
-    /// the error that ended it (handed out once, then `Ok`).
-    pub(crate) end: Option<Result<(), TraceError>>,
-}
-
-impl Lookahead {
-    /// Accesses taken from the source at once.
-    pub(crate) const BATCH: usize = 128;
-
-    /// Accesses taken and not simulated yet.
-    #[cfg(test)]
-    pub(crate) fn pending(&self) -> usize {
-        self.accesses.len() - self.at
-    }
-
-    /// Drops the accesses already simulated and takes the next batch from `source`, with
-    /// each access's next use when `next_uses` is set. Does nothing once the stream ended.
-    #[inline(never)]
-    pub(crate) fn refill(&mut self, source: &mut dyn AccessSource, next_uses: bool) {
-        if self.end.is_some() {
-            return;
-        }
-        self.accesses.drain(..self.at);
-        self.pages.drain(..self.at);
-        if next_uses {
-            self.next_uses.drain(..self.at);
-        }
-        self.at = 0;
-        let before = self.accesses.len();
-        let read = if next_uses {
-            // The next use answers for the access last returned: one at a time.
-            (|| {
-                for _ in 0..Self::BATCH {
-                    let Some(access) = source.next_access()? else { break };
-                    self.accesses.push(access);
-                    self.next_uses.push(source.next_use());
-                }
-                Ok(())
-            })()
-        } else {
-            source.next_accesses(&mut self.accesses, Self::BATCH)
-        };
-        let n_read = self.accesses.len() - before;
-        match read {
-            Ok(()) if n_read == Self::BATCH => {}
-            Ok(()) => self.end = Some(Ok(())),
-            Err(err) => self.end = Some(Err(err)),
-        }
-        self.pages.resize(self.accesses.len(), None);
-    }
-
-    /// A copy for a forked task, or `None` while it holds an error not handed out yet.
-    fn fork(&self) -> Option<Lookahead> {
-        let end = match &self.end {
-            None => None,
-            Some(Ok(())) => Some(Ok(())),
-            Some(Err(_)) => return None,
-        };
-        Some(Lookahead {
-            accesses: self.accesses.clone(),
-            next_uses: self.next_uses.clone(),
-            pages: self.pages.clone(),
-            at: self.at,
-            end,
-        })
-    }
-}
-
-/// What a task runs: a user access stream, or kernel work started by the timeline.
+/// What a task runs: a user access stream (kept in the simulation's streams), or the job
+/// of kernel work the timeline started.
 #[derive(Clone, Debug)]
 pub(crate) enum TaskKind {
     User,
-    Swapoff(SwapoffState),
-    /// Reclaim until memcg usage is at most `goal` pages, or everything that can go.
-    Reclaim {
-        goal: Option<u64>,
-        /// Where the paced `shrink_all_memory` stands.
-        shrink: super::ops::ShrinkAll,
-    },
-    /// `/sys/power/mm_reclaim/run`: reclaim until `target` pages were freed (0: until
-    /// nothing more can go) or the clock reaches `deadline`.
-    MmReclaim {
-        target: u64,
-        /// Pages freed so far.
-        reclaimed: u64,
-        deadline: Option<SimTime>,
-        /// Where the paced `shrink_all_memory` stands.
-        shrink: super::ops::ShrinkAll,
-    },
-    /// Hibernate (freeze, shrink, write the image, power off) or resume from the image.
-    Hibernate(Box<super::ops::HibTask>),
+    Kernel(Job),
 }
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Cpu {
-    pub(crate) current: Option<usize>,
-    pub(crate) runq: std::collections::VecDeque<usize>,
+    pub(crate) current: Option<TaskId>,
+    pub(crate) runq: std::collections::VecDeque<TaskId>,
     /// A `CpuRun` event for this CPU is pending.
     pub(crate) scheduled: bool,
-    pub(crate) last: Option<usize>,
+    pub(crate) last: Option<TaskId>,
     /// User tasks placed on this CPU that have started and not ended: what a new task's
     /// placement compares.
     pub(crate) live_users: u32,
 }
 
-/// Where a swapoff walk is.
-#[derive(Clone, Debug)]
-pub(crate) struct SwapoffState {
-    pub(crate) device: DeviceId,
-    pub(crate) space: usize,
-    pub(crate) region_idx: usize,
-    pub(crate) vpage: u64,
-    /// Walk finished: drop the remaining swap-cache-only slots.
-    pub(crate) sweeping: bool,
-    /// PTEs still to restore before stopping (`mm_reclaim/release`); `None`: all.
-    pub(crate) budget: Option<u64>,
-    /// Swapoff proper: the device is off and the walk repeats until it is empty. Without
-    /// it (`mm_reclaim/release`) the device stays on and each device is walked once.
-    pub(crate) disable: bool,
-    /// Devices to walk after this one, in order (`mm_reclaim/release`).
-    pub(crate) then: Vec<DeviceId>,
+/// How a user task starts and ends, from its [`crate::TaskSpec`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserStart {
+    pub(crate) start: TaskStart,
+    pub(crate) exit_on_end: bool,
+    pub(crate) reads_create: bool,
+}
+
+impl std::ops::Index<TaskId> for Vec<Task> {
+    type Output = Task;
+    #[inline(always)]
+    fn index(&self, t: TaskId) -> &Task {
+        &self[t.index()]
+    }
+}
+
+impl std::ops::IndexMut<TaskId> for Vec<Task> {
+    #[inline(always)]
+    fn index_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self[t.index()]
+    }
+}
+
+impl std::ops::Index<CpuId> for Vec<Cpu> {
+    type Output = Cpu;
+    #[inline(always)]
+    fn index(&self, c: CpuId) -> &Cpu {
+        &self[c.index()]
+    }
+}
+
+impl std::ops::IndexMut<CpuId> for Vec<Cpu> {
+    #[inline(always)]
+    fn index_mut(&mut self, c: CpuId) -> &mut Cpu {
+        &mut self[c.index()]
+    }
 }

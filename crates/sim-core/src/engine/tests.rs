@@ -129,7 +129,7 @@ fn reads_of_untouched_pages_create_them_only_when_asked() {
             think_ns: None,
         });
         let mut sim = one_task(config(64, 1024), Box::new(NoReadahead), 128, Box::new(stream));
-        sim.tasks[0].reads_create = reads_create;
+        sim.world.tasks[0].reads_create = reads_create;
         sim.check_invariants();
         while sim.step().unwrap() {
             sim.check_invariants();
@@ -439,9 +439,9 @@ fn run_jobs(setup: Setup) -> (SimReport, usize) {
     while sim.step().unwrap() {
         sim.check_invariants();
         let queue =
-            sim.tasks.iter().filter(|t| matches!(t.kind, task::TaskKind::User)).all(|t| t.exit_on_end);
-        if queue && sim.workload_done && left_at_end.is_none() {
-            let mm = &sim.mm;
+            sim.world.tasks.iter().filter(|t| matches!(t.kind, task::TaskKind::User)).all(|t| t.exit_on_end);
+        if queue && sim.world.workload_done && left_at_end.is_none() {
+            let mm = &sim.world.mm;
             let mut n = 0;
             for pfn in mm.frames.in_use() {
                 let slot =
@@ -455,7 +455,7 @@ fn run_jobs(setup: Setup) -> (SimReport, usize) {
             left_at_end = Some(n);
         }
     }
-    assert!(sim.workload_done, "the workload ended");
+    assert!(sim.world.workload_done, "the workload ended");
     (sim.into_report(), left_at_end.unwrap_or(0))
 }
 

@@ -14,11 +14,10 @@
 //! CPU of its own, in batches of [`WORKER_BATCH`] steps so that it interleaves with the
 //! tasks.
 
-use super::Simulation;
-use crate::block::Bio;
-use crate::device::IoDir;
+use super::World;
+use crate::block::PlugOwner;
 use crate::event::Event;
-use crate::mm::frames::flag;
+use crate::lru::Origin;
 use crate::mm::vmscan::ScanControl;
 use crate::policy::zswap::{ZswapLruView, ZswapVisit};
 use crate::time::{SimDuration, SimTime};
@@ -61,38 +60,27 @@ impl ZswapWorker {
     }
 }
 
-impl Simulation {
+impl World {
     /// `zswap_writeback_entry`: decompresses entry `e` into a new swap-cache folio, frees
     /// the entry and starts an asynchronous write of the folio (`zswpwb`, `pswpout`). The
     /// folio goes to the tail of the inactive list when the write ends, for reclaim to
     /// free.
-    fn zswap_writeback_entry(&mut self, e: u32, owner: usize) -> Result<(), WritebackError> {
+    fn zswap_writeback_entry(&mut self, e: u32, owner: PlugOwner) -> Result<(), WritebackError> {
         let slot = self.mm.zswap.slot(e);
         if self.mm.swap.cached_frame(slot).is_some() {
             return Err(WritebackError::Exists);
         }
         let Some(pfn) = self.mm.frames.alloc() else { return Err(WritebackError::NoMemory) };
-        self.mm.memcg_usage += 1;
-        self.swap_cache_add(slot, pfn, false);
+        self.mm.charge(1);
+        self.swap_cache_add(slot, pfn, Origin::Other);
         let id = self.mm.zswap.contents(e);
         let cost = self.mm.cfg.zswap.compressor.decompress_ns(&self.mm.pt.contents[id as usize]);
-        self.mm.spend(cost + self.mm.cfg.cpu.swapout_submit_ns);
+        self.mm.spend(cost);
         self.mm.swap.set_zswap_entry(slot, None);
         self.mm.zswap.free_entry(e);
         self.mm.vmstat.zswpwb += 1;
         self.mm.zswap.counts.written_back_pages += 1;
-        self.mm.vmstat.pswpout += 1;
-        self.mm.vmstat.pgpgout += 4;
-        let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
-        let now = self.mm.now;
-        if self.mm.block.is_synchronous(slot.device) {
-            self.mm.now = self.mm.block.submit_sync(bio, now);
-        } else {
-            self.mm.frames.set(pfn, flag::RECLAIM);
-            self.mm.frames.set(pfn, flag::WRITEBACK);
-            self.mm.nr_writeback += 1;
-            self.mm.block.submit(owner, bio, now, &mut self.mm.dispatched);
-        }
+        self.mm.pageout(pfn, slot, owner);
         self.mm.zswap_sync();
         Ok(())
     }
@@ -100,7 +88,7 @@ impl Simulation {
     /// `shrink_memcg_cb` on the oldest entry: the policy rotates it or has it written
     /// back. `Some(true)` when written back, `Some(false)` when only rotated or the
     /// writeback failed, `None` when the LRU is empty; `exists` reports an `-EEXIST`.
-    fn zswap_visit_oldest(&mut self, owner: usize, exists: &mut bool) -> Option<bool> {
+    fn zswap_visit_oldest(&mut self, owner: PlugOwner, exists: &mut bool) -> Option<bool> {
         let e = self.mm.zswap.lru_first()?;
         self.mm.zswap.counts.shrinker_scanned += 1;
         let mut referenced = *self.mm.zswap.referenced_mut(e);
@@ -194,7 +182,7 @@ impl Simulation {
         self.zswap_worker.runs_owed = std::mem::take(&mut self.mm.zswap.worker_kicks);
         self.zswap_worker.start_run();
         self.mm.zswap.counts.shrink_worker_runs += 1;
-        let at = self.mm.now.max(self.mm.queue.now()).max(self.zswap_worker.clock);
+        let at = self.mm.now().max(self.mm.queue.now()).max(self.zswap_worker.clock);
         self.schedule(at, Event::ZswapShrink);
     }
 
@@ -207,7 +195,7 @@ impl Simulation {
     pub(super) fn zswap_worker_run(&mut self, now: SimTime) {
         let owner = self.zswap_owner;
         let start = self.zswap_worker.clock.max(now);
-        self.mm.now = start;
+        self.mm.act_at(start);
         self.mm.zswap_sync();
         let mut steps = 0;
         let mut finished = !self.mm.cfg.memcg.zswap_writeback;
@@ -241,7 +229,7 @@ impl Simulation {
             }
         }
         self.flush_dispatched();
-        self.zswap_worker.clock = self.mm.now.max(start + SimDuration(1));
+        self.zswap_worker.clock = self.mm.now().max(start + SimDuration(1));
         if finished {
             self.zswap_worker.running = false;
             self.zswap_kick_worker();

@@ -140,12 +140,12 @@ fn a_load_from_zswap_frees_the_entry_and_dirties_the_folio() {
     m.timeline.push(TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SwapOutAll });
     let mut stored_at_end = None;
     let r = m.run_with(96, acc, |sim| {
-        if !sim.workload_done || stored_at_end.is_some() {
+        if !sim.world.workload_done || stored_at_end.is_some() {
             return;
         }
-        stored_at_end = Some(sim.mm.zswap.stored);
-        let mm = &sim.mm;
-        let page = mm.pt.existing_page(0, 0, VirtPage(0)).expect("page 0 was touched");
+        stored_at_end = Some(sim.world.mm.zswap.stored);
+        let mm = &sim.world.mm;
+        let page = mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(0)).expect("page 0 was touched");
         let PteState::Present(pfn) = mm.pt.pte(page).state() else {
             panic!("page 0 is mapped after its fault, not {:?}", mm.pt.pte(page).state())
         };
@@ -181,7 +181,7 @@ fn zero_pages_go_to_the_zero_map_and_come_back_without_io() {
         let mut sim = m.build(96, acc);
         while sim.step().unwrap() {
             sim.check_invariants();
-            assert_eq!(sim.mm.zswap.stored, 0, "a zero page is never stored");
+            assert_eq!(sim.world.mm.zswap.stored, 0, "a zero page is never stored");
         }
         let r = sim.into_report();
         let v = &r.vmstat;
@@ -254,8 +254,8 @@ fn pool_limit_run(protection: Box<dyn ZswapProtection>) -> SimReport {
     let max_pages = 4096 / 100;
     let mut peak = 0;
     let r = m.run_with(400, acc, |sim| {
-        assert_eq!(sim.mm.zswap.max_pages, max_pages);
-        peak = peak.max(sim.mm.zswap.pool.total_pages());
+        assert_eq!(sim.world.mm.zswap.max_pages, max_pages);
+        peak = peak.max(sim.world.mm.zswap.pool.total_pages());
     });
     // A store is refused at the limit, so one store may pass it by at most one zspage
     // (a chain of at most 8 pages).
@@ -299,7 +299,7 @@ fn pressure_run(version: u8, shrinker_enabled: bool) -> SimReport {
     m.zswap.shrinker_enabled = shrinker_enabled;
     let r = m.run_with(128, acc, |sim| {
         if version == 1 {
-            assert_eq!(sim.mm.zswap.charged_pages, 0, "v1 charges the pool to no group");
+            assert_eq!(sim.world.mm.zswap.charged_pages, 0, "v1 charges the pool to no group");
         }
     });
     let z = zswap(&r);

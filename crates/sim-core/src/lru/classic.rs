@@ -26,7 +26,7 @@
 //! kernel only act when the periodic worker is a full cycle late).
 
 use super::seq::SeqLists;
-use super::{Fate, Lru, LruSizes, Placement, ScanControl};
+use super::{Fate, Lru, LruSizes, Origin, Placement, ScanControl};
 use crate::ids::Pfn;
 use crate::mm::frames::flag;
 use crate::mm::swap::Shadow;
@@ -147,9 +147,9 @@ impl ClassicLru {
     /// The statistics as the last periodic flush left them, flushing first if a flush
     /// period boundary has passed since.
     fn flushed_stats(&mut self, mm: &Mm) -> FlushedStats {
-        if mm.now >= self.flushed.next_flush {
+        if mm.now() >= self.flushed.next_flush {
             self.flushed = FlushedStats {
-                next_flush: SimTime((mm.now.0 / FLUSH_TIME_NS + 1) * FLUSH_TIME_NS),
+                next_flush: SimTime((mm.now().0 / FLUSH_TIME_NS + 1) * FLUSH_TIME_NS),
                 inactive_anon: self.lens[INACTIVE],
                 active_anon: self.lens[ACTIVE],
                 workingset_activate_anon: mm.vmstat.workingset_activate_anon,
@@ -313,7 +313,7 @@ impl Lru for ClassicLru {
         (WARM_AHEAD + WARM_LAG).saturating_sub(least)
     }
 
-    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, _in_fault: bool) {
+    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, _origin: Origin) {
         debug_assert!(!mm.frames.test(pfn, flag::LRU));
         let placement = if self.exact { Placement::Inactive } else { placement };
         let which = match placement {
@@ -369,7 +369,7 @@ impl Lru for ClassicLru {
         }
     }
 
-    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, _in_fault: bool) -> Placement {
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, _origin: Origin) -> Placement {
         let active_anon = self.flushed_stats(mm).active_anon;
         if mm.workingset_refault(pfn, shadow, active_anon) {
             Placement::Active

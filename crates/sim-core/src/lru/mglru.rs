@@ -46,7 +46,7 @@
 //! eviction the usual per-folio reclaim costs.
 
 use super::list::{Links, List, NIL};
-use super::{Fate, Lru, LruSizes, Placement, ScanControl};
+use super::{Fate, Lru, LruSizes, Origin, Placement, ScanControl};
 use crate::config::LruGenConfig;
 use crate::ids::Pfn;
 use crate::mm::frames::flag;
@@ -548,7 +548,7 @@ impl Gens {
             self.inc_min_seq(mm);
         }
         self.max_seq += 1;
-        self.birth[gen_of(self.max_seq)] = mm.now;
+        self.birth[gen_of(self.max_seq)] = mm.now();
         self.aging.runs += 1;
     }
 
@@ -565,7 +565,11 @@ impl Gens {
         for space in 0..nr_spaces {
             let force = space >= self.spaces_walked;
             chunks.clear();
-            chunks.extend(mm.pt.space_chunks(space).filter(|&c| force || self.filter_test(seq, c)));
+            chunks.extend(
+                mm.pt
+                    .space_chunks(crate::ids::SpaceId::from_index(space))
+                    .filter(|&c| force || self.filter_test(seq, c)),
+            );
             for &c in &chunks {
                 let (lo, hi) = mm.pt.chunk_range(c);
                 let young = self.sweep(mm, lo, hi, gen, true);
@@ -774,7 +778,8 @@ impl ReclaimHooks for Gens {
 }
 
 impl Lru for MgLru {
-    fn add(&mut self, mm: &mut Mm, pfn: Pfn, _placement: Placement, in_fault: bool) {
+    fn add(&mut self, mm: &mut Mm, pfn: Pfn, _placement: Placement, origin: Origin) {
+        let in_fault = origin == Origin::Fault;
         // folio_add_lru marks a folio added in a fault active; the classic refault
         // placement does not apply (lru_gen_refault set PG_workingset instead).
         self.g.add_folio(mm, pfn, in_fault, false);
@@ -841,7 +846,8 @@ impl Lru for MgLru {
         }
     }
 
-    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, in_fault: bool) -> Placement {
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, origin: Origin) -> Placement {
+        let in_fault = origin == Origin::Fault;
         let s = ClassicShadow::decode(shadow);
         let nr = u64::from(mm.frames.nr_pages(pfn));
         mm.vmstat.workingset_refault_anon += nr;
@@ -885,7 +891,7 @@ impl Lru for MgLru {
             return false;
         }
         let birth = self.g.birth[gen_of(self.g.min_seq)];
-        mm.now > birth + self.min_ttl
+        mm.now() > birth + self.min_ttl
     }
 
     fn sizes(&self) -> LruSizes {
@@ -899,7 +905,7 @@ impl Lru for MgLru {
         let generations = (g.min_seq..=g.max_seq)
             .map(|seq| LruGenGeneration {
                 seq,
-                age_ms: mm.now.since(g.birth[gen_of(seq)]).0 / 1_000_000,
+                age_ms: mm.now().since(g.birth[gen_of(seq)]).0 / 1_000_000,
                 anon_pages: g.nr_pages[gen_of(seq)],
                 file_pages: 0,
             })

@@ -36,6 +36,15 @@ pub(crate) enum Placement {
     Active,
 }
 
+/// Who adds a folio to the lists or reports its refault: a page fault, which MGLRU
+/// treats apart (`lru_gen_in_fault`: the folio goes to the youngest generation), or any
+/// other path (swapoff, zswap's writeback).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Fault,
+    Other,
+}
+
 /// List sizes in pages, as /proc/vmstat reports them (`nr_inactive_anon`,
 /// `nr_active_anon`). An LRU whose structure is not two lists folds itself into this view
 /// as the kernel does (MGLRU counts its two youngest generations as active). Used for the
@@ -49,10 +58,10 @@ pub(crate) struct LruSizes {
 /// An anonymous-memory LRU implementation. Cloned with the simulation it is part of
 /// ([`crate::Simulation::fork`]).
 pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
-    /// `folio_add_lru`: a new or swapped-in folio joins the lists. `in_fault` says the
-    /// caller is a page fault (`lru_gen_in_fault`), which MGLRU places young whatever
+    /// `folio_add_lru`: a new or swapped-in folio joins the lists. A folio a page fault
+    /// adds ([`Origin::Fault`], `lru_gen_in_fault`) MGLRU places young whatever
     /// `placement` says; the classic lists go by `placement` alone.
-    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, in_fault: bool);
+    fn add(&mut self, mm: &mut Mm, pfn: Pfn, placement: Placement, origin: Origin);
     /// The folio leaves the lists outside reclaim (freed by unmap, exit or swap-in path).
     fn remove(&mut self, mm: &mut Mm, pfn: Pfn);
     /// The large folio at `head`, on a list, was split into `nr` order-0 folios: link
@@ -66,12 +75,11 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// ended to where this batch can free them.
     fn rotate_completed(&mut self, mm: &mut Mm) {
         mm.poll_io();
-        let rotations = std::mem::take(&mut mm.rotations);
+        let rotations = mm.take_rotations();
         for &pfn in &rotations {
             self.rotate_reclaimable(mm, pfn);
         }
-        mm.rotations = rotations;
-        mm.rotations.clear();
+        mm.recycle_rotations(rotations);
     }
     /// `shrink_lruvec`: scan at `sc.priority`, reclaiming toward `sc.nr_to_reclaim`.
     fn shrink(&mut self, mm: &mut Mm, sc: &mut ScanControl);
@@ -79,10 +87,10 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// (`snapshot_refaults` at the end of `do_try_to_free_pages` and `balance_pgdat`).
     fn reclaim_done(&mut self, _mm: &mut Mm) {}
     /// A swap-in found `shadow` in the slot it read into `pfn` (`workingset_refault`,
-    /// `lru_gen_refault`), in a page fault if `in_fault`: count the refault and say where
-    /// the folio goes. `Placement::Active` also means the refault was recent (the
-    /// evicted folio was still part of the working set), which policies hear.
-    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, in_fault: bool) -> Placement;
+    /// `lru_gen_refault`), on behalf of `origin`: count the refault and say where the
+    /// folio goes. `Placement::Active` also means the refault was recent (the evicted
+    /// folio was still part of the working set), which policies hear.
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, origin: Origin) -> Placement;
     /// Current list sizes.
     fn sizes(&self) -> LruSizes;
     /// Pages a memory cgroup charge asks reclaim for when the group is at its limit:

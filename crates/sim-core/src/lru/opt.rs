@@ -38,7 +38,7 @@
 
 use std::collections::BinaryHeap;
 
-use super::{Fate, Lru, LruSizes, Placement, ScanControl};
+use super::{Fate, Lru, LruSizes, Origin, Placement, ScanControl};
 use crate::ids::{Pfn, SwapSlot};
 use crate::mm::frames::flag;
 use crate::mm::pagetable::{PageId, PteState};
@@ -235,7 +235,7 @@ impl ReclaimHooks for OptReclaimHooks<'_> {
 }
 
 impl Lru for OptLru {
-    fn add(&mut self, mm: &mut Mm, pfn: Pfn, _placement: Placement, _in_fault: bool) {
+    fn add(&mut self, mm: &mut Mm, pfn: Pfn, _placement: Placement, _origin: Origin) {
         for i in 0..mm.frames.nr_pages(pfn) {
             let frame = Pfn(pfn.0 + i);
             let next = self.joining_next(mm, frame);
@@ -291,7 +291,7 @@ impl Lru for OptLru {
         self.fates = fates;
     }
 
-    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, _in_fault: bool) -> Placement {
+    fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, _origin: Origin) -> Placement {
         // Counted as the classic lists count it; there is no active list to return to.
         mm.workingset_refault(pfn, shadow, 0);
         Placement::Inactive

@@ -24,7 +24,7 @@ pub(crate) mod workingset;
 pub(crate) mod zsmalloc;
 pub(crate) mod zswap;
 
-use crate::block::{BlockLayer, Dispatched};
+use crate::block::{Bio, BlockLayer, Dispatched, PlugOwner};
 use crate::config::{CoreConfig, CpuCosts};
 use crate::event::Event;
 use crate::ids::Pfn;
@@ -58,6 +58,13 @@ impl Watermarks {
 }
 
 /// The mechanics of memory management, everything but the LRU lists.
+///
+/// The structures that guard their own invariants (frames, page tables, swap, the block
+/// layer, zswap) and the add-only counters (`vmstat`, `mthp`) are open to the crate. The
+/// accounting between them (memory cgroup usage, pages under writeback, image I/O in
+/// flight), the clock of the acting context and the news of completed I/O are private to
+/// the memory model and change only through the methods below, which check them: an
+/// accounting error panics where it happens instead of wrapping silently.
 #[derive(Clone, Debug)]
 pub(crate) struct Mm {
     pub(crate) frames: Frames,
@@ -68,21 +75,33 @@ pub(crate) struct Mm {
     /// Per-order mTHP counters.
     pub(crate) mthp: crate::thp::MthpCounters,
     pub(crate) cfg: CoreConfig,
-    /// Clock of the acting context; kernel work advances it.
-    pub(crate) now: SimTime,
-    /// `lruvec->nonresident_age`.
-    pub(crate) nonresident_age: u64,
-    pub(crate) memcg_limit: Option<u64>,
-    pub(crate) memcg_usage: u64,
-    pub(crate) nr_writeback: u64,
+    /// zswap: entries, LRU, pool and the shrinkers' protection policy.
+    pub(crate) zswap: zswap::Zswap,
+    /// Watermarks of the one zone.
     pub(crate) wmark: Watermarks,
-    /// Requests issued to devices whose completions must be scheduled.
-    pub(crate) dispatched: Vec<Dispatched>,
     /// The event queue; Mm owns it so that reclaim can absorb I/O completions that fall
     /// due while it scans.
     pub(crate) queue: EventQueue<Event>,
+    /// `lruvec->nonresident_age`.
+    pub(crate) nonresident_age: u64,
+    /// Clock of the acting context; kernel work advances it.
+    now: SimTime,
+    memcg_limit: Option<u64>,
+    memcg_usage: u64,
+    nr_writeback: u64,
+    /// Hibernation image pages submitted and not yet completed (`crate::block::IMAGE_PFN`).
+    image_inflight: u64,
+    /// Requests issued to devices whose completions must be scheduled.
+    dispatched: Vec<Dispatched>,
     /// Events taken off the queue.
-    pub(crate) events: u64,
+    events: u64,
+    /// What completions left for the engine to deliver.
+    news: IoNews,
+}
+
+/// What I/O completions left for the engine to deliver to the LRU and to sleeping tasks.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IoNews {
     /// Folios whose writeback ended with `RECLAIM` set, for the LRU to rotate.
     pub(crate) rotations: Vec<Pfn>,
     /// Reads that completed for folios a task sleeps on, with the completion time.
@@ -91,10 +110,17 @@ pub(crate) struct Mm {
     pub(crate) write_done: Option<SimTime>,
     /// The latest completion of any kind not yet announced to kernel tasks waiting on I/O.
     pub(crate) io_done: Option<SimTime>,
-    /// zswap: entries, LRU, pool and the shrinkers' protection policy.
-    pub(crate) zswap: zswap::Zswap,
-    /// Hibernation image pages submitted and not yet completed (`crate::block::IMAGE_PFN`).
-    pub(crate) image_inflight: u64,
+}
+
+impl IoNews {
+    /// Whether there is anything to deliver.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rotations.is_empty()
+            && self.reads_done.is_empty()
+            && self.write_done.is_none()
+            && self.io_done.is_none()
+    }
 }
 
 impl Mm {
@@ -113,21 +139,18 @@ impl Mm {
             vmstat: Vmstat::default(),
             mthp: Default::default(),
             cfg,
-            now: SimTime::ZERO,
+            zswap,
+            wmark,
+            queue: EventQueue::default(),
             nonresident_age: 0,
+            now: SimTime::ZERO,
             memcg_limit,
             memcg_usage: 0,
             nr_writeback: 0,
-            wmark,
-            dispatched: Vec::new(),
-            queue: EventQueue::default(),
-            events: 0,
-            rotations: Vec::new(),
-            reads_done: Vec::new(),
-            write_done: None,
-            io_done: None,
-            zswap,
             image_inflight: 0,
+            dispatched: Vec::new(),
+            events: 0,
+            news: IoNews::default(),
         }
     }
 
@@ -135,10 +158,171 @@ impl Mm {
         &self.cfg.cpu
     }
 
+    /// The acting context's clock: the task, kswapd or worker whose work is being
+    /// simulated. Kernel work it does advances it ([`Mm::spend`], synchronous I/O).
+    #[inline(always)]
+    pub(crate) fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// A context starts acting at `at`: a task is picked up, kswapd or zswap's worker
+    /// starts a batch, a sleeper's swap fault is finished at its wake-up time. The engine
+    /// calls this where control passes from one context to another; it saves and
+    /// restores nothing, so a caller that acts for another context in between restores
+    /// its own time itself (`World::acting_at`).
+    #[inline(always)]
+    pub(crate) fn act_at(&mut self, at: SimTime) {
+        self.now = at;
+    }
+
     /// Charges modelled kernel CPU time to the acting context.
     #[inline]
     pub(crate) fn spend(&mut self, ns: u64) {
         self.now += SimDuration(ns);
+    }
+
+    /// Pages charged to the memory cgroup: folios in frames, and zswap's pool where it
+    /// is charged.
+    #[inline]
+    pub(crate) fn memcg_usage(&self) -> u64 {
+        self.memcg_usage
+    }
+
+    /// The memory cgroup's limit in pages, if any.
+    #[inline]
+    pub(crate) fn memcg_limit(&self) -> Option<u64> {
+        self.memcg_limit
+    }
+
+    /// Writes `memory.max` (`None`: no limit). Reclaiming down to a lowered limit is the
+    /// writer's work, not this call's.
+    pub(crate) fn set_memcg_limit(&mut self, limit: Option<u64>) {
+        self.memcg_limit = limit;
+    }
+
+    /// Charges `nr` pages to the memory cgroup (the caller has decided the charge may
+    /// go ahead).
+    #[inline]
+    pub(crate) fn charge(&mut self, nr: u64) {
+        self.memcg_usage += nr;
+    }
+
+    /// Uncharges `nr` pages. Panics if more are uncharged than were charged.
+    #[inline]
+    pub(crate) fn uncharge(&mut self, nr: u64) {
+        self.memcg_usage = match self.memcg_usage.checked_sub(nr) {
+            Some(usage) => usage,
+            None => panic!("memcg: uncharging {nr} pages with {} charged", self.memcg_usage),
+        };
+    }
+
+    /// Pages under writeback to a swap device.
+    #[inline]
+    pub(crate) fn nr_writeback(&self) -> u64 {
+        self.nr_writeback
+    }
+
+    /// `nr` pages whose writeback to a device completed.
+    fn end_writeback(&mut self, nr: u64) {
+        self.nr_writeback = match self.nr_writeback.checked_sub(nr) {
+            Some(n) => n,
+            None => panic!("writeback: {nr} pages completed with {} in flight", self.nr_writeback),
+        };
+    }
+
+    /// Hibernation image pages submitted and not completed yet.
+    #[inline]
+    pub(crate) fn image_inflight(&self) -> u64 {
+        self.image_inflight
+    }
+
+    /// Events taken off the queue so far.
+    #[inline]
+    pub(crate) fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Takes the next event off the queue, counting it.
+    #[inline]
+    pub(crate) fn pop_event(&mut self) -> Option<(SimTime, Event)> {
+        let next = self.queue.pop()?;
+        self.events += 1;
+        Some(next)
+    }
+
+    /// What completions left for the engine to deliver.
+    #[inline]
+    pub(crate) fn news(&self) -> &IoNews {
+        &self.news
+    }
+
+    /// Takes what completions left for the engine to deliver, leaving it empty.
+    pub(crate) fn take_news(&mut self) -> IoNews {
+        std::mem::take(&mut self.news)
+    }
+
+    /// Hands back the lists of delivered news, cleared, for the next completions to fill
+    /// without allocating.
+    pub(crate) fn recycle_news(&mut self, spent: IoNews) {
+        let IoNews { mut rotations, mut reads_done, .. } = spent;
+        if self.news.rotations.is_empty() {
+            rotations.clear();
+            self.news.rotations = rotations;
+        }
+        if self.news.reads_done.is_empty() {
+            reads_done.clear();
+            self.news.reads_done = reads_done;
+        }
+    }
+
+    /// Takes the folios whose writeback ended for the LRU to rotate (reclaim does so
+    /// before it isolates a batch; `Lru::rotate_completed`).
+    pub(crate) fn take_rotations(&mut self) -> Vec<Pfn> {
+        std::mem::take(&mut self.news.rotations)
+    }
+
+    /// Hands back a rotation list once rotated, cleared, for the next completions.
+    pub(crate) fn recycle_rotations(&mut self, mut spent: Vec<Pfn>) {
+        spent.clear();
+        self.news.rotations = spent;
+    }
+
+    /// Whether requests were issued whose completions are not scheduled yet.
+    #[inline]
+    pub(crate) fn has_dispatched(&self) -> bool {
+        !self.dispatched.is_empty()
+    }
+
+    /// `blk_start_plug` for `owner`.
+    #[inline]
+    pub(crate) fn start_plug(&mut self, owner: PlugOwner) {
+        self.block.start_plug(owner);
+    }
+
+    /// `blk_finish_plug` for `owner` at the acting context's time.
+    #[inline]
+    pub(crate) fn finish_plug(&mut self, owner: PlugOwner) {
+        self.block.finish_plug(owner, self.now, &mut self.dispatched);
+    }
+
+    /// `submit_bio` of a one-page bio by `owner` at the acting context's time.
+    #[inline]
+    pub(crate) fn submit(&mut self, owner: PlugOwner, bio: Bio) {
+        self.block.submit(owner, bio, self.now, &mut self.dispatched);
+    }
+
+    /// A bio of `nr` pages to a synchronous device, completed in the acting context: its
+    /// clock moves to the completion.
+    #[inline]
+    pub(crate) fn submit_sync(&mut self, bio: Bio, nr: u32) {
+        self.now = self.block.submit_sync_pages(bio, nr, self.now);
+    }
+
+    /// One page of a hibernation image as a bio under `owner`'s plug, counted in flight.
+    pub(crate) fn submit_image_bio(&mut self, owner: PlugOwner, bio: Bio) {
+        debug_assert_eq!(bio.pfn, crate::block::IMAGE_PFN);
+        self.image_inflight += 1;
+        self.submit(owner, bio);
     }
 
     /// Anonymous pages can be reclaimed only while swap has free slots.
@@ -154,7 +338,7 @@ impl Mm {
         } else {
             self.frames.free_folio(pfn);
         }
-        self.memcg_usage -= nr;
+        self.uncharge(nr);
     }
 
     /// `folio_test_writeback` of the folio whose head is `head`: any of its pages still

@@ -7,12 +7,57 @@
 
 use super::frames::flag;
 use super::Mm;
-use crate::block::{ReqId, IMAGE_PFN};
+use crate::block::{Bio, PlugOwner, ReqId, IMAGE_PFN};
 use crate::device::IoDir;
 use crate::event::Event;
+use crate::ids::{Pfn, SwapSlot};
+use crate::thp::PMD_ORDER;
 use crate::time::SimTime;
 
+/// Where a folio stands after [`Mm::pageout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pageout {
+    /// Written in the acting context (a synchronous device): the folio is clean now.
+    Clean,
+    /// Its write is in flight; the folio is freed once it completes.
+    UnderWriteback,
+}
+
 impl Mm {
+    /// `pageout` → `swap_writepage` of the folio at `pfn` (its order's pages) to its
+    /// slots from `slot`, by `owner`: counts `pswpout` and `pgpgout` (and the size's
+    /// mTHP `swpout`), charges the submission, and writes. A synchronous device takes one
+    /// bio of the folio's size, completed in this context. Otherwise the folio is marked
+    /// for reclaim (`PG_reclaim`, rotated when its write ends) and each page goes as a bio
+    /// of its own under writeback, which the caller's plug merges into one request.
+    pub(crate) fn pageout(&mut self, pfn: Pfn, slot: SwapSlot, owner: PlugOwner) -> Pageout {
+        let order = self.frames.order(pfn);
+        let nr = 1u32 << order;
+        self.vmstat.pswpout += u64::from(nr);
+        self.vmstat.pgpgout += 4 * u64::from(nr);
+        if order > 0 {
+            self.mthp.at(order).swpout += 1;
+            if order == PMD_ORDER {
+                self.vmstat.thp_swpout += 1;
+            }
+        }
+        self.spend(self.cfg.cpu.swapout_submit_ns);
+        if self.block.is_synchronous(slot.device) {
+            let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
+            self.submit_sync(bio, nr);
+            return Pageout::Clean;
+        }
+        self.frames.set(pfn, flag::RECLAIM);
+        self.nr_writeback += u64::from(nr);
+        for i in 0..nr {
+            let frame = Pfn(pfn.0 + i);
+            let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset + i, pfn: frame };
+            self.frames.set(frame, flag::WRITEBACK);
+            self.submit(owner, bio);
+        }
+        Pageout::UnderWriteback
+    }
+
     pub(crate) fn schedule(&mut self, at: SimTime, ev: Event) {
         if let Err(e) = self.queue.schedule(at, ev) {
             panic!("engine invariant broken: {e} (event {ev:?})");
@@ -48,9 +93,9 @@ impl Mm {
             IoDir::Read => {
                 for &pfn in &done.frames {
                     if pfn == IMAGE_PFN {
-                        self.image_inflight -= 1;
+                        self.image_io_done();
                     } else if self.frames.test(pfn, flag::WAITED) {
-                        self.reads_done.push((pfn, now));
+                        self.news.reads_done.push((pfn, now));
                     } else {
                         self.frames.clear(pfn, flag::LOCKED);
                     }
@@ -59,23 +104,29 @@ impl Mm {
             IoDir::Write => {
                 for &pfn in &done.frames {
                     if pfn == IMAGE_PFN {
-                        self.image_inflight -= 1;
+                        self.image_io_done();
                         continue;
                     }
                     self.frames.clear(pfn, flag::WRITEBACK);
-                    self.nr_writeback -= 1;
+                    self.end_writeback(1);
                     // A large folio's writeback ends with its last page.
                     let head = self.frames.head(pfn);
                     if !self.folio_writeback(head) && self.frames.test_and_clear(head, flag::RECLAIM) {
-                        self.rotations.push(head);
+                        self.news.rotations.push(head);
                     }
                 }
-                self.write_done = Some(now);
+                self.news.write_done = Some(now);
             }
         }
         self.block.recycle_frames(done.frames);
-        self.io_done = Some(now);
+        self.news.io_done = Some(now);
         self.flush_dispatched();
+    }
+
+    /// A page of a hibernation image completed.
+    fn image_io_done(&mut self) {
+        assert!(self.image_inflight > 0, "an image page completed with none in flight");
+        self.image_inflight -= 1;
     }
 
     /// Processes I/O completions that fell due while the acting context ran ahead, as

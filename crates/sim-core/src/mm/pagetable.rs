@@ -13,7 +13,7 @@
 //! Not modelled: sharing between address spaces (fork, COW of anonymous pages), file
 //! mappings, huge PMD mappings (a PMD-sized folio is mapped by 512 PTEs).
 
-use crate::ids::{DeviceId, Pfn, RegionId, SwapSlot, VirtPage};
+use crate::ids::{DeviceId, Pfn, RegionId, SpaceId, SwapSlot, VirtPage};
 use crate::thp::OrderMask;
 
 /// Pages per chunk: one PTE table, covering 2 MiB.
@@ -197,15 +197,15 @@ impl PageTables {
         self.chunk_contents[(page.0 / CHUNK_PAGES as u32) as usize]
     }
 
-    pub(crate) fn add_space(&mut self) -> usize {
+    pub(crate) fn add_space(&mut self) -> SpaceId {
         self.spaces.push(AddressSpace::default());
-        self.spaces.len() - 1
+        SpaceId::from_index(self.spaces.len() - 1)
     }
 
     /// Maps a VMA. Overlapping an existing VMA is refused.
     pub(crate) fn map_region(
         &mut self,
-        space: usize,
+        space: SpaceId,
         start: VirtPage,
         pages: u64,
         orders: OrderMask,
@@ -225,7 +225,7 @@ impl PageTables {
             contents,
             chunks: vec![NO_CHUNK; (last_chunk - first_chunk + 1) as usize],
         };
-        let regions = &mut self.spaces[space].regions;
+        let regions = &mut self.spaces[space.index()].regions;
         let pos = regions.partition_point(|r| r.start.0 < start.0);
         let overlaps_prev = pos > 0 && regions[pos - 1].end().0 > start.0;
         let overlaps_next = pos < regions.len() && regions[pos].start.0 < start.0 + pages;
@@ -233,19 +233,19 @@ impl PageTables {
             return Err(MapError::Overlap { start: start.0, pages });
         }
         regions.insert(pos, region);
-        self.region_owner.push((space as u32, 0));
-        for (i, r) in self.spaces[space].regions.iter().enumerate() {
-            self.region_owner[r.id.0 as usize] = (space as u32, i as u32);
+        self.region_owner.push((space.0, 0));
+        for (i, r) in self.spaces[space.index()].regions.iter().enumerate() {
+            self.region_owner[r.id.0 as usize] = (space.0, i as u32);
         }
-        self.spaces[space].last = pos;
+        self.spaces[space.index()].last = pos;
         Ok(pos)
     }
 
     /// The index of the region of `space` that holds `vpage`: the one found last if it
     /// does, else found by binary search; `None` outside every VMA.
     #[inline]
-    fn region_of(&self, space: usize, vpage: VirtPage) -> Option<usize> {
-        let asp = &self.spaces[space];
+    fn region_of(&self, space: SpaceId, vpage: VirtPage) -> Option<usize> {
+        let asp = &self.spaces[space.index()];
         if asp.regions.get(asp.last).is_some_and(|r| r.contains(vpage)) {
             return Some(asp.last);
         }
@@ -255,9 +255,9 @@ impl PageTables {
 
     /// Finds the region and PTE of `vpage` without allocating; `None` outside every VMA.
     #[inline]
-    pub(crate) fn lookup(&mut self, space: usize, vpage: VirtPage) -> Option<Lookup> {
+    pub(crate) fn lookup(&mut self, space: SpaceId, vpage: VirtPage) -> Option<Lookup> {
         let idx = self.region_of(space, vpage)?;
-        self.spaces[space].last = idx;
+        self.spaces[space.index()].last = idx;
         Some(Lookup { region_idx: idx, page: self.existing_page(space, idx, vpage) })
     }
 
@@ -272,11 +272,11 @@ impl PageTables {
     /// The PTE of `vpage` in the given region, allocating its chunk on first touch.
     pub(crate) fn page_for(
         &mut self,
-        space: usize,
+        space: SpaceId,
         region_idx: usize,
         vpage: VirtPage,
     ) -> Result<PageId, MapError> {
-        let region = &mut self.spaces[space].regions[region_idx];
+        let region = &mut self.spaces[space.index()].regions[region_idx];
         debug_assert!(region.contains(vpage));
         let ci = region.chunk_index(vpage);
         if region.chunks[ci] == NO_CHUNK {
@@ -297,8 +297,8 @@ impl PageTables {
 
     /// The PTE of `vpage` in a region if its chunk exists.
     #[inline]
-    pub(crate) fn existing_page(&self, space: usize, region_idx: usize, vpage: VirtPage) -> Option<PageId> {
-        let region = &self.spaces[space].regions[region_idx];
+    pub(crate) fn existing_page(&self, space: SpaceId, region_idx: usize, vpage: VirtPage) -> Option<PageId> {
+        let region = &self.spaces[space.index()].regions[region_idx];
         if !region.contains(vpage) {
             return None;
         }
@@ -308,14 +308,14 @@ impl PageTables {
 
     /// Maps an implicit 1 GiB-aligned region around `vpage` (for traces without VMA data),
     /// shrunk so that it does not overlap existing regions.
-    pub(crate) fn map_implicit(&mut self, space: usize, vpage: VirtPage) -> Result<usize, MapError> {
+    pub(crate) fn map_implicit(&mut self, space: SpaceId, vpage: VirtPage) -> Result<usize, MapError> {
         if vpage.0 > self.max_vpage {
             return Err(MapError::OutOfRange { vpage: vpage.0 });
         }
         const SPAN: u64 = 1 << 18;
         let mut start = vpage.0 & !(SPAN - 1);
         let mut end = (start + SPAN).min(self.max_vpage + 1);
-        for r in &self.spaces[space].regions {
+        for r in &self.spaces[space.index()].regions {
             if r.end().0 <= vpage.0 {
                 start = start.max(r.end().0);
             } else if r.start.0 > vpage.0 {
@@ -330,14 +330,14 @@ impl PageTables {
     /// most 512 pages never cross a chunk, so the ids are consecutive.
     pub(crate) fn folio_range(
         &self,
-        space: usize,
+        space: SpaceId,
         region_idx: usize,
         vpage: VirtPage,
         order: u8,
     ) -> Option<(VirtPage, PageId)> {
         let nr = 1u64 << order;
         let first = VirtPage(vpage.0 & !(nr - 1));
-        let region = &self.spaces[space].regions[region_idx];
+        let region = &self.spaces[space.index()].regions[region_idx];
         if first.0 < region.start.0 || first.0 + nr > region.end().0 {
             return None;
         }
@@ -346,9 +346,9 @@ impl PageTables {
 
     /// Every allocated PTE of an address space, in virtual address order (the order
     /// swapoff and exit walk page tables).
-    pub(crate) fn space_pages(&self, space: usize) -> Vec<PageId> {
+    pub(crate) fn space_pages(&self, space: SpaceId) -> Vec<PageId> {
         let mut out = Vec::new();
-        for r in &self.spaces[space].regions {
+        for r in &self.spaces[space.index()].regions {
             let base_chunk = r.start.0 / CHUNK_PAGES;
             for (ci, &chunk) in r.chunks.iter().enumerate() {
                 if chunk == NO_CHUNK {
@@ -372,8 +372,11 @@ impl PageTables {
     }
 
     /// The allocated chunks of an address space in virtual address order.
-    pub(crate) fn space_chunks(&self, space: usize) -> impl Iterator<Item = u32> + '_ {
-        self.spaces[space].regions.iter().flat_map(|r| r.chunks.iter().copied().filter(|&c| c != NO_CHUNK))
+    pub(crate) fn space_chunks(&self, space: SpaceId) -> impl Iterator<Item = u32> + '_ {
+        self.spaces[space.index()]
+            .regions
+            .iter()
+            .flat_map(|r| r.chunks.iter().copied().filter(|&c| c != NO_CHUNK))
     }
 
     #[inline]
@@ -414,8 +417,8 @@ impl PageTables {
     /// Address space `space`'s regions and every PTE, borrowed apart, for reading a
     /// task's accesses ahead and for a run of resident hits ([`AccessView`]).
     #[inline]
-    pub(crate) fn access_view(&mut self, space: usize) -> AccessView<'_> {
-        let asp = &self.spaces[space];
+    pub(crate) fn access_view(&mut self, space: SpaceId) -> AccessView<'_> {
+        let asp = &self.spaces[space.index()];
         let mut view = AccessView {
             regions: &asp.regions,
             start: 0,
@@ -531,6 +534,6 @@ mod tests {
         assert_eq!(pt.lookup(s, VirtPage((1 << 30) + 700)).unwrap().page, Some(p));
         assert!(pt.lookup(s, VirtPage(5)).is_none());
         let r = pt.map_implicit(s, VirtPage(5)).unwrap();
-        assert_eq!(pt.spaces[s].regions[r].start, VirtPage(0));
+        assert_eq!(pt.spaces[s.index()].regions[r].start, VirtPage(0));
     }
 }

@@ -24,7 +24,7 @@
 //! since anonymous memory is never shared here), and the kernel's fragment lists are not
 //! told apart from the non-full lists.
 
-use crate::ids::{DeviceId, Pfn, SwapSlot};
+use crate::ids::{CpuId, DeviceId, Pfn, SwapSlot};
 use std::collections::VecDeque;
 
 const BAD_SLOT: u8 = 0xff;
@@ -126,8 +126,8 @@ fn first_free(words: &[u64]) -> Option<usize> {
 pub(crate) struct SwapDevice {
     pub(crate) priority: i32,
     pub(crate) rotational: bool,
-    /// Accepting new allocations (cleared by swapoff).
-    pub(crate) writeok: bool,
+    /// Accepting new allocations (`SWP_WRITEOK`: cleared by swapoff, set by swapon).
+    writeok: bool,
     /// A block device rather than a swap file (`SWP_BLKDEV`): only these take large
     /// folios whole. Set by swapon.
     pub(crate) blkdev: bool,
@@ -344,7 +344,8 @@ impl SwapDevice {
 
     /// `cluster_alloc_swap_entry`: `2^order` free slots, aligned, in one cluster of that
     /// order; records `head`'s frames as their swap-cache folio.
-    fn alloc(&mut self, cpu: usize, order: u8, head: Pfn) -> Option<u32> {
+    fn alloc(&mut self, cpu: CpuId, order: u8, head: Pfn) -> Option<u32> {
+        let cpu = cpu.index();
         let nr = 1u32 << order;
         if !self.writeok
             || self.inuse + nr > self.pages()
@@ -469,6 +470,17 @@ impl Swap {
         self.avail.sort_by_key(|&d| std::cmp::Reverse(devices[d as usize].priority));
     }
 
+    /// Whether `device` takes new allocations (`SWP_WRITEOK`).
+    pub(crate) fn writeok(&self, device: DeviceId) -> bool {
+        self.devices[device.0 as usize].writeok
+    }
+
+    /// Swapon (`true`) or the start of swapoff (`false`) of `device`: whether it takes new
+    /// allocations.
+    pub(crate) fn set_writeok(&mut self, device: DeviceId, on: bool) {
+        self.devices[device.0 as usize].writeok = on;
+    }
+
     pub(crate) fn total_slots(&self) -> u64 {
         self.devices.iter().filter(|d| d.writeok).map(|d| u64::from(d.pages())).sum()
     }
@@ -486,7 +498,7 @@ impl Swap {
 
     /// Allocates a slot for the order-0 folio `pfn` and records `pfn` as its swap-cache
     /// folio (`folio_alloc_swap`). `None` when every device is full.
-    pub(crate) fn alloc(&mut self, cpu: usize, pfn: Pfn) -> Option<SwapSlot> {
+    pub(crate) fn alloc(&mut self, cpu: CpuId, pfn: Pfn) -> Option<SwapSlot> {
         self.alloc_folio(cpu, 0, pfn)
     }
 
@@ -495,7 +507,7 @@ impl Swap {
     /// records frame `head + i` as the swap-cache folio of slot `i`. Devices are tried by
     /// priority; `None` when none has a cluster with room for the order, and the caller
     /// then splits the folio.
-    pub(crate) fn alloc_folio(&mut self, cpu: usize, order: u8, head: Pfn) -> Option<SwapSlot> {
+    pub(crate) fn alloc_folio(&mut self, cpu: CpuId, order: u8, head: Pfn) -> Option<SwapSlot> {
         if let [d] = self.avail[..] {
             // One device: no priority group to walk or rotate.
             let off = self.devices[d as usize].alloc(cpu, order, head)?;
@@ -528,7 +540,7 @@ impl Swap {
     /// full or swapped off.
     pub(crate) fn alloc_hibernation_slot(&mut self, dev: DeviceId) -> Option<SwapSlot> {
         let d = &mut self.devices[dev.0 as usize];
-        let off = d.alloc(0, 0, Pfn(0))?;
+        let off = d.alloc(CpuId(0), 0, Pfn(0))?;
         d.set_slot_cache(off, 0);
         d.set_slot_count(off, 1);
         Some(SwapSlot { device: dev, offset: off })
@@ -871,7 +883,7 @@ mod tests {
         (0..n)
             .map(|i| {
                 let head = Pfn(1000 * (i as u32 + 1));
-                let slot = s.alloc_folio(cpu, order, head)?;
+                let slot = s.alloc_folio(CpuId::from_index(cpu), order, head)?;
                 for k in 0..1 << order {
                     let at = SwapSlot { offset: slot.offset + k, ..slot };
                     assert_eq!((s.cached_frame(at), s.count(at)), (Some(Pfn(head.0 + k)), 0));
@@ -891,7 +903,9 @@ mod tests {
     }
 
     fn take(s: &mut Swap, cpu: usize, n: usize) -> Vec<(u8, u32)> {
-        (0..n).map(|i| s.alloc(cpu, Pfn(i as u32)).map(|x| (x.device.0, x.offset)).unwrap()).collect()
+        (0..n)
+            .map(|i| s.alloc(CpuId::from_index(cpu), Pfn(i as u32)).map(|x| (x.device.0, x.offset)).unwrap())
+            .collect()
     }
 
     #[test]
@@ -923,8 +937,8 @@ mod tests {
     #[test]
     fn freed_slots_are_reused_and_full_devices_refuse() {
         let mut s = swap_with(&[(8, None, false)]);
-        let slots: Vec<SwapSlot> = (0..7).map(|i| s.alloc(0, Pfn(i)).unwrap()).collect();
-        assert!(s.alloc(0, Pfn(99)).is_none());
+        let slots: Vec<SwapSlot> = (0..7).map(|i| s.alloc(CpuId(0), Pfn(i)).unwrap()).collect();
+        assert!(s.alloc(CpuId(0), Pfn(99)).is_none());
         assert!(s.vm_swap_full());
         // Slot referenced by a PTE, then the cache drops it with a shadow: still allocated.
         s.inc_count(slots[3]);
@@ -935,7 +949,7 @@ mod tests {
         s.dec_count(slots[3]);
         assert!(!s.in_use(slots[3]));
         assert_eq!(s.cache_entry(slots[3]), CacheEntry::Empty);
-        assert_eq!(s.alloc(0, Pfn(50)), Some(slots[3]));
+        assert_eq!(s.alloc(CpuId(0), Pfn(50)), Some(slots[3]));
         s.check_invariants();
     }
 
@@ -958,7 +972,10 @@ mod tests {
         let mut a = swap_with(&[(32, Some(1), false), (32, Some(1), true)]);
         let mut b = swap_with(&[(32, Some(1), false), (32, Some(1), true)]);
         for i in 0..40 {
-            assert_eq!(a.alloc(i % 2, Pfn(i as u32)), b.alloc_folio(i % 2, 0, Pfn(i as u32)));
+            assert_eq!(
+                a.alloc(CpuId::from_index(i % 2), Pfn(i as u32)),
+                b.alloc_folio(CpuId::from_index(i % 2), 0, Pfn(i as u32))
+            );
         }
     }
 
@@ -1011,7 +1028,7 @@ mod tests {
     fn large_folios_go_to_the_next_device_with_room() {
         let mut s = swap_with(&[(16, Some(5), false), (64, Some(5), false), (64, Some(1), false)]);
         // Device 0 holds one order-3 folio, then only the header's cluster is left.
-        let at = |s: &mut Swap, order| s.alloc_folio(0, order, Pfn(0)).map(|x| (x.device.0, x.offset));
+        let at = |s: &mut Swap, order| s.alloc_folio(CpuId(0), order, Pfn(0)).map(|x| (x.device.0, x.offset));
         assert_eq!(at(&mut s, 3), Some((0, 8)));
         assert_eq!(at(&mut s, 3), Some((1, 8)));
         assert_eq!(at(&mut s, 3), Some((1, 16)));
@@ -1033,7 +1050,7 @@ mod tests {
             let r = (x >> 33) as usize;
             if r % 5 < 2 || held.is_empty() {
                 let order = [0, 0, 1, 2, 3][r / 5 % 5];
-                if let Some(slot) = s.alloc_folio(r / 25 % 3, order, Pfn(i)) {
+                if let Some(slot) = s.alloc_folio(CpuId::from_index(r / 25 % 3), order, Pfn(i)) {
                     held.extend((0..1 << order).map(|k| SwapSlot { offset: slot.offset + k, ..slot }));
                 }
             } else {

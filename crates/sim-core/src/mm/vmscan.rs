@@ -13,12 +13,12 @@
 //! instead of waiting on the writeback.
 
 use super::frames::flag;
+use super::page_io::Pageout;
 use super::pagetable::Pte;
 use super::swap::Shadow;
 use super::Mm;
-use crate::block::Bio;
-use crate::device::IoDir;
-use crate::ids::{Pfn, SwapSlot};
+use crate::block::PlugOwner;
+use crate::ids::{CpuId, Pfn, SwapSlot};
 use crate::thp::PMD_ORDER;
 
 /// `SWAP_CLUSTER_MAX`: folios isolated per batch, and the unit of a charge's reclaim.
@@ -34,6 +34,11 @@ pub(crate) enum Reclaimer {
     Memcg,
 }
 
+/// `DEF_PRIORITY`: a reclaim pass starts by scanning 1/2^12 of the lists.
+pub(crate) const DEF_PRIORITY: u32 = 12;
+/// `MAX_RECLAIM_RETRIES`: rounds of reclaim without progress before giving up.
+pub(crate) const MAX_RECLAIM_RETRIES: u32 = 16;
+
 /// The parts of the kernel's `struct scan_control` the model uses.
 #[derive(Clone, Debug)]
 pub(crate) struct ScanControl {
@@ -44,13 +49,38 @@ pub(crate) struct ScanControl {
     pub(crate) nr_reclaimed: u64,
     pub(crate) swappiness: u32,
     /// Plug owner and CPU of the reclaiming context.
-    pub(crate) owner: usize,
-    pub(crate) cpu: usize,
+    pub(crate) owner: PlugOwner,
+    pub(crate) cpu: CpuId,
     /// Age the active lists whatever the statistics say (the retry of a reclaim that freed
     /// nothing because it skipped them).
     pub(crate) force_deactivate: bool,
     /// An LRU left an active list it was asked to scan unaged.
     pub(crate) skipped_deactivate: bool,
+}
+
+impl ScanControl {
+    /// A reclaim by `reclaimer` in the context of `owner` on `cpu`, starting at `priority`
+    /// and aiming to free `nr_to_reclaim` folios, with nothing scanned yet.
+    pub(crate) fn new(
+        reclaimer: Reclaimer,
+        priority: u32,
+        nr_to_reclaim: u64,
+        swappiness: u32,
+        (owner, cpu): (PlugOwner, CpuId),
+    ) -> ScanControl {
+        ScanControl {
+            reclaimer,
+            priority,
+            nr_to_reclaim,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            swappiness,
+            owner,
+            cpu,
+            force_deactivate: false,
+            skipped_deactivate: false,
+        }
+    }
 }
 
 /// What `shrink_folio_list` decided for one isolated folio.
@@ -194,7 +224,7 @@ impl Mm {
     /// `folio_alloc_swap` for the folio at `pfn`: `2^order` aligned slots of a cluster of
     /// that order; a large folio that cannot have them is split (`swpout_fallback`) and
     /// its tail pages queued on `list`, and the head then tries alone.
-    fn folio_alloc_swap(&mut self, pfn: Pfn, cpu: usize, list: &mut Vec<Pfn>) -> Option<SwapSlot> {
+    fn folio_alloc_swap(&mut self, pfn: Pfn, cpu: CpuId, list: &mut Vec<Pfn>) -> Option<SwapSlot> {
         let order = self.frames.order(pfn);
         if order > 0 {
             if let Some(first) = self.swap.alloc_folio(cpu, order, pfn) {
@@ -299,37 +329,9 @@ impl Mm {
             }
         }
         if self.frames.test_and_clear(pfn, flag::DIRTY) && !self.swap_writeout_local(pfn, slot, nr) {
-            // pageout(): one write of the folio's size.
-            self.vmstat.pswpout += u64::from(nr);
-            self.vmstat.pgpgout += 4 * u64::from(nr);
-            if order > 0 {
-                self.mthp.at(order).swpout += 1;
-                if order == PMD_ORDER {
-                    self.vmstat.thp_swpout += 1;
-                }
-            }
             res.pageouts += u64::from(nr);
-            self.spend(self.cfg.cpu.swapout_submit_ns);
-            let sync = self.block.is_synchronous(slot.device);
-            if sync {
-                // One bio of the folio's size, completed in this context: the folio is
-                // clean now and is freed in the same pass.
-                let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
-                let now = self.now;
-                self.now = self.block.submit_sync_pages(bio, nr, now);
-            } else {
-                // The folio is freed by a later scan, after the write completes. Its pages
-                // go as one bio each, which the plug merges into one request.
-                self.frames.set(pfn, flag::RECLAIM);
-                self.nr_writeback += u64::from(nr);
-                for i in 0..nr {
-                    let frame = Pfn(pfn.0 + i);
-                    let bio =
-                        Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset + i, pfn: frame };
-                    self.frames.set(frame, flag::WRITEBACK);
-                    let now = self.now;
-                    self.block.submit(sc.owner, bio, now, &mut self.dispatched);
-                }
+            if self.pageout(pfn, slot, sc.owner) == Pageout::UnderWriteback {
+                // The folio is freed by a later scan, after the write completes.
                 return Fate::Keep;
             }
         }

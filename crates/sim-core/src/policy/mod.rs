@@ -26,7 +26,7 @@ pub mod readahead;
 pub mod swapin;
 pub mod zswap;
 
-use crate::ids::{RegionId, SwapSlot, TaskId, VirtPage};
+use crate::ids::{RegionId, SpaceId, SwapSlot, VirtPage};
 use readahead::{NoReadahead, Readahead};
 use swapin::{Order0Swapin, SwapinSize};
 use zswap::{NoProtection, ZswapProtection};
@@ -91,8 +91,10 @@ pub enum Feedback {
     /// A swap-in read a slot that still held a workingset shadow: the page had been
     /// reclaimed and was wanted again (`workingset_refault`).
     Refault {
-        /// The address space of the faulting task.
-        task: TaskId,
+        /// The address space of the swap-in that read the slot: the faulting process's,
+        /// or the one swapoff was walking. A readahead neighbour's slot may hold another
+        /// process's page.
+        space: SpaceId,
         /// The slot read.
         slot: SwapSlot,
         /// True when the refault distance put the page back on the active list

@@ -8,7 +8,7 @@
 //! carries it out (skipping free slots and slots already in the swap cache, as
 //! `__read_swap_cache_async` does).
 
-use crate::ids::{DeviceId, RegionId, SwapSlot, TaskId, VirtPage};
+use crate::ids::{DeviceId, RegionId, SpaceId, SwapSlot, TaskId, VirtPage};
 use crate::policy::Feedback;
 use std::ops::Range;
 
@@ -20,8 +20,10 @@ use std::ops::Range;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FaultView {
-    /// The faulting task.
+    /// The faulting task (for swapoff, its kernel task).
     pub task: TaskId,
+    /// The address space of the faulting address: the process whose page is swapped in.
+    pub space: SpaceId,
     /// The VMA of the faulting address.
     pub region: RegionId,
     /// First virtual page of the VMA.
@@ -43,11 +45,13 @@ pub struct FaultView {
 }
 
 impl FaultView {
-    /// A fault by `task` at `vpage` of VMA `region`, which spans `vma`, whose page is in
-    /// `slot` of a device with `device_slots` slots (header included). `page_cluster` is the
-    /// kernel's default, 3, and `swapoff` false; set the fields to change them.
+    /// A fault by `task` at `vpage` of VMA `region` of address space `space`, which spans
+    /// `vma`, whose page is in `slot` of a device with `device_slots` slots (header
+    /// included). `page_cluster` is the kernel's default, 3, and `swapoff` false; set the
+    /// fields to change them.
     pub fn new(
         task: TaskId,
+        space: SpaceId,
         region: RegionId,
         vma: Range<VirtPage>,
         vpage: VirtPage,
@@ -56,6 +60,7 @@ impl FaultView {
     ) -> FaultView {
         FaultView {
             task,
+            space,
             region,
             region_start: vma.start,
             region_end: vma.end,

@@ -47,15 +47,15 @@
 //!   not modelled beyond `boot`; decompression costs LZO's per-page figures.
 //! - Every operation but `resume` fails while the machine is off, `mark` included.
 //! - The shrink makes its own priority passes rather than call the engine's `reclaim`,
-//!   to pace its writes by the disk (see `Simulation::shrink_pass` in `reclaim.rs`).
+//!   to pace its writes by the disk (see `World::shrink_pass` in `reclaim.rs`).
 
-use super::super::{Simulation, Step, Wait};
+use super::super::job::{Finish, Frozen, HibPhase, HibTask, Image, Job, JobStep, ResumePhase, ResumeTask};
+use super::super::wait::Wait;
+use super::super::World;
 use crate::block::{Bio, IMAGE_PFN};
 use crate::contents::{compressed_len, Compressor, Contents};
 use crate::device::IoDir;
-use crate::engine::task::{TaskKind, TaskState};
-use crate::event::Event;
-use crate::ids::{DeviceId, SwapSlot, PAGE_SIZE};
+use crate::ids::{DeviceId, SwapSlot, TaskId, PAGE_SIZE};
 use crate::mm::pagetable::PteState;
 use crate::time::{SimDuration, SimTime};
 use crate::timeline::{HibernateOp, HibernationReport, OpReport};
@@ -84,182 +84,71 @@ const CMP_MAX_RD_PAGES: u64 = 8192;
 /// `copy_page` at about 16 GB/s.
 const COPY_NS: u64 = 250;
 
-/// The hibernation in progress, or the image on disk while the machine is off.
-#[derive(Clone, Debug)]
-pub(crate) struct Hibernation {
-    /// The resume device.
-    pub(crate) device: DeviceId,
-    /// Swap slots holding the image, in write order; held until resume frees them.
-    pub(crate) slots: Vec<SwapSlot>,
-    /// Saveable pages in the image (uncompressed).
-    pub(crate) image_pages: u64,
-    /// Image bytes on the device (compressed if compressing), map pages included.
-    pub(crate) image_bytes: u64,
-    /// Decompression CPU of the whole image, in ns (one thread).
-    decompress_ns: u64,
-    /// Tasks were paused before the freeze: the thaw leaves them paused.
-    was_paused: bool,
-    /// kswapd and zswap-worker events that came while frozen, rescheduled at the thaw.
-    deferred: Vec<Event>,
-    /// The image is written and the machine is off: only `resume` may run.
-    pub(crate) powered_off: bool,
-    /// Fingerprint of memory at the snapshot, checked by resume and the invariants.
-    pub(crate) fingerprint: Option<u64>,
-}
-
-/// Where a hibernate or resume kernel task is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Freeze,
-    Shrink,
-    Drain,
-    Write,
-    WriteWait,
-    PowerOff,
-    Boot,
-    Read,
-    ReadWait,
-}
-
-/// The state of a hibernate or resume kernel task.
-#[derive(Clone, Debug)]
-pub(crate) struct HibTask {
-    phase: Phase,
-    op: HibernateOp,
-    /// The image target in pages.
-    target: u64,
-    /// `max_size` of `hibernate_preallocate_memory`.
-    max_size: u64,
-    /// Where the shrink stands.
-    shrink: super::ShrinkAll,
-    reclaimed: u64,
-    shrink_start: SimTime,
-    io_start: SimTime,
-    /// Image slots written or read so far.
-    next: u64,
-    /// Image slots to write.
-    total_slots: u64,
-    /// Compression (or decompression) CPU of the whole image, in ns (one thread).
-    cpu_ns: u64,
-    threads: u64,
-    /// The readahead window while resuming.
-    window: u64,
-    /// Resume's boot time before the image is read.
-    boot: SimDuration,
-}
-
-impl HibTask {
-    /// A task at `phase`, started at `now`, nothing done yet.
-    fn new(phase: Phase, op: HibernateOp, now: SimTime, threads: u64) -> HibTask {
-        HibTask {
-            phase,
-            op,
-            target: 0,
-            max_size: 0,
-            shrink: super::ShrinkAll::default(),
-            reclaimed: 0,
-            shrink_start: now,
-            io_start: now,
-            next: 0,
-            total_slots: 0,
-            cpu_ns: 0,
-            threads,
-            window: CMP_MIN_RD_PAGES,
-            boot: SimDuration::ZERO,
-        }
-    }
-}
-
-impl Simulation {
-    /// Starts a `hibernate`: checks the resume device, freezes the tasks and spawns the
-    /// kernel task. Returns false when the operation failed at once (the report says why).
+impl World {
+    /// Starts a `hibernate`: checks the resume device, freezes the tasks and returns the
+    /// job. `None` when the operation failed at once (the report says why).
     pub(in crate::engine) fn start_hibernate(
         &mut self,
         op: HibernateOp,
         now: SimTime,
         report: &mut OpReport,
-    ) -> bool {
+    ) -> Option<Job> {
         let device = match self.resume_device(op.device.as_deref()) {
             Ok(d) => d,
             Err(why) => {
                 report.result = format!("failed: {why}");
-                return false;
+                return None;
             }
         };
         let name = self.mm.cfg.devices[device.0 as usize].name.clone();
         report.device = Some(name.clone());
-        report.hibernation = Some(HibernationReport { device: name, ..Default::default() });
-        self.hibernation = Some(Hibernation {
-            device,
-            slots: Vec::new(),
-            image_pages: 0,
-            image_bytes: 0,
-            decompress_ns: 0,
-            was_paused: self.paused,
-            deferred: Vec::new(),
-            powered_off: false,
-            fingerprint: None,
-        });
+        report.hibernation = Some(HibernationReport { device: name.clone(), ..Default::default() });
+        self.frozen = Some(Frozen { was_paused: self.paused, deferred: Vec::new() });
         self.paused = true;
-        let task = HibTask::new(Phase::Freeze, op, now, self.compress_threads());
-        self.spawn_kernel_task("hibernate".into(), TaskKind::Hibernate(Box::new(task)), now);
-        true
+        Some(Job::Hibernate(Box::new(HibTask::new(op, now, self.compress_threads(), device, name))))
     }
 
-    /// Starts a `resume`. Returns false when there is no image (the report says so).
+    /// Starts a `resume`: takes the image off the disk. `None` when there is none (the
+    /// report says so).
     pub(in crate::engine) fn start_resume(
         &mut self,
         boot: SimDuration,
         now: SimTime,
         report: &mut OpReport,
-    ) -> bool {
-        let Some(h) = self.hibernation.as_ref().filter(|h| h.powered_off) else {
+    ) -> Option<Job> {
+        let Some(image) = self.image.take() else {
             report.result = "failed: no hibernation image".into();
-            return false;
+            return None;
         };
-        let name = self.mm.cfg.devices[h.device.0 as usize].name.clone();
-        let (image_pages, image_bytes, slots, cpu_ns) =
-            (h.image_pages, h.image_bytes, h.slots.len() as u64, h.decompress_ns);
-        let r = report;
-        r.device = Some(name.clone());
-        r.hibernation = Some(HibernationReport {
-            device: name,
-            image_pages,
-            image_bytes,
-            image_slots: slots,
-            cpu_s: SimDuration(cpu_ns / self.compress_threads()).as_secs_f64(),
+        let name = self.mm.cfg.devices[image.device.0 as usize].name.clone();
+        let threads = self.compress_threads();
+        let hr = HibernationReport {
+            device: name.clone(),
+            image_pages: image.pages,
+            image_bytes: image.bytes,
+            image_slots: image.slots.len() as u64,
+            cpu_s: SimDuration(image.decompress_ns / threads).as_secs_f64(),
             ..Default::default()
-        });
-        let op = HibernateOp { image_size: None, compress: true, device: None };
-        let task = HibTask {
-            total_slots: slots,
-            cpu_ns,
-            boot,
-            ..HibTask::new(Phase::Boot, op, now, self.compress_threads())
         };
-        self.spawn_kernel_task("resume".into(), TaskKind::Hibernate(Box::new(task)), now);
-        true
+        report.device = Some(name);
+        report.hibernation = Some(hr.clone());
+        Some(Job::Resume(Box::new(ResumeTask {
+            phase: ResumePhase::Boot,
+            image,
+            boot,
+            io_start: now,
+            next: 0,
+            window: CMP_MIN_RD_PAGES,
+            threads,
+            report: hr,
+        })))
     }
 
     /// Why an operation other than `resume` cannot run now, if the machine is off.
     pub(in crate::engine) fn hibernated_refusal(&self, op: &str) -> Option<String> {
-        self.hibernation
+        self.image
             .as_ref()
-            .filter(|h| h.powered_off)
             .map(|_| format!("failed: the machine is hibernated: {op} cannot run before resume"))
-    }
-
-    /// A kswapd or zswap-worker event while frozen waits for the thaw.
-    pub(in crate::engine) fn defer_frozen(&mut self, ev: Event) {
-        self.hibernation.as_mut().expect("frozen").deferred.push(ev);
-    }
-
-    fn op_report_mut(&mut self) -> &mut OpReport {
-        &mut self.op_running.as_mut().expect("an operation is running").report
-    }
-
-    fn hib_report_mut(&mut self) -> &mut HibernationReport {
-        self.op_report_mut().hibernation.as_mut().expect("a hibernation report")
     }
 
     /// `hibernate.c`'s resume device: the named one, else the active swap device with the
@@ -269,14 +158,14 @@ impl Simulation {
         let dev = match name {
             Some(n) => {
                 let d = self.device_id(n).ok_or_else(|| format!("no swap device named \"{n}\""))?;
-                if !devices[d.0 as usize].writeok {
+                if !self.mm.swap.writeok(d) {
                     return Err(format!("\"{n}\" is not an active swap device"));
                 }
                 d
             }
             None => {
                 let best = (0..devices.len())
-                    .filter(|&d| devices[d].writeok)
+                    .filter(|&d| self.mm.swap.writeok(DeviceId(d as u8)))
                     .max_by_key(|&d| (devices[d].priority, std::cmp::Reverse(d)))
                     .ok_or("no swap device to write the image to")?;
                 DeviceId(best as u8)
@@ -310,64 +199,61 @@ impl Simulation {
         self.ram_pages() - self.mm.frames.free_pages().min(self.ram_pages()) + self.kernel_pages()
     }
 
-    fn hib_task(&mut self, t: usize) -> &mut HibTask {
-        match &mut self.tasks[t].kind {
-            TaskKind::Hibernate(h) => h,
-            _ => unreachable!("hibernate step of a hibernate task"),
+    /// One unit of a hibernate task's work.
+    pub(in crate::engine) fn hibernate_step(&mut self, t: TaskId, h: &mut HibTask) -> JobStep {
+        match h.phase {
+            HibPhase::Freeze => {
+                self.mm.spend(self.mm.cfg.hibernation.freeze_ms * 1_000_000);
+                self.preallocate(h);
+                JobStep::Continue
+            }
+            HibPhase::Shrink => self.shrink_step(t, h),
+            HibPhase::Drain => self.drain_step(h),
+            HibPhase::Write => self.write_step(t, h),
+            HibPhase::WriteWait => {
+                if self.mm.image_inflight() > 0 {
+                    return JobStep::Wait(Wait::AnyIo);
+                }
+                h.report.image_io_s = self.mm.now().since(h.io_start).as_secs_f64();
+                // The image is on disk and the machine goes off: only resume may run now.
+                let empty = Image::new(h.image.device);
+                self.image = Some(std::mem::replace(&mut h.image, empty));
+                h.phase = HibPhase::PowerOff;
+                JobStep::Continue
+            }
+            HibPhase::PowerOff => {
+                self.mm.spend(self.mm.cfg.hibernation.poweroff_ms * 1_000_000);
+                JobStep::Finished(Finish::Completed)
+            }
         }
     }
 
-    /// One unit of a hibernate or resume task's work.
-    pub(in crate::engine) fn hibernate_step(&mut self, t: usize) -> Step {
-        match self.hib_task(t).phase {
-            Phase::Freeze => {
-                self.mm.spend(self.mm.cfg.hibernation.freeze_ms * 1_000_000);
-                self.preallocate(t);
-                Step::Done
+    /// One unit of a resume task's work.
+    pub(in crate::engine) fn resume_step(&mut self, t: TaskId, r: &mut ResumeTask) -> JobStep {
+        match r.phase {
+            ResumePhase::Boot => {
+                self.mm.spend(r.boot.0);
+                r.phase = ResumePhase::Read;
+                JobStep::Continue
             }
-            Phase::Shrink => self.shrink_step(t),
-            Phase::Drain => self.drain_step(t),
-            Phase::Write => self.write_step(t),
-            Phase::WriteWait => {
-                if self.mm.image_inflight > 0 {
-                    return Step::Blocked(Wait::AnyIo);
+            ResumePhase::Read => self.read_step(t, r),
+            ResumePhase::ReadWait => {
+                if self.mm.image_inflight() > 0 {
+                    return JobStep::Wait(Wait::AnyIo);
                 }
-                let io_s = self.mm.now.since(self.hib_task(t).io_start).as_secs_f64();
-                self.hib_report_mut().image_io_s = io_s;
-                self.hibernation.as_mut().expect("hibernating").powered_off = true;
-                self.hib_task(t).phase = Phase::PowerOff;
-                Step::Done
-            }
-            Phase::PowerOff => {
-                self.mm.spend(self.mm.cfg.hibernation.poweroff_ms * 1_000_000);
-                self.tasks[t].state = TaskState::Done;
-                Step::Done
-            }
-            Phase::Boot => {
-                let boot = self.hib_task(t).boot;
-                self.mm.spend(boot.0);
-                self.hib_task(t).phase = Phase::Read;
-                Step::Done
-            }
-            Phase::Read => self.read_step(t),
-            Phase::ReadWait => {
-                if self.mm.image_inflight > 0 {
-                    return Step::Blocked(Wait::AnyIo);
-                }
-                self.finish_resume(t);
-                Step::Done
+                self.finish_resume(r);
+                JobStep::Finished(Finish::Completed)
             }
         }
     }
 
     /// `hibernate_preallocate_memory`, steps 1 to 5: the target, and whether to shrink.
-    fn preallocate(&mut self, t: usize) {
+    fn preallocate(&mut self, h: &mut HibTask) {
         let count = self.ram_pages();
         let saveable = self.saveable();
         // Two memory bitmaps (`memory_bm_create` for orig_bm and copy_bm): one bit per page.
         let size = 2 * count.div_ceil(PAGE_SIZE * 8);
         let max_size = (count.saturating_sub(size + PAGES_FOR_IO) / 2).saturating_sub(2 * RESERVED_PAGES);
-        let h = self.hib_task(t);
         let wanted = h.op.image_size.unwrap_or(count * 2 / 5);
         let mut target = wanted.min(max_size);
         if target < saveable {
@@ -376,36 +262,30 @@ impl Simulation {
             let minimum = saveable.saturating_sub(reclaimable);
             target = target.max(minimum);
         }
-        let now = self.mm.now;
-        let h = self.hib_task(t);
         h.target = target;
         h.max_size = max_size;
-        h.shrink_start = now;
-        h.phase = Phase::Shrink;
-        self.hib_report_mut().target_pages = target;
+        h.shrink_start = self.mm.now();
+        h.phase = HibPhase::Shrink;
+        h.report.target_pages = target;
     }
 
     /// `shrink_all_memory(saveable - target)`, one paced pass per step
-    /// ([`Simulation::shrink_pass`], shared with mm-reclaim-run, swap-out-all and lowering
+    /// ([`World::shrink_pass`], shared with mm-reclaim-run, swap-out-all and lowering
     /// `memory.max`), until the image fits or `MAX_RECLAIM_RETRIES` sweeps in a row free
     /// and write nothing.
-    fn shrink_step(&mut self, t: usize) -> Step {
+    fn shrink_step(&mut self, t: TaskId, h: &mut HibTask) -> JobStep {
         let saveable = self.saveable();
-        let target = self.hib_task(t).target;
-        if saveable <= target {
-            self.hib_task(t).phase = Phase::Drain;
-            return Step::Done;
+        if saveable <= h.target {
+            h.phase = HibPhase::Drain;
+            return JobStep::Continue;
         }
-        let mut state = self.hib_task(t).shrink;
-        let (freed, next) = self.shrink_pass(t, &mut state, saveable - target);
-        let h = self.hib_task(t);
-        h.shrink = state;
-        h.reclaimed += freed;
+        let (freed, next) = self.shrink_pass(t, &mut h.shrink, saveable - h.target);
+        h.report.reclaimed_pages += freed;
         match next {
             Some(step) => step,
             None => {
-                h.phase = Phase::Drain;
-                Step::Done
+                h.phase = HibPhase::Drain;
+                JobStep::Continue
             }
         }
     }
@@ -413,25 +293,18 @@ impl Simulation {
     /// Before the snapshot every I/O in flight completes (the freezer and `dpm_suspend`
     /// quiesce the block layer); then the image is fixed, checked against the resume
     /// device, and the write begins.
-    fn drain_step(&mut self, t: usize) -> Step {
+    fn drain_step(&mut self, h: &mut HibTask) -> JobStep {
         if self.mm.block.live_frames().next().is_some() {
-            return Step::Blocked(Wait::AnyIo);
+            return JobStep::Wait(Wait::AnyIo);
         }
-        let shrink_s = self.mm.now.since(self.hib_task(t).shrink_start).as_secs_f64();
-        let reclaimed = self.hib_task(t).reclaimed;
         let saveable = self.saveable();
-        {
-            let r = self.op_report_mut();
-            r.reclaimed_pages = Some(reclaimed);
-            let hr = r.hibernation.as_mut().expect("a hibernation report");
-            hr.shrink_s = shrink_s;
-            hr.reclaimed_pages = reclaimed;
-            hr.image_pages = saveable;
-        }
-        let max_size = self.hib_task(t).max_size;
-        if saveable > max_size {
+        h.drained = true;
+        h.report.shrink_s = self.mm.now().since(h.shrink_start).as_secs_f64();
+        h.report.image_pages = saveable;
+        if saveable > h.max_size {
+            let max_size = h.max_size;
             return self.fail_hibernate(
-                t,
+                h,
                 format!(
                     "failed: not enough memory for the image: {saveable} saveable pages after shrinking, \
                      at most {max_size} fit beside their copy"
@@ -440,20 +313,20 @@ impl Simulation {
         }
         // swsusp_save: the copy into preallocated frames.
         self.mm.spend(saveable * COPY_NS);
-        let compress = self.hib_task(t).op.compress;
+        let compress = h.op.compress;
         let (data_bytes, compress_ns, decompress_ns) = self.image_contents(compress);
         let data_slots = data_bytes.div_ceil(PAGE_SIZE);
         // The swap map pages, and the `swsusp_info` header.
         let total_slots = data_slots + data_slots.div_ceil(MAP_PAGE_ENTRIES) + 1;
         let image_bytes = data_bytes + (total_slots - data_slots) * PAGE_SIZE;
-        let h = self.hibernation.as_ref().expect("hibernating");
-        let dev = &self.mm.swap.devices[h.device.0 as usize];
+        let device = h.image.device;
+        let dev = &self.mm.swap.devices[device.0 as usize];
         let free = u64::from(dev.pages() - dev.inuse());
         let needed = if compress { total_slots } else { saveable + PAGES_FOR_IO + 1 };
         if free < needed {
-            let name = self.mm.cfg.devices[h.device.0 as usize].name.clone();
+            let name = self.mm.cfg.devices[device.0 as usize].name.clone();
             return self.fail_hibernate(
-                t,
+                h,
                 format!(
                     "failed: image of {saveable} pages does not fit: {free} free swap slots on \"{name}\" \
                      (needs {needed}: {} image slots{})",
@@ -462,23 +335,18 @@ impl Simulation {
                 ),
             );
         }
-        let fingerprint = self.fingerprint();
-        let h = self.hibernation.as_mut().expect("hibernating");
-        h.image_pages = saveable;
-        h.image_bytes = image_bytes;
-        h.decompress_ns = decompress_ns;
-        h.fingerprint = Some(fingerprint);
-        self.hib_report_mut().image_bytes = image_bytes;
-        self.hib_report_mut().image_slots = total_slots;
-        let threads = self.hib_task(t).threads;
-        self.hib_report_mut().cpu_s = SimDuration(compress_ns / threads).as_secs_f64();
-        let now = self.mm.now;
-        let task = self.hib_task(t);
-        task.total_slots = total_slots;
-        task.cpu_ns = compress_ns;
-        task.io_start = now;
-        task.phase = Phase::Write;
-        Step::Done
+        h.image.pages = saveable;
+        h.image.bytes = image_bytes;
+        h.image.decompress_ns = decompress_ns;
+        h.image.fingerprint = self.fingerprint(0);
+        h.report.image_bytes = image_bytes;
+        h.report.image_slots = total_slots;
+        h.report.cpu_s = SimDuration(compress_ns / h.threads).as_secs_f64();
+        h.total_slots = total_slots;
+        h.cpu_ns = compress_ns;
+        h.io_start = self.mm.now();
+        h.phase = HibPhase::Write;
+        JobStep::Continue
     }
 
     /// The image's data bytes and the compression and decompression CPU of the whole
@@ -517,125 +385,114 @@ impl Simulation {
 
     /// `save_image` / `save_compressed_image`: one batch of image slots allocated and
     /// submitted under a plug, paced by the compression threads.
-    fn write_step(&mut self, t: usize) -> Step {
-        if self.mm.image_inflight >= WRITE_INFLIGHT {
-            return Step::Blocked(Wait::AnyIo);
+    fn write_step(&mut self, t: TaskId, h: &mut HibTask) -> JobStep {
+        if self.mm.image_inflight() >= WRITE_INFLIGHT {
+            return JobStep::Wait(Wait::AnyIo);
         }
-        let (owner, device) = (self.tasks[t].owner, self.hibernation.as_ref().expect("hibernating").device);
-        let HibTask { next, total_slots, cpu_ns, threads, .. } = *self.hib_task(t);
+        let (owner, device) = (self.tasks[t].owner, h.image.device);
+        let HibTask { next, total_slots, cpu_ns, threads, .. } = *h;
         let n = WRITE_BATCH.min(total_slots - next);
         // The threads compress the batch before it is written.
         self.mm.spend(cpu_ns * n / total_slots.max(1) / threads);
-        self.mm.block.start_plug(owner);
+        self.mm.start_plug(owner);
         for _ in 0..n {
             let Some(slot) = self.mm.swap.alloc_hibernation_slot(device) else {
                 // Free slots the allocator cannot reach (another CPU's current cluster):
                 // the kernel's write fails with -ENOSPC here too.
-                let now = self.mm.now;
-                self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+                self.mm.finish_plug(owner);
                 let name = self.mm.cfg.devices[device.0 as usize].name.clone();
-                let written = self.hibernation.as_ref().expect("hibernating").slots.len();
+                let written = h.image.slots.len();
                 return self.fail_hibernate(
-                    t,
+                    h,
                     format!(
                         "failed: swap on \"{name}\" ran out after {written} of {total_slots} image slots"
                     ),
                 );
             };
-            self.hibernation.as_mut().expect("hibernating").slots.push(slot);
-            self.submit_image_bio(owner, device, IoDir::Write, slot.offset);
+            h.image.slots.push(slot);
+            self.mm.submit_image_bio(
+                owner,
+                Bio { device, dir: IoDir::Write, offset: slot.offset, pfn: IMAGE_PFN },
+            );
         }
-        let now = self.mm.now;
-        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
-        let h = self.hib_task(t);
+        self.mm.finish_plug(owner);
         h.next += n;
         if h.next == total_slots {
-            h.phase = Phase::WriteWait;
+            h.phase = HibPhase::WriteWait;
         }
-        Step::Done
-    }
-
-    /// One page of the image as a bio under the caller's plug, counted in flight.
-    fn submit_image_bio(&mut self, owner: usize, device: DeviceId, dir: IoDir, offset: u32) {
-        let bio = Bio { device, dir, offset, pfn: IMAGE_PFN };
-        self.mm.image_inflight += 1;
-        let now = self.mm.now;
-        self.mm.block.submit(owner, bio, now, &mut self.mm.dispatched);
+        JobStep::Continue
     }
 
     /// `load_compressed_image` / `load_image`: read the image ahead in windows of
     /// `CMP_MIN_RD_PAGES` growing to `CMP_MAX_RD_PAGES`, decompressing as it arrives.
-    fn read_step(&mut self, t: usize) -> Step {
-        let HibTask { next, total_slots, cpu_ns, threads, window, .. } = *self.hib_task(t);
-        if self.mm.image_inflight > window / 2 {
-            return Step::Blocked(Wait::AnyIo);
+    fn read_step(&mut self, t: TaskId, r: &mut ResumeTask) -> JobStep {
+        if self.mm.image_inflight() > r.window / 2 {
+            return JobStep::Wait(Wait::AnyIo);
         }
         let owner = self.tasks[t].owner;
-        let n = (window - self.mm.image_inflight).min(total_slots - next);
-        let device = self.hibernation.as_ref().expect("an image").device;
-        self.mm.block.start_plug(owner);
-        for i in next..next + n {
-            let offset = self.hibernation.as_ref().expect("an image").slots[i as usize].offset;
-            self.submit_image_bio(owner, device, IoDir::Read, offset);
+        let total_slots = r.image.slots.len() as u64;
+        let n = (r.window - self.mm.image_inflight()).min(total_slots - r.next);
+        let device = r.image.device;
+        self.mm.start_plug(owner);
+        for &slot in &r.image.slots[r.next as usize..(r.next + n) as usize] {
+            self.mm.submit_image_bio(
+                owner,
+                Bio { device, dir: IoDir::Read, offset: slot.offset, pfn: IMAGE_PFN },
+            );
         }
-        let now = self.mm.now;
-        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+        self.mm.finish_plug(owner);
         // Decompression of what the previous windows brought in overlaps this read.
-        self.mm.spend(cpu_ns * n / total_slots.max(1) / threads);
-        let h = self.hib_task(t);
-        h.next += n;
-        h.window = CMP_MAX_RD_PAGES;
-        if h.next == total_slots {
-            h.phase = Phase::ReadWait;
+        self.mm.spend(r.image.decompress_ns * n / total_slots.max(1) / r.threads);
+        r.next += n;
+        r.window = CMP_MAX_RD_PAGES;
+        if r.next == total_slots {
+            r.phase = ResumePhase::ReadWait;
         }
-        Step::Done
+        JobStep::Continue
     }
 
     /// The image is back: check that memory is as it was, free the image slots and thaw.
-    fn finish_resume(&mut self, t: usize) {
-        let io_s = self.mm.now.since(self.hib_task(t).io_start).as_secs_f64();
-        self.hib_report_mut().image_io_s = io_s;
-        let want = self.hibernation.as_ref().and_then(|h| h.fingerprint);
-        assert_eq!(Some(self.fingerprint()), want, "memory changed while the machine was hibernated");
+    fn finish_resume(&mut self, r: &mut ResumeTask) {
+        r.report.image_io_s = self.mm.now().since(r.io_start).as_secs_f64();
+        let fingerprint = self.fingerprint(r.image.slots.len() as u64);
+        assert_eq!(fingerprint, r.image.fingerprint, "memory changed while the machine was hibernated");
+        self.free_image(&r.image);
         self.thaw();
-        self.tasks[t].state = TaskState::Done;
     }
 
-    /// The hibernation failed after the freeze: free any image slots and thaw.
-    fn fail_hibernate(&mut self, t: usize, why: String) -> Step {
-        self.op_report_mut().result = why;
+    /// The hibernation failed after the freeze: free the image slots written so far and
+    /// thaw.
+    fn fail_hibernate(&mut self, h: &mut HibTask, why: String) -> JobStep {
+        self.free_image(&h.image);
         self.thaw();
-        self.tasks[t].state = TaskState::Done;
-        Step::Done
+        JobStep::Finished(Finish::Failed(why))
     }
 
-    /// Frees the image, thaws the tasks (unless they were paused before) and lets kswapd
-    /// and zswap's worker run again.
-    fn thaw(&mut self) {
-        let h = self.hibernation.take().expect("hibernating");
-        for &slot in &h.slots {
+    /// Gives the image's slots back to the swap device.
+    fn free_image(&mut self, image: &Image) {
+        for &slot in &image.slots {
             self.mm.swap.free_hibernation_slot(slot);
         }
-        let now = self.mm.now.max(self.mm.queue.now());
-        for ev in h.deferred {
+    }
+
+    /// Thaws the tasks (unless they were paused before) and lets kswapd and zswap's
+    /// worker run again.
+    fn thaw(&mut self) {
+        let frozen = self.frozen.take().unwrap_or_default();
+        let now = self.mm.now().max(self.mm.queue.now());
+        for ev in frozen.deferred {
             self.schedule(now, ev);
         }
-        self.paused = h.was_paused;
-        if self.paused {
-            return;
-        }
-        for c in 0..self.mm.cfg.machine.cpus as usize {
-            let cpu = &self.cpus[c];
-            if !cpu.scheduled && (cpu.current.is_some() || !cpu.runq.is_empty()) {
-                self.cpus[c].scheduled = true;
-                self.schedule(now, Event::CpuRun(c as u32));
-            }
+        self.paused = frozen.was_paused;
+        if !self.paused {
+            self.kick_user_cpus(now);
         }
     }
 
     /// A digest of what a resume must find as it was at the snapshot: every PTE, the
-    /// frames in use, the LRU sizes, memcg usage and the swap slots besides the image.
-    pub(in crate::engine) fn fingerprint(&self) -> u64 {
+    /// frames in use, the LRU sizes, memcg usage and the swap slots besides the image's
+    /// `image` slots.
+    pub(in crate::engine) fn fingerprint(&self, image: u64) -> u64 {
         let mut d = Digest(0);
         let slot_word = |slot: SwapSlot| u64::from(slot.device.0) | u64::from(slot.offset) << 8;
         for pte in &self.mm.pt.ptes {
@@ -652,9 +509,8 @@ impl Simulation {
             d.add(self.mm.frames.swap_slot(pfn).map_or(0, |slot| slot_word(slot) + 1));
         }
         let sizes = self.lru.sizes();
-        let image = self.hibernation.as_ref().map_or(0, |h| h.slots.len() as u64);
         for word in
-            [sizes.inactive_anon, sizes.active_anon, self.mm.memcg_usage, self.mm.swap.used_slots() - image]
+            [sizes.inactive_anon, sizes.active_anon, self.mm.memcg_usage(), self.mm.swap.used_slots() - image]
         {
             d.add(word);
         }

@@ -1,8 +1,8 @@
 //! Timeline operations: arming each at its trigger, starting it, and reporting what it
 //! did. Operations that take effect at once (knobs, pause, resume, mark) are carried out
-//! here; the long ones run as kernel tasks whose steps live in a file per family:
-//! `swapoff.rs` (`try_to_unuse`: swapoff, `mm_reclaim/release`) and `reclaim.rs`
-//! (swap-out-all, lowering `memory.max`, `mm_reclaim/run`); `hibernate.rs` (hibernate,
+//! here; the long ones run as kernel tasks whose jobs (`super::job`) step in a file per
+//! family: `swapoff.rs` (`try_to_unuse`: swapoff, `mm_reclaim/release`), `reclaim.rs`
+//! (swap-out-all, lowering `memory.max`, `mm_reclaim/run`) and `hibernate.rs` (hibernate,
 //! resume).
 
 mod hibernate;
@@ -11,14 +11,12 @@ mod swapoff;
 #[cfg(test)]
 pub(in crate::engine) mod tests;
 
-pub(crate) use hibernate::{HibTask, Hibernation};
-pub(crate) use reclaim::ShrinkAll;
-
-use super::task::{Cpu, SwapoffState, Task, TaskKind, TaskState};
-use super::{Simulation, Step};
+use super::job::{Finish, Job, JobStep, MmReclaim, ShrinkAll, SwapoffState};
+use super::task::{Cpu, Task};
+use super::World;
 use crate::event::Event;
-use crate::ids::DeviceId;
-use crate::time::{SimDuration, SimTime};
+use crate::ids::{CpuId, DeviceId, TaskId};
+use crate::time::SimTime;
 use crate::timeline::{OpReport, Operation, TimelineOp, Trigger};
 
 /// The operation in progress and the counters when it started.
@@ -35,7 +33,14 @@ pub(crate) struct Counters {
     pub(crate) block: crate::stats::BlockTotals,
 }
 
-impl Simulation {
+/// How starting an operation went: it took effect at once (or failed at once, its report
+/// says why), or it goes on as the job of a kernel task of this name.
+enum Started {
+    Done,
+    Job(String, Job),
+}
+
+impl World {
     pub(in crate::engine) fn counters(&self) -> Counters {
         Counters { vmstat: self.mm.vmstat.clone(), block: self.mm.block.totals() }
     }
@@ -43,15 +48,17 @@ impl Simulation {
     /// Schedules the next timeline operation once its trigger allows; `now` is when the
     /// previous one finished.
     pub(super) fn arm_next_op(&mut self, now: SimTime) {
-        let Some(Some(op)) = self.timeline.get(self.timeline_next) else { return };
+        let Some(op) = self.timeline.get(self.timeline_next) else { return };
         let at = match op.trigger {
             Trigger::AfterPrevious => now,
             Trigger::At(t) => t.max(now),
             Trigger::WorkloadEnd if self.workload_done => now,
             Trigger::WorkloadEnd => return,
             Trigger::AfterAccesses { task, accesses } => {
-                let t = &mut self.tasks[task];
-                if t.accesses < accesses && !matches!(t.state, TaskState::Done | TaskState::Killed) {
+                let t = &mut self.tasks[TaskId::from_index(task)];
+                if t.accesses < accesses
+                    && !matches!(t.state, super::task::TaskState::Done | super::task::TaskState::Killed)
+                {
                     // Fired by `count_access` when the task gets there.
                     t.checkpoint_at = accesses;
                     return;
@@ -64,7 +71,7 @@ impl Simulation {
     }
 
     /// Called when a user task ends; arms an operation waiting for the workload's end.
-    /// The workload has ended when every user task has (`Simulation::task_ended` counts
+    /// The workload has ended when every user task has (`World::task_ended` counts
     /// them, so a queue of thousands of jobs is not rescanned at every end).
     pub(super) fn check_workload_done(&mut self, at: SimTime) {
         if self.workload_done {
@@ -74,7 +81,7 @@ impl Simulation {
             self.workload_done = true;
             let waiting = matches!(
                 self.timeline.get(self.timeline_next),
-                Some(Some(TimelineOp { trigger: Trigger::WorkloadEnd, .. }))
+                Some(TimelineOp { trigger: Trigger::WorkloadEnd, .. })
             );
             if waiting && self.op_running.is_none() {
                 self.arm_next_op(at);
@@ -82,41 +89,42 @@ impl Simulation {
         }
     }
 
-    /// Starts timeline operation `i`.
+    /// Starts timeline operation `i`, the next one: at once, or as a kernel task's job.
     pub(super) fn start_op(&mut self, i: usize, now: SimTime) {
-        let TimelineOp { op, .. } = self.timeline[i].take().expect("each operation starts once");
+        assert_eq!(i, self.timeline_next, "timeline operations start once each, in order");
+        let op = self.timeline[i].op.clone();
         self.timeline_next = i + 1;
-        self.mm.now = now;
+        self.mm.act_at(now);
         let mut report =
             OpReport { op: op.name().to_string(), start_s: now.as_secs_f64(), ..OpReport::default() };
         let at_start = self.counters();
-        let mut finished = true;
-        if let Some(why) =
-            self.hibernated_refusal(op.name()).filter(|_| !matches!(op, Operation::Resume { .. }))
-        {
-            report.result = why;
-            self.op_running = Some(RunningOp { report, at_start });
-            self.op_finished(now);
-            return;
+        let refusal = self.hibernated_refusal(op.name()).filter(|_| !matches!(op, Operation::Resume { .. }));
+        let started = match refusal {
+            Some(why) => {
+                report.result = why;
+                Started::Done
+            }
+            None => self.start(op, now, &mut report),
+        };
+        self.op_running = Some(RunningOp { report, at_start });
+        match started {
+            Started::Done => self.op_finished(now),
+            Started::Job(name, job) => self.spawn_kernel_task(name, job, now),
         }
+    }
+
+    /// Carries out `op` at `now` if it takes effect at once, or says which job it runs as.
+    fn start(&mut self, op: Operation, now: SimTime, report: &mut OpReport) -> Started {
         match op {
             Operation::Swapoff { device } => {
                 report.device = Some(device.clone());
                 match self.device_id(&device) {
-                    Some(dev) if self.mm.swap.devices[dev.0 as usize].writeok => {
-                        self.mm.swap.devices[dev.0 as usize].writeok = false;
-                        let state = SwapoffState {
-                            device: dev,
-                            space: 0,
-                            region_idx: 0,
-                            vpage: 0,
-                            sweeping: false,
-                            budget: None,
-                            disable: true,
-                            then: Vec::new(),
-                        };
-                        self.spawn_kernel_task(format!("swapoff {device}"), TaskKind::Swapoff(state), now);
-                        finished = false;
+                    Some(dev) if self.mm.swap.writeok(dev) => {
+                        self.mm.swap.set_writeok(dev, false);
+                        return Started::Job(
+                            format!("swapoff {device}"),
+                            Job::Swapoff(SwapoffState::swapoff(dev)),
+                        );
                     }
                     Some(_) => report.result = format!("device \"{device}\" is not in use"),
                     None => report.result = format!("no swap device named \"{device}\""),
@@ -125,7 +133,7 @@ impl Simulation {
             Operation::Swapon { device } => {
                 report.device = Some(device.clone());
                 match self.device_id(&device) {
-                    Some(dev) => self.mm.swap.devices[dev.0 as usize].writeok = true,
+                    Some(dev) => self.mm.swap.set_writeok(dev, true),
                     None => report.result = format!("no swap device named \"{device}\""),
                 }
             }
@@ -138,106 +146,113 @@ impl Simulation {
                 self.swapin_knobs_set = true;
             }
             Operation::SetMemcgLimit(limit) => {
-                self.mm.memcg_limit = limit;
-                if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage > l) {
-                    self.spawn_kernel_task(
-                        "memory.max writer".into(),
-                        TaskKind::Reclaim { goal: Some(goal), shrink: ShrinkAll::default() },
-                        now,
-                    );
-                    finished = false;
+                self.mm.set_memcg_limit(limit);
+                if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage() > l) {
+                    let job = Job::Reclaim { goal: Some(goal), shrink: ShrinkAll::default() };
+                    return Started::Job("memory.max writer".into(), job);
                 }
             }
             Operation::PauseTasks => self.paused = true,
             Operation::ResumeTasks => {
                 self.paused = false;
-                for c in 0..self.mm.cfg.machine.cpus as usize {
-                    let cpu = &self.cpus[c];
-                    if !cpu.scheduled && (cpu.current.is_some() || !cpu.runq.is_empty()) {
-                        self.cpus[c].scheduled = true;
-                        self.schedule(now, Event::CpuRun(c as u32));
-                    }
-                }
+                self.kick_user_cpus(now);
             }
             Operation::SwapOutAll => {
-                self.spawn_kernel_task(
-                    "swap out all".into(),
-                    TaskKind::Reclaim { goal: None, shrink: ShrinkAll::default() },
-                    now,
-                );
-                finished = false;
+                let job = Job::Reclaim { goal: None, shrink: ShrinkAll::default() };
+                return Started::Job("swap out all".into(), job);
             }
-            Operation::Hibernate(h) => finished = !self.start_hibernate(h, now, &mut report),
-            Operation::Resume { boot } => finished = !self.start_resume(boot, now, &mut report),
+            Operation::Hibernate(h) => {
+                if let Some(job) = self.start_hibernate(h, now, report) {
+                    return Started::Job("hibernate".into(), job);
+                }
+            }
+            Operation::Resume { boot } => {
+                if let Some(job) = self.start_resume(boot, now, report) {
+                    return Started::Job("resume".into(), job);
+                }
+            }
             Operation::MmReclaimRun { pages, timeout } => {
                 report.reclaimed_pages = Some(0);
                 let deadline = timeout.map(|d| SimTime(now.0.saturating_add(d.0)));
-                self.spawn_kernel_task(
+                return Started::Job(
                     "mm_reclaim run".into(),
-                    TaskKind::MmReclaim {
-                        target: pages,
-                        reclaimed: 0,
-                        deadline,
-                        shrink: ShrinkAll::default(),
-                    },
-                    now,
+                    Job::MmReclaim(MmReclaim::new(pages, deadline)),
                 );
-                finished = false;
             }
             Operation::MmReclaimRelease { pages } => {
                 report.released_pages = Some(0);
                 // Every writable device, by descending priority (the order swapon keeps).
                 let mut devices: Vec<DeviceId> = (0..self.mm.swap.devices.len())
-                    .filter(|&d| self.mm.swap.devices[d].writeok)
                     .map(|d| DeviceId(d as u8))
+                    .filter(|&d| self.mm.swap.writeok(d))
                     .collect();
                 devices.sort_by_key(|d| std::cmp::Reverse(self.mm.swap.devices[d.0 as usize].priority));
                 if !devices.is_empty() {
                     let device = devices.remove(0);
-                    let state = SwapoffState {
-                        device,
-                        space: 0,
-                        region_idx: 0,
-                        vpage: 0,
-                        sweeping: false,
-                        budget: (pages > 0).then_some(pages),
-                        disable: false,
-                        then: devices,
-                    };
-                    self.spawn_kernel_task("mm_reclaim release".into(), TaskKind::Swapoff(state), now);
-                    finished = false;
+                    let state = SwapoffState::release(device, (pages > 0).then_some(pages), devices);
+                    return Started::Job("mm_reclaim release".into(), Job::Swapoff(state));
                 }
             }
             Operation::Mark(label) => report.label = Some(label),
         }
-        self.op_running = Some(RunningOp { report, at_start });
-        if finished {
-            self.op_finished(now);
+        Started::Done
+    }
+
+    /// Schedules a run of every user CPU that has work and none pending: tasks were
+    /// resumed or thawed.
+    pub(in crate::engine) fn kick_user_cpus(&mut self, now: SimTime) {
+        for c in (0..self.mm.cfg.machine.cpus as usize).map(CpuId::from_index) {
+            let cpu = &self.cpus[c];
+            if !cpu.scheduled && (cpu.current.is_some() || !cpu.runq.is_empty()) {
+                self.cpus[c].scheduled = true;
+                self.schedule(now, Event::CpuRun(c));
+            }
         }
     }
 
-    /// Closes the running operation's report and arms the next one.
+    /// Closes the running operation's report at `now` and arms the next one.
     pub(super) fn op_finished(&mut self, now: SimTime) {
         let Some(RunningOp { mut report, at_start }) = self.op_running.take() else { return };
         self.end = self.end.max(now);
         let c = self.counters();
-        let at_start = &at_start;
-        let c = &c;
         report.end_s = Some(now.as_secs_f64());
         report.duration_s = Some(now.since(SimTime((report.start_s * 1e9).round() as u64)).as_secs_f64());
         if report.result.is_empty() {
             report.result = "completed".into();
         }
-        fill_deltas(&mut report, at_start, c);
+        fill_deltas(&mut report, &at_start, &c);
         self.op_reports.push(report);
         self.arm_next_op(now);
     }
 
-    /// Reports of finished operations, plus the running one marked "running".
+    /// Kernel task `t`'s job ended with `finish` when its clock read `clock`: its figures
+    /// and result go into the operation's report, which closes.
+    pub(in crate::engine) fn job_finished(&mut self, t: TaskId, finish: Finish, clock: SimTime) {
+        let job = self.take_job(t);
+        let at = match &finish {
+            Finish::CompletedAt(at) => *at,
+            Finish::Completed | Finish::Failed(_) => clock,
+        };
+        if let Some(running) = &mut self.op_running {
+            job.fill_report(&mut running.report);
+            if let Finish::Failed(why) = finish {
+                running.report.result = why;
+            }
+        }
+        self.op_finished(at);
+    }
+
+    /// Reports of finished operations, plus the running one marked "running", with what
+    /// its job has done so far.
     pub(super) fn op_reports(&self) -> Vec<OpReport> {
         let mut out = self.op_reports.clone();
         if let Some(r) = &self.op_running {
             let mut report = r.report.clone();
+            for task in &self.tasks {
+                if let super::task::TaskKind::Kernel(job) = &task.kind {
+                    job.fill_report(&mut report);
+                }
+            }
             report.result = "running".into();
             fill_deltas(&mut report, &r.at_start, &self.counters());
             out.push(report);
@@ -249,48 +264,36 @@ impl Simulation {
         self.mm.cfg.devices.iter().position(|d| d.name == name).map(|i| DeviceId(i as u8))
     }
 
-    /// Adds a kernel task on a CPU of its own and starts it at `now`.
-    pub(in crate::engine) fn spawn_kernel_task(&mut self, name: String, kind: TaskKind, now: SimTime) {
-        let t = self.tasks.len();
-        let cpu = self.cpus.len();
+    /// Adds a kernel task running `job` on a CPU of its own and starts it at `now`.
+    fn spawn_kernel_task(&mut self, name: String, job: Job, now: SimTime) {
+        let t = TaskId::from_index(self.tasks.len());
+        let cpu = CpuId::from_index(self.cpus.len());
         self.cpus.push(Cpu::default());
         let owner = self.mm.block.add_plug_owner();
-        self.tasks.push(Task {
-            name,
-            kind,
-            space: 0,
-            cpu,
-            owner,
-            source: Box::new(std::iter::empty()),
-            ahead: super::task::Lookahead::default(),
-            next_use: None,
-            retry: None,
-            state: TaskState::Runnable,
-            wait: None,
-            clock: now,
-            accesses: 0,
-            checkpoint_at: u64::MAX,
-            blocked_since: now,
-            io_wait: SimDuration::ZERO,
-            start: crate::workload::TaskStart::AtStart,
-            exit_on_end: false,
-            reads_create: false,
-            started_at: Some(now),
-            ended_at: None,
-        });
+        self.tasks.push(Task::kernel(name, job, cpu, owner, now));
         self.cpus[cpu].runq.push_back(t);
         self.cpus[cpu].scheduled = true;
-        self.schedule(now, Event::CpuRun(cpu as u32));
+        self.schedule(now, Event::CpuRun(cpu));
     }
 
-    /// One unit of a kernel task's work. Sets the task `Done` when it has finished.
-    pub(super) fn kernel_step(&mut self, t: usize) -> Step {
-        match self.tasks[t].kind {
-            TaskKind::Swapoff(_) => self.swapoff_step(t),
-            TaskKind::Reclaim { goal, .. } => self.reclaim_step(t, goal),
-            TaskKind::MmReclaim { .. } => self.mm_reclaim_step(t),
-            TaskKind::Hibernate(_) => self.hibernate_step(t),
-            TaskKind::User => unreachable!("user tasks replay accesses"),
+    /// The job of kernel task `t`, taken out of the task (which keeps `Job::Done`) so that
+    /// a step can work on it beside the world. A user task has none.
+    pub(in crate::engine) fn take_job(&mut self, t: TaskId) -> Job {
+        match &mut self.tasks[t].kind {
+            super::task::TaskKind::Kernel(job) => std::mem::replace(job, Job::Done),
+            super::task::TaskKind::User => Job::Done,
+        }
+    }
+
+    /// One unit of kernel task `t`'s work on `job`.
+    pub(in crate::engine) fn job_step(&mut self, t: TaskId, job: &mut Job) -> JobStep {
+        match job {
+            Job::Swapoff(s) => self.swapoff_step(t, s),
+            Job::Reclaim { goal, shrink } => self.reclaim_step(t, *goal, shrink),
+            Job::MmReclaim(m) => self.mm_reclaim_step(t, m),
+            Job::Hibernate(h) => self.hibernate_step(t, h),
+            Job::Resume(r) => self.resume_step(t, r),
+            Job::Done => JobStep::Finished(Finish::Completed),
         }
     }
 }

@@ -2,57 +2,40 @@
 //! can go, the state of a hibernated and resumed guest), lowering `memory.max` (reclaim
 //! down to the new limit in the writer's context) and `mm_reclaim/run` (the
 //! opportunistic-reclaim RFC: `shrink_all_memory(N_left)` in a loop until N pages were
-//! freed, nothing more goes, or a timeout). All three run the same round,
-//! [`Simulation::reclaim_round`]; they differ only in their goal.
+//! freed, nothing more goes, or a timeout). All three run the same paced pass,
+//! [`World::shrink_pass`]; they differ only in their goal.
 
-use super::super::{Simulation, Step, Wait};
-use crate::engine::reclaim::{DEF_PRIORITY, MAX_RECLAIM_RETRIES};
-use crate::engine::task::{TaskKind, TaskState};
-use crate::ids::DeviceId;
-use crate::mm::vmscan::{Reclaimer, ScanControl, SWAP_CLUSTER_MAX};
-use crate::time::SimTime;
+use super::super::job::{Finish, JobStep, MmReclaim, ShrinkAll};
+use super::super::wait::Wait;
+use super::super::World;
+use crate::ids::{DeviceId, TaskId};
+use crate::mm::vmscan::{Reclaimer, ScanControl, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 
-/// Where a paced `shrink_all_memory` stands between passes ([`Simulation::shrink_pass`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ShrinkAll {
-    /// The next pass's reclaim priority.
-    priority: u32,
-    /// Age the active list whatever the statistics say (after a fruitless sweep).
-    force_deactivate: bool,
-    /// Pages scanned by passes in a row that only aged pages.
-    aging_scanned: u64,
-    /// Sweeps down to priority 0 in a row that freed and wrote nothing.
-    fruitless: u32,
-}
-
-impl Default for ShrinkAll {
-    fn default() -> Self {
-        ShrinkAll { priority: DEF_PRIORITY, force_deactivate: false, aging_scanned: 0, fruitless: 0 }
-    }
-}
-
-impl Simulation {
+impl World {
     /// Reclaim until memcg usage is at most `goal`, or (no goal) until nothing more can be
     /// pushed out (`shrink_all_memory` in a loop).
-    pub(in crate::engine) fn reclaim_step(&mut self, t: usize, goal: Option<u64>) -> Step {
-        let reached = |sim: &Simulation| match goal {
-            Some(g) => sim.mm.memcg_usage <= g,
-            None => sim.mm.memcg_usage == 0,
+    pub(in crate::engine) fn reclaim_step(
+        &mut self,
+        t: TaskId,
+        goal: Option<u64>,
+        shrink: &mut ShrinkAll,
+    ) -> JobStep {
+        let reached = |w: &World| match goal {
+            Some(g) => w.mm.memcg_usage() <= g,
+            None => w.mm.memcg_usage() == 0,
         };
         if reached(self) {
-            self.tasks[t].state = TaskState::Done;
-            return Step::Done;
+            return JobStep::Finished(Finish::Completed);
         }
         let want = match goal {
-            Some(g) => self.mm.memcg_usage - g,
-            None => self.mm.memcg_usage,
+            Some(g) => self.mm.memcg_usage() - g,
+            None => self.mm.memcg_usage(),
         };
-        let (_, next) = self.reclaim_round(t, want);
-        if reached(self) || next.is_none() {
-            self.tasks[t].state = TaskState::Done;
-            return Step::Done;
+        let (_, next) = self.shrink_pass(t, shrink, want);
+        match next {
+            Some(step) if !reached(self) => step,
+            _ => JobStep::Finished(Finish::Completed),
         }
-        next.expect("checked above")
     }
 
     /// `/sys/power/mm_reclaim/run`: one `shrink_all_memory(N_left)` round, then stop at the
@@ -68,65 +51,29 @@ impl Simulation {
     /// The kernel checks for the signal between rounds; so does this, and a timeout closes
     /// the report at the deadline's instant. The round in flight then (or the writeback
     /// wait) is not interrupted: what it freed is counted.
-    pub(in crate::engine) fn mm_reclaim_step(&mut self, t: usize) -> Step {
-        let TaskKind::MmReclaim { target, reclaimed, deadline, .. } = self.tasks[t].kind else {
-            unreachable!("mm_reclaim_step runs mm-reclaim tasks")
-        };
-        if let Some(deadline) = deadline.filter(|&d| self.mm.now >= d) {
-            return self.mm_reclaim_stop(t, "timeout", Some(deadline));
+    pub(in crate::engine) fn mm_reclaim_step(&mut self, t: TaskId, m: &mut MmReclaim) -> JobStep {
+        if let Some(deadline) = m.deadline.filter(|&d| self.mm.now() >= d) {
+            m.stopped_by = Some("timeout");
+            return JobStep::Finished(Finish::CompletedAt(deadline));
         }
-        if target > 0 && reclaimed >= target {
-            return self.mm_reclaim_stop(t, "target", None);
+        if m.target > 0 && m.reclaimed >= m.target {
+            m.stopped_by = Some("target");
+            return JobStep::Finished(Finish::Completed);
         }
-        let want = if target == 0 { self.mm.memcg_usage } else { target - reclaimed };
-        let (freed, next) = self.reclaim_round(t, want);
-        let TaskKind::MmReclaim { reclaimed, .. } = &mut self.tasks[t].kind else {
-            unreachable!("mm_reclaim_step runs mm-reclaim tasks")
-        };
-        *reclaimed += freed;
-        let reclaimed = *reclaimed;
-        if let Some(r) = &mut self.op_running {
-            r.report.reclaimed_pages = Some(reclaimed);
-        }
-        if target > 0 && reclaimed >= target {
-            return self.mm_reclaim_stop(t, "target", None);
+        let want = if m.target == 0 { self.mm.memcg_usage() } else { m.target - m.reclaimed };
+        let (freed, next) = self.shrink_pass(t, &mut m.shrink, want);
+        m.reclaimed += freed;
+        if m.target > 0 && m.reclaimed >= m.target {
+            m.stopped_by = Some("target");
+            return JobStep::Finished(Finish::Completed);
         }
         match next {
             Some(step) => step,
-            None => self.mm_reclaim_stop(t, "exhausted", None),
+            None => {
+                m.stopped_by = Some("exhausted");
+                JobStep::Finished(Finish::Completed)
+            }
         }
-    }
-
-    /// Ends an mm-reclaim-run task, recording why; `at` closes the report at that instant
-    /// (a timeout's deadline) rather than at the task's clock.
-    fn mm_reclaim_stop(&mut self, t: usize, why: &str, at: Option<SimTime>) -> Step {
-        if let Some(r) = &mut self.op_running {
-            r.report.stopped_by = Some(why.to_string());
-        }
-        self.tasks[t].state = TaskState::Done;
-        if let Some(at) = at {
-            // The run loop's own `op_finished` then finds nothing running.
-            self.op_finished(at);
-        }
-        Step::Done
-    }
-
-    /// One round of a reclaim task: a paced `shrink_all_memory` pass towards freeing
-    /// `want` more pages ([`Simulation::shrink_pass`]). Returns the pages freed and how the
-    /// task goes on: `Some(step)`, or `None` when nothing more can go.
-    fn reclaim_round(&mut self, t: usize, want: u64) -> (u64, Option<Step>) {
-        let (TaskKind::Reclaim { shrink, .. } | TaskKind::MmReclaim { shrink, .. }) = self.tasks[t].kind
-        else {
-            unreachable!("reclaim_round runs reclaim tasks")
-        };
-        let mut state = shrink;
-        let out = self.shrink_pass(t, &mut state, want);
-        let (TaskKind::Reclaim { shrink, .. } | TaskKind::MmReclaim { shrink, .. }) = &mut self.tasks[t].kind
-        else {
-            unreachable!("reclaim_round runs reclaim tasks")
-        };
-        *shrink = state;
-        out
     }
 
     /// Pages that may be under writeback before a reclaimer waits: every tag of every
@@ -165,32 +112,24 @@ impl Simulation {
     ///   passes that find nothing widen the scan.
     pub(in crate::engine) fn shrink_pass(
         &mut self,
-        t: usize,
+        t: TaskId,
         state: &mut ShrinkAll,
         excess: u64,
-    ) -> (u64, Option<Step>) {
-        if self.mm.nr_writeback >= excess.max(1) || self.mm.nr_writeback >= self.writeback_limit() {
-            return (0, Some(Step::Blocked(Wait::Writeback)));
+    ) -> (u64, Option<JobStep>) {
+        if self.mm.nr_writeback() >= excess.max(1) || self.mm.nr_writeback() >= self.writeback_limit() {
+            return (0, Some(JobStep::Wait(Wait::Writeback)));
         }
         let (owner, cpu) = (self.tasks[t].owner, self.tasks[t].cpu);
-        let mut sc = ScanControl {
-            reclaimer: Reclaimer::Direct,
-            priority: state.priority,
-            nr_to_reclaim: (excess - self.mm.nr_writeback).max(SWAP_CLUSTER_MAX),
-            nr_scanned: 0,
-            nr_reclaimed: 0,
-            swappiness: self.mm.cfg.memcg.swappiness,
-            owner,
-            cpu,
-            force_deactivate: state.force_deactivate,
-            skipped_deactivate: false,
-        };
+        let nr_to_reclaim = (excess - self.mm.nr_writeback()).max(SWAP_CLUSTER_MAX);
+        let swappiness = self.mm.cfg.memcg.swappiness;
+        let mut sc =
+            ScanControl::new(Reclaimer::Direct, state.priority, nr_to_reclaim, swappiness, (owner, cpu));
+        sc.force_deactivate = state.force_deactivate;
         let writes_before = self.mm.vmstat.pswpout;
         let aged_before = self.mm.vmstat.pgdeactivate;
-        self.mm.block.start_plug(owner);
+        self.mm.start_plug(owner);
         self.lru.shrink(&mut self.mm, &mut sc);
-        let now = self.mm.now;
-        self.mm.block.finish_plug(owner, now, &mut self.mm.dispatched);
+        self.mm.finish_plug(owner);
         self.zswap_shrink_slab(&sc);
         self.lru.reclaim_done(&mut self.mm);
         self.zswap_kick_worker();
@@ -204,10 +143,10 @@ impl Simulation {
         };
         if progress {
             *state = ShrinkAll::default();
-            return (freed, Some(Step::Done));
+            return (freed, Some(JobStep::Continue));
         }
-        if self.mm.nr_writeback > 0 {
-            return (0, Some(Step::Blocked(Wait::Writeback)));
+        if self.mm.nr_writeback() > 0 {
+            return (0, Some(JobStep::Wait(Wait::Writeback)));
         }
         // A pass that only aged pages (cleared referenced bits, deactivated) brought them
         // closer to reclaim: stay at this priority, the next passes find them, rather than
@@ -215,12 +154,12 @@ impl Simulation {
         // scanned the lists twice over.
         if aged && state.aging_scanned < 2 * lru_pages {
             state.aging_scanned += sc.nr_scanned.max(1);
-            return (0, Some(Step::Done));
+            return (0, Some(JobStep::Continue));
         }
         state.aging_scanned = 0;
         if state.priority > 0 {
             state.priority -= 1;
-            return (0, Some(Step::Done));
+            return (0, Some(JobStep::Continue));
         }
         // A sweep down to priority 0 found nothing: go round again, aging the active list
         // whatever the statistics say, and give up after MAX_RECLAIM_RETRIES sweeps.
@@ -229,6 +168,6 @@ impl Simulation {
         if fruitless >= MAX_RECLAIM_RETRIES {
             return (0, None);
         }
-        (0, Some(Step::Done))
+        (0, Some(JobStep::Continue))
     }
 }

@@ -19,57 +19,49 @@
 //! memory stops and re-enables the device, as the kernel's does with -ENOMEM, and a
 //! release that does stops there.
 
-use super::super::{Simulation, Step, Wait};
+use super::super::job::{Finish, JobStep, SwapoffState};
+use super::super::wait::{Step, SwapinBy, Wait};
+use super::super::World;
 use crate::engine::fault::SwapIn;
-use crate::engine::task::{SwapoffState, TaskKind, TaskState};
-use crate::ids::{Pfn, SwapSlot, VirtPage};
+use crate::ids::{Pfn, SpaceId, SwapSlot, TaskId, VirtPage};
 use crate::mm::frames::flag;
 use crate::mm::pagetable::CHUNK_PAGES;
 
-impl Simulation {
-    pub(in crate::engine) fn swapoff_state(&mut self, t: usize) -> &mut SwapoffState {
-        match &mut self.tasks[t].kind {
-            TaskKind::Swapoff(s) => s,
-            _ => unreachable!("swapoff step of a swapoff task"),
+impl World {
+    /// One step of the swapoff walk `s` by kernel task `t`: swap in the next PTE that
+    /// holds a slot of the device, or yield after 64 PTEs that hold none.
+    pub(in crate::engine) fn swapoff_step(&mut self, t: TaskId, s: &mut SwapoffState) -> JobStep {
+        if s.sweeping {
+            return self.swapoff_sweep(s);
         }
-    }
-
-    pub(in crate::engine) fn swapoff_step(&mut self, t: usize) -> Step {
-        if self.swapoff_state(t).sweeping {
-            return self.swapoff_sweep(t);
-        }
-        if self.swapoff_state(t).budget == Some(0) {
-            self.tasks[t].state = TaskState::Done;
-            return Step::Done;
+        if s.budget == Some(0) {
+            return JobStep::Finished(Finish::Completed);
         }
         // Find the next PTE that holds a slot of the device, charging the walk.
         let walk_ns = self.mm.cfg.cpu.swapoff_walk_ns;
         let n_spaces = self.mm.pt.spaces.len();
         loop {
-            let SwapoffState { device, space, region_idx, vpage, .. } = *self.swapoff_state(t);
-            if space >= n_spaces {
-                let s = self.swapoff_state(t);
+            let SwapoffState { device, space, region_idx, vpage, .. } = *s;
+            if space.index() >= n_spaces {
                 if s.disable {
                     s.sweeping = true;
                 } else if s.then.is_empty() {
-                    self.tasks[t].state = TaskState::Done;
+                    return JobStep::Finished(Finish::Completed);
                 } else {
                     // The next device, walked from the start.
                     s.device = s.then.remove(0);
-                    (s.space, s.region_idx, s.vpage) = (0, 0, 0);
+                    s.restart();
                 }
-                return Step::Done;
+                return JobStep::Continue;
             }
-            let regions = &self.mm.pt.spaces[space].regions;
+            let regions = &self.mm.pt.spaces[space.index()].regions;
             if region_idx >= regions.len() {
-                let s = self.swapoff_state(t);
-                (s.space, s.region_idx, s.vpage) = (space + 1, 0, 0);
+                (s.space, s.region_idx, s.vpage) = (SpaceId(space.0 + 1), 0, 0);
                 continue;
             }
             let r = &regions[region_idx];
             let vp = vpage.max(r.start.0);
             if vp >= r.end().0 {
-                let s = self.swapoff_state(t);
                 (s.region_idx, s.vpage) = (region_idx + 1, 0);
                 continue;
             }
@@ -77,7 +69,7 @@ impl Simulation {
             let chunk_end = (vp / CHUNK_PAGES + 1) * CHUNK_PAGES;
             let Some(first) = self.mm.pt.existing_page(space, region_idx, VirtPage(vp)) else {
                 // A page table that was never allocated: skip its 2 MiB.
-                self.swapoff_state(t).vpage = chunk_end;
+                s.vpage = chunk_end;
                 continue;
             };
             // Look at the PTEs up to the next one whose page is a multiple of 64, where the
@@ -88,10 +80,10 @@ impl Simulation {
             self.mm.spend(walk_ns * looked as u64);
             let Some((page, slot)) = found else {
                 let last = vp + n as u64 - 1;
-                self.swapoff_state(t).vpage = last + 1;
+                s.vpage = last + 1;
                 // Yield now and then so that a long walk over unrelated PTEs lets events in.
                 if last.is_multiple_of(64) {
-                    return Step::Done;
+                    return JobStep::Continue;
                 }
                 continue;
             };
@@ -104,36 +96,31 @@ impl Simulation {
                 vpage: VirtPage(vp),
                 slot,
                 write: false,
-                swapoff: true,
+                by: SwapinBy::Swapoff,
             });
             return match step {
                 // Retry this PTE once memory frees up.
-                Step::Blocked(Wait::Writeback) => step,
-                Step::Oom => {
-                    self.abort_swapoff(t, "out of memory");
-                    Step::Done
-                }
+                Step::Blocked(Wait::Writeback) => JobStep::Wait(Wait::Writeback),
+                Step::Oom => self.abort_swapoff(s, "out of memory"),
                 // The PTE is restored, or will be when the read completes.
-                _ => {
-                    let s = self.swapoff_state(t);
+                Step::Done | Step::Blocked(_) => {
                     s.vpage = vp + 1;
                     if let Some(budget) = &mut s.budget {
                         *budget -= 1;
                     }
-                    if !s.disable {
-                        if let Some(r) = &mut self.op_running {
-                            *r.report.released_pages.get_or_insert(0) += 1;
-                        }
+                    s.released += 1;
+                    match step {
+                        Step::Blocked(wait) => JobStep::Wait(wait),
+                        _ => JobStep::Continue,
                     }
-                    step
                 }
             };
         }
     }
 
     /// After the walk: free what only the swap cache still holds, then finish or walk again.
-    pub(in crate::engine) fn swapoff_sweep(&mut self, t: usize) -> Step {
-        let device = self.swapoff_state(t).device;
+    fn swapoff_sweep(&mut self, s: &mut SwapoffState) -> JobStep {
+        let device = s.device;
         let cached: Vec<(u32, Pfn)> = self.mm.swap.cached_slots(device);
         let mut busy = false;
         for (offset, pfn) in cached {
@@ -157,25 +144,20 @@ impl Simulation {
             }
         }
         if self.mm.swap.devices[device.0 as usize].inuse() == 0 {
-            self.tasks[t].state = TaskState::Done;
-            return Step::Done;
+            return JobStep::Finished(Finish::Completed);
         }
         if busy {
-            return Step::Blocked(Wait::AnyIo);
+            return JobStep::Wait(Wait::AnyIo);
         }
         // Slots still referenced: walk again (try_to_unuse's retry loop).
-        let s = self.swapoff_state(t);
-        (s.space, s.region_idx, s.vpage, s.sweeping) = (0, 0, 0, false);
-        Step::Done
+        s.restart();
+        s.sweeping = false;
+        JobStep::Continue
     }
 
     /// Stops a swapoff (re-enabling its device) or a release on `why`.
-    pub(in crate::engine) fn abort_swapoff(&mut self, t: usize, why: &str) {
-        let device = self.swapoff_state(t).device;
-        self.mm.swap.devices[device.0 as usize].writeok = true;
-        if let Some(r) = &mut self.op_running {
-            r.report.result = format!("failed: {why}");
-        }
-        self.tasks[t].state = TaskState::Done;
+    fn abort_swapoff(&mut self, s: &SwapoffState, why: &str) -> JobStep {
+        self.mm.swap.set_writeok(s.device, true);
+        JobStep::Finished(Finish::Failed(format!("failed: {why}")))
     }
 }
