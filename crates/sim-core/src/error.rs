@@ -65,7 +65,141 @@ pub enum SimError {
         /// The trace error.
         source: TraceError,
     },
-    /// The setup does not match the configuration (for example a device model missing).
+    /// The setup does not fit its configuration or itself ([`crate::Setup::validate`]).
     #[error("setup: {0}")]
-    Setup(String),
+    Setup(#[from] SetupError),
+    /// A task touched a virtual page the model cannot map.
+    #[error("task {task}: cannot map virtual page {vpage:#x}: {reason}")]
+    Map {
+        /// The task's name.
+        task: String,
+        /// The virtual page.
+        vpage: u64,
+        /// Why it cannot be mapped.
+        reason: MapError,
+    },
+    /// A simulation cannot be forked or retuned as asked ([`crate::Simulation::fork`],
+    /// [`crate::Simulation::retune_swapin`]).
+    #[error("{0}")]
+    Fork(#[from] ForkError),
+}
+
+/// What is wrong with a [`crate::Setup`], found before the run starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The setup has a different number of device models than configured devices.
+    #[error("{models} device models for {devices} configured swap devices")]
+    DeviceModels {
+        /// Device models given.
+        models: usize,
+        /// Swap devices configured.
+        devices: usize,
+    },
+    /// A timeline trigger names a task that does not exist.
+    #[error("timeline[{op}]: task {task} does not exist (the setup has {tasks} tasks)")]
+    TimelineTask {
+        /// Index of the timeline entry.
+        op: usize,
+        /// The task it names.
+        task: usize,
+        /// Tasks in the setup.
+        tasks: usize,
+    },
+    /// A task starts after a task that is not an earlier one.
+    #[error("task {task} ({name}): starts after task {after}, which is not an earlier task")]
+    StartsAfterLater {
+        /// Index of the task.
+        task: usize,
+        /// Its name.
+        name: String,
+        /// The task it waits for.
+        after: usize,
+    },
+    /// A task waits for a number of ends outside `1..=` its own index.
+    #[error("task {task} ({name}): starts after {ends} task ends, outside 1..={task} (the tasks before it)")]
+    StartsAfterEnds {
+        /// Index of the task.
+        task: usize,
+        /// Its name.
+        name: String,
+        /// The ends it waits for.
+        ends: u32,
+    },
+    /// A task's declared region cannot be mapped.
+    #[error("task {task}: region at page {start} of {pages} pages: {reason}")]
+    Region {
+        /// The task's name.
+        task: String,
+        /// First virtual page of the region.
+        start: u64,
+        /// Its length in pages.
+        pages: u64,
+        /// Why it cannot be mapped.
+        reason: MapError,
+    },
+    /// Belady's policy needs each access's next use, and a task's stream does not know it.
+    #[error(
+        "lru = \"opt\": task {task} ({name}) does not know when its pages are used next; \
+         Belady's policy needs a trace replayed with next uses (a generated workload has none)"
+    )]
+    NoNextUses {
+        /// Index of the task.
+        task: usize,
+        /// Its name.
+        name: String,
+    },
+}
+
+/// Why a virtual page or region cannot be mapped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MapError {
+    /// The region overlaps one already mapped in the address space.
+    #[error("overlaps a region already mapped in its address space")]
+    Overlap {
+        /// First virtual page of the region.
+        start: u64,
+        /// Its length in pages.
+        pages: u64,
+    },
+    /// The region is empty or ends past the largest mappable page.
+    #[error("empty or ending at page {vpage}, past the largest mappable page 2^45 - 1")]
+    OutOfRange {
+        /// The page it ends at (one past its last).
+        vpage: u64,
+    },
+    /// Every page the model can hold (2^32 pages over all address spaces) is in use.
+    #[error("the page tables are full: 2^32 pages over all address spaces")]
+    TooManyPages,
+}
+
+/// Why a simulation cannot be forked or retuned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForkError {
+    /// A user task still reads a stream that cannot be copied, or holds a read error not
+    /// yet delivered.
+    #[error("cannot fork the simulation: task {task} reads a stream that does not fork")]
+    StreamDoesNotFork {
+        /// The task's name.
+        task: String,
+    },
+    /// Pages were swapped in: the swap-in knobs were read.
+    #[error("cannot retune swap-in: pages were already swapped in")]
+    SwappedIn,
+    /// A timeline operation set a swap-in knob that a retune would undo.
+    #[error("cannot retune swap-in: a timeline operation already set page-cluster or the readahead policy")]
+    KnobsSet,
+    /// The variant's timeline has another length.
+    #[error("cannot retune swap-in: the variant has {variant} timeline operations, this run {this}")]
+    TimelineLength {
+        /// Operations in the variant's timeline.
+        variant: usize,
+        /// Operations in this run's.
+        this: usize,
+    },
+    /// The variant's configuration differs in more than its swap-in knobs.
+    #[error("cannot retune swap-in: the variant's configuration differs in more than its swap-in knobs")]
+    ConfigDiffers,
 }

@@ -69,10 +69,11 @@ macro_rules! index_newtype {
                 self.0 as usize
             }
 
-            /// The identity of table index `i`.
+            /// The identity of table index `i` (tables the model numbers stay below 2^32).
             #[inline(always)]
             pub fn from_index(i: usize) -> $id {
-                $id(u32::try_from(i).expect("identities are numbered below 2^32"))
+                debug_assert!(u32::try_from(i).is_ok(), "identities are numbered below 2^32");
+                $id(i as u32)
             }
         }
     )*};

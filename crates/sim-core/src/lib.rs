@@ -64,8 +64,8 @@ mod prefetch;
 
 pub use config::{ByteSize, CoreConfig, SwapBacking, SwapDeviceSpec, ValidatedConfig};
 pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
-pub use engine::{run, run_with_progress, Setup, Simulation, PROGRESS_ACCESSES};
-pub use error::{ConfigError, SimError, TraceError};
+pub use engine::{run, run_with_progress, Setup, Simulation, ValidSetup, PROGRESS_ACCESSES};
+pub use error::{ConfigError, ForkError, MapError, SetupError, SimError, TraceError};
 pub use ids::{CpuId, DeviceId, Pfn, RegionId, SpaceId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
 pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};

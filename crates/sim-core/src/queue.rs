@@ -65,6 +65,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `time`, which must not be before `now`.
+    #[inline]
     pub fn schedule(&mut self, time: SimTime, event: E) -> Result<(), ScheduleInPast> {
         if time < self.now {
             return Err(ScheduleInPast { at: time, now: self.now });
@@ -76,6 +77,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes and returns the earliest event, advancing `now` to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let Reverse(entry) = self.heap.pop()?;
         debug_assert!(entry.time >= self.now, "time went backwards");
@@ -89,6 +91,7 @@ impl<E> EventQueue<E> {
     }
 
     /// The time of the earliest pending event, if any.
+    #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|Reverse(e)| e.time)
     }

@@ -12,7 +12,7 @@ use crate::ids::Pfn;
 use crate::lru::{Origin, Placement};
 use crate::mm::pagetable::{PageId, Pte};
 use crate::mm::swap::CacheEntry;
-use crate::mm::zswap::Backend;
+use crate::mm::zswap::{Backend, ReadInto};
 use crate::policy::zswap::ZswapSwapin;
 use crate::policy::Feedback;
 use crate::time::SimTime;
@@ -23,7 +23,7 @@ impl World {
         let SwapIn { t, space, page, region_idx, vpage, slot, write, .. } = f;
         let large = self.alloc_swap_folio(space, region_idx, vpage, slot);
         let (head, first_page, first_slot, order) = match large {
-            Some(l) => (l.head, l.first_page, l.first_slot.expect("a swap folio has slots"), l.order),
+            Some((l, first_slot)) => (l.head, l.first_page, first_slot, l.order),
             None => match self.alloc_frame(t, OnShortage::Wait) {
                 Alloc::Got(p) => (p, page, slot, 0),
                 Alloc::Wait => return Step::Blocked(Wait::Writeback),
@@ -55,7 +55,11 @@ impl World {
         // either: alloc_swap_folio keeps order 0 once zswap exists, and refuses mixed
         // zero-map ranges). Not in the swap cache, so a zswap entry stays until the slot
         // is freed below.
-        let backend = if order == 0 { self.mm.swap_read_backend(slot, head, false) } else { Backend::Device };
+        let backend = if order == 0 {
+            self.mm.swap_read_backend(slot, head, ReadInto::Bypass)
+        } else {
+            Backend::Device
+        };
         if self.mm.zswap_on() {
             self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, true));
         }

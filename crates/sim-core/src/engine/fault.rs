@@ -26,7 +26,7 @@ use crate::ids::{Pfn, SpaceId, SwapSlot, TaskId, VirtPage};
 use crate::lru::{Origin, Placement};
 use crate::mm::frames::flag;
 use crate::mm::pagetable::{MapError, PageId, Pte, PteState};
-use crate::mm::zswap::Backend;
+use crate::mm::zswap::{Backend, ReadInto};
 use crate::policy::readahead::{FaultView, ReadaheadPlan};
 use crate::policy::zswap::ZswapSwapin;
 use crate::policy::Feedback;
@@ -72,7 +72,7 @@ impl World {
         }
     }
 
-    /// Handles one access by task `t`, which did not take [`Simulation::resident_hit`].
+    /// Handles one access by task `t`, which did not take [`World::resident_hit`].
     pub(super) fn access(&mut self, t: TaskId, a: Access) -> Result<Step, SimError> {
         let space = self.tasks[t].space;
         let look = match self.mm.pt.lookup(space, a.vpage) {
@@ -84,22 +84,7 @@ impl World {
             }
         };
         let page = match look.page {
-            Some(p) => {
-                let pte = self.mm.pt.pte_mut(p);
-                if pte.is_present() {
-                    pte.touch(a.write);
-                    if self.track_access {
-                        if self.track_next_use {
-                            self.tell_next_use(t, p);
-                        }
-                        if let PteState::Present(pfn) = self.mm.pt.pte(p).state() {
-                            self.lru.accessed(&mut self.mm, pfn);
-                        }
-                    }
-                    return Ok(Step::Done);
-                }
-                p
-            }
+            Some(p) => p,
             None => self
                 .mm
                 .pt
@@ -110,7 +95,15 @@ impl World {
             self.tell_next_use(t, page);
         }
         match self.mm.pt.pte(page).state() {
-            PteState::Present(_) => unreachable!("handled on the fast path"),
+            // Resident, and the LRU follows accesses (or the page was read ahead after
+            // the fast path looked).
+            PteState::Present(pfn) => {
+                self.mm.pt.pte_mut(page).touch(a.write);
+                if self.track_access {
+                    self.lru.accessed(&mut self.mm, pfn);
+                }
+                Ok(Step::Done)
+            }
             PteState::Zero if !a.write => {
                 self.mm.pt.pte_mut(page).touch(false);
                 Ok(Step::Done)
@@ -145,7 +138,7 @@ impl World {
     }
 
     pub(super) fn map_error(&self, t: TaskId, vpage: VirtPage, e: MapError) -> SimError {
-        SimError::Setup(format!("task {}: cannot map virtual page {:#x}: {e:?}", self.tasks[t].name, vpage.0))
+        SimError::Map { task: self.tasks[t].name.clone(), vpage: vpage.0, reason: e }
     }
 
     /// `do_anonymous_page` for a write (or, with `at` `None`, the copy of the zero page on
@@ -405,7 +398,7 @@ impl World {
             self.mm.frames.set(pfn, flag::READAHEAD);
             self.mm.vmstat.swap_ra += 1;
         }
-        let backend = self.mm.swap_read_backend(slot, pfn, true);
+        let backend = self.mm.swap_read_backend(slot, pfn, ReadInto::SwapCache);
         if self.mm.zswap_on() {
             self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, target));
         }

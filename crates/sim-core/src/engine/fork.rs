@@ -1,8 +1,9 @@
 //! Forking a simulation: one run's state copied into several that continue apart, so that
 //! variants sharing a long common beginning (a fill, a hibernation) simulate it once.
 
+use super::stream::Stream;
 use super::{Setup, Simulation, World};
-use crate::error::SimError;
+use crate::error::{ForkError, SimError};
 use crate::event::Event;
 
 impl Simulation {
@@ -31,12 +32,8 @@ impl Simulation {
             .iter()
             .zip(&self.world.tasks)
             .map(|(stream, task)| {
-                stream.fork(task.ended_at.is_some()).ok_or_else(|| {
-                    SimError::Setup(format!(
-                        "cannot fork the simulation: task {} reads a stream that does not fork",
-                        task.name
-                    ))
-                })
+                let copy = if task.ended_at.is_some() { Some(Stream::ended()) } else { stream.fork() };
+                copy.ok_or_else(|| ForkError::StreamDoesNotFork { task: task.name.clone() })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Simulation { world: self.world.clone(), streams })
@@ -70,35 +67,26 @@ impl World {
     /// [`Simulation::retune_swapin`].
     fn retune_swapin(&mut self, variant: Setup) -> Result<(), SimError> {
         if self.swapped_in {
-            return Err(SimError::Setup("cannot retune swap-in: pages were already swapped in".into()));
+            return Err(ForkError::SwappedIn.into());
         }
         if self.swapin_knobs_set {
-            return Err(SimError::Setup(
-                "cannot retune swap-in: a timeline operation already set page-cluster or the readahead policy"
-                    .into(),
-            ));
+            return Err(ForkError::KnobsSet.into());
         }
         if variant.timeline.len() != self.timeline.len() {
-            return Err(SimError::Setup(format!(
-                "cannot retune swap-in: the variant has {} timeline operations, this run {}",
-                variant.timeline.len(),
-                self.timeline.len()
-            )));
+            return Err(ForkError::TimelineLength {
+                variant: variant.timeline.len(),
+                this: self.timeline.len(),
+            }
+            .into());
         }
         let mut theirs = variant.config.get().clone();
         theirs.swap.page_cluster = self.mm.cfg.swap.page_cluster;
         theirs.swap.swapoff_readahead_hits = self.mm.cfg.swap.swapoff_readahead_hits;
         theirs.swap.vma_ra_enabled = self.mm.cfg.swap.vma_ra_enabled;
         if theirs != self.mm.cfg {
-            return Err(SimError::Setup(
-                "cannot retune swap-in: the variant's configuration differs in more than its swap-in knobs"
-                    .into(),
-            ));
+            return Err(ForkError::ConfigDiffers.into());
         }
-        let swap = &variant.config.get().swap;
-        self.mm.cfg.swap.page_cluster = swap.page_cluster;
-        self.mm.cfg.swap.swapoff_readahead_hits = swap.swapoff_readahead_hits;
-        self.mm.cfg.swap.vma_ra_enabled = swap.vma_ra_enabled;
+        self.mm.take_swapin_knobs(&variant.config.get().swap);
         self.policies.readahead = variant.policies.readahead;
         self.policies.swapin = variant.policies.swapin;
         // The operations not started yet are the variant's own.

@@ -5,7 +5,7 @@ use crate::config::CoreConfig;
 use crate::engine::ops::tests::in_turn;
 use crate::engine::tests::{config, Aligned8, FixedLatency};
 use crate::engine::{Setup, SimReport, Simulation, TaskSpec};
-use crate::error::SimError;
+use crate::error::{ForkError, SimError};
 use crate::ids::VirtPage;
 use crate::policy::readahead::{NoReadahead, Readahead};
 use crate::policy::Policies;
@@ -111,7 +111,7 @@ fn forking_a_task_whose_stream_does_not_fork_is_refused() {
         assert!(base.step().unwrap());
     }
     let Err(err) = base.fork() else { panic!("a live task's iterator cannot be copied") };
-    assert!(matches!(&err, SimError::Setup(m) if m.contains("task t")), "{err}");
+    assert!(matches!(&err, SimError::Fork(ForkError::StreamDoesNotFork { task }) if task == "t"), "{err}");
 }
 
 #[test]

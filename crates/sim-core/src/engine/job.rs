@@ -13,16 +13,17 @@ use crate::mm::vmscan::DEF_PRIORITY;
 use crate::time::{SimDuration, SimTime};
 use crate::timeline::{HibernateOp, HibernationReport, OpReport};
 
-/// What a kernel task works on.
+/// What a kernel task works on. Each kind's state is boxed, so that taking the job out of
+/// its task for a step (and putting it back) moves a pointer, not the state.
 #[derive(Clone, Debug)]
 pub(crate) enum Job {
     /// `try_to_unuse`: swapoff, or `mm_reclaim/release`.
-    Swapoff(SwapoffState),
+    Swapoff(Box<SwapoffState>),
     /// Reclaim until memcg usage is at most `goal` pages (lowering `memory.max`), or
     /// everything that can go (swap-out-all).
-    Reclaim { goal: Option<u64>, shrink: ShrinkAll },
+    Reclaim(Box<ReclaimGoal>),
     /// `/sys/power/mm_reclaim/run`.
-    MmReclaim(MmReclaim),
+    MmReclaim(Box<MmReclaim>),
     /// Hibernate (freeze, shrink, write the image, power off).
     Hibernate(Box<HibTask>),
     /// Resume from the image.
@@ -51,7 +52,7 @@ impl Job {
                 report.hibernation = Some(figures);
             }
             Job::Resume(r) => report.hibernation = Some(r.report.clone()),
-            Job::Swapoff(_) | Job::Reclaim { .. } | Job::Done => {}
+            Job::Swapoff(_) | Job::Reclaim(_) | Job::Done => {}
         }
     }
 }
@@ -68,15 +69,58 @@ pub(crate) enum JobStep {
 }
 
 /// How a job ended.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Finish {
     /// It did what it was asked, when its task's clock says.
     Completed,
     /// It did what it was asked, at this instant rather than its task's clock (a timeout
     /// closes the report at its deadline).
     CompletedAt(SimTime),
-    /// It failed, for this reason (the report's result).
-    Failed(String),
+    /// It failed.
+    Failed(JobFailure),
+}
+
+/// Why a job failed; the report's result says it in words ([`JobFailure::describe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JobFailure {
+    /// Swapoff or a release found no memory for a page (the kernel's -ENOMEM).
+    OutOfMemory,
+    /// Hibernation: more saveable pages after the shrink than fit beside their copy.
+    ImageTooLarge { saveable: u64, max_size: u64 },
+    /// Hibernation: the image does not fit in the resume device's free slots.
+    ImageDoesNotFit {
+        saveable: u64,
+        device: DeviceId,
+        free: u64,
+        needed: u64,
+        image_slots: u64,
+        compress: bool,
+    },
+    /// Hibernation: the allocator ran out of slots it could reach while writing.
+    SwapRanOut { device: DeviceId, written: u64, total: u64 },
+}
+
+impl JobFailure {
+    /// The report's result: "failed: " and why, naming devices by `device_name`.
+    pub(crate) fn describe(self, device_name: impl Fn(DeviceId) -> String) -> String {
+        match self {
+            JobFailure::OutOfMemory => "failed: out of memory".into(),
+            JobFailure::ImageTooLarge { saveable, max_size } => format!(
+                "failed: not enough memory for the image: {saveable} saveable pages after shrinking, \
+                 at most {max_size} fit beside their copy"
+            ),
+            JobFailure::ImageDoesNotFit { saveable, device, free, needed, image_slots, compress } => format!(
+                "failed: image of {saveable} pages does not fit: {free} free swap slots on \"{}\" \
+                 (needs {needed}: {image_slots} image slots{})",
+                device_name(device),
+                if compress { "" } else { " plus PAGES_FOR_IO 1024, and one more" },
+            ),
+            JobFailure::SwapRanOut { device, written, total } => format!(
+                "failed: swap on \"{}\" ran out after {written} of {total} image slots",
+                device_name(device)
+            ),
+        }
+    }
 }
 
 /// Where a swapoff walk is.
@@ -128,6 +172,20 @@ impl SwapoffState {
     /// Back to the first PTE of the first address space.
     pub(crate) fn restart(&mut self) {
         (self.space, self.region_idx, self.vpage) = (SpaceId(0), 0, 0);
+    }
+}
+
+/// Reclaim until memcg usage is at most `goal` pages, or (no goal) everything that can go.
+#[derive(Clone, Debug)]
+pub(crate) struct ReclaimGoal {
+    pub(crate) goal: Option<u64>,
+    /// Where the paced `shrink_all_memory` stands.
+    pub(crate) shrink: ShrinkAll,
+}
+
+impl ReclaimGoal {
+    pub(crate) fn new(goal: Option<u64>) -> ReclaimGoal {
+        ReclaimGoal { goal, shrink: ShrinkAll::default() }
     }
 }
 

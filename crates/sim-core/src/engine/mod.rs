@@ -70,6 +70,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::timeline::TimelineOp;
 use crate::workload::TaskSpec;
 use reclaim::Kswapd;
+pub use setup::ValidSetup;
 use stream::Stream;
 use task::{Cpu, Task, TaskState};
 use wait::{Sleepers, SwapinBy, Wait};
@@ -159,6 +160,8 @@ pub(crate) struct World {
     /// Plug owner of zswap's pool-limit worker.
     zswap_owner: PlugOwner,
     zswap_worker: zswap::ZswapWorker,
+    /// zswap's memory-pressure shrinker's deferred work (`nr_deferred`).
+    shrinker_deferred: u64,
     timeline: Vec<TimelineOp>,
     /// Index of the next timeline operation to start.
     timeline_next: usize,

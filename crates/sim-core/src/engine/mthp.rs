@@ -35,7 +35,15 @@ pub(crate) struct LargeFolio {
     pub(crate) head: Pfn,
     pub(crate) order: u8,
     pub(crate) first_page: PageId,
-    pub(crate) first_slot: Option<SwapSlot>,
+}
+
+/// The orders of `allowed` whose aligned range around the fault was found, highest first,
+/// each with its range's start.
+fn ranged_orders<T: Copy>(
+    ranges: &[Option<T>; PMD_ORDER as usize + 1],
+    allowed: OrderMask,
+) -> impl Iterator<Item = (u8, T)> + '_ {
+    orders_desc(allowed).filter_map(|order| ranges[order as usize].map(|first| (order, first)))
 }
 
 /// The orders of `mask` from the highest down.
@@ -84,12 +92,12 @@ impl World {
                 mask = allowed & ((2 << order) - 1);
             }
         }
-        for order in orders_desc(mask) {
+        // Every order below one whose range fits has a range (aligned ranges nest).
+        for (order, first_page) in ranged_orders(&ranges, mask) {
             match self.alloc_large(order) {
                 Ok(head) => {
                     self.mm.mthp.at(order).anon_fault_alloc += 1;
-                    let first_page = ranges[order as usize].expect("a candidate order has its range");
-                    return Some(LargeFolio { head, order, first_page, first_slot: None });
+                    return Some(LargeFolio { head, order, first_page });
                 }
                 Err(fail) => {
                     let s = self.mm.mthp.at(order);
@@ -109,14 +117,14 @@ impl World {
     /// highest whose PTEs are consecutive swap entries of one device, none of them in the
     /// swap cache (`can_swapin_thp`); then the swap-in size policy's choice, allocated from
     /// the highest down with the fallback counters. Never when zswap's pool was ever
-    /// created in this boot. `None` means order 0.
+    /// created in this boot. `None` means order 0; otherwise the folio and its first slot.
     pub(super) fn alloc_swap_folio(
         &mut self,
         space: SpaceId,
         region_idx: usize,
         vpage: VirtPage,
         slot: SwapSlot,
-    ) -> Option<LargeFolio> {
+    ) -> Option<(LargeFolio, SwapSlot)> {
         let allowed = self.mm.pt.spaces[space.index()].regions[region_idx].orders;
         if allowed == 0 || self.mm.cfg.zswap.pool_created() {
             return None;
@@ -141,7 +149,7 @@ impl World {
             return None;
         }
         let mask = self.policies.swapin.orders(&SwapinView::new(candidates)) & candidates;
-        for order in orders_desc(mask) {
+        for (order, (first_page, first_off)) in ranged_orders(&ranges, mask) {
             let got = if self.policies.swapin.may_charge(order) {
                 self.alloc_large(order)
             } else {
@@ -149,10 +157,8 @@ impl World {
             };
             match got {
                 Ok(head) => {
-                    let (first_page, first_off) =
-                        ranges[order as usize].expect("a candidate order has its range");
                     let first_slot = SwapSlot { device: slot.device, offset: first_off };
-                    return Some(LargeFolio { head, order, first_page, first_slot: Some(first_slot) });
+                    return Some((LargeFolio { head, order, first_page }, first_slot));
                 }
                 Err(fail) => {
                     let s = self.mm.mthp.at(order);
@@ -208,8 +214,7 @@ impl World {
                 let s = self.mm.frames.swap_slot(Pfn(head.0 + i));
                 s.is_some_and(|s| self.mm.pt.pte(PageId(first.0 + i)).state() == PteState::Swap(s))
             });
-            if whole {
-                let first_slot = self.mm.frames.swap_slot(head).expect("checked above");
+            if let Some(first_slot) = self.mm.frames.swap_slot(head).filter(|_| whole) {
                 return (head, first, first_slot);
             }
         }

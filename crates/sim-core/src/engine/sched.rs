@@ -147,7 +147,7 @@ thread_local! {
 }
 
 /// Why a task stopped running on its CPU.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Yield {
     /// Its clock passed the queue's next event: the CPU runs it again at its clock.
     Preempted,
@@ -271,6 +271,7 @@ impl World {
     }
 
     /// Runs user task `t`, reading `stream`, until it yields.
+    #[inline(never)]
     fn run_user(
         &mut self,
         t: TaskId,
@@ -324,6 +325,7 @@ impl World {
 
     /// Runs kernel task `t`'s job, step by step, until it yields. Each step works on the
     /// job taken out of the task, and the job goes back after it.
+    #[inline(never)]
     fn run_kernel(&mut self, t: TaskId) -> Yield {
         loop {
             if self.preempted(t) {
@@ -530,10 +532,13 @@ impl World {
         }
         debug_assert!(self.tasks[t].start != TaskStart::AtStart, "only waiting tasks start late");
         let n_user_cpus = self.mm.cfg.machine.cpus as usize;
-        let c = (0..n_user_cpus)
-            .map(CpuId::from_index)
-            .min_by_key(|&c| self.cpus[c].live_users)
-            .expect("a machine has at least one CPU");
+        let c = (1..n_user_cpus).map(CpuId::from_index).fold(CpuId(0), |best, c| {
+            if self.cpus[c].live_users < self.cpus[best].live_users {
+                c
+            } else {
+                best
+            }
+        });
         self.cpus[c].live_users += 1;
         let at = at.max(self.mm.queue.now());
         let task = &mut self.tasks[t];

@@ -1,33 +1,115 @@
-//! Building a simulation: devices, address spaces, tasks, the first CPU runs.
+//! Setting up a simulation in two steps: [`Setup::validate`] checks everything that can be
+//! wrong with a setup and maps the tasks' address spaces, giving a [`ValidSetup`]; building
+//! the world from it cannot fail.
 
 use super::reclaim::Kswapd;
 use super::stream::Stream;
 use super::task::{Cpu, Task, TaskState, UserStart};
 use super::{Setup, Simulation, World};
 use crate::block::BlockLayer;
-use crate::error::SimError;
+use crate::error::{SetupError, SimError};
 use crate::event::Event;
 use crate::ids::{CpuId, SpaceId, TaskId};
+use crate::lru::Lru;
 use crate::mm::pagetable::PageTables;
 use crate::mm::swap::{Swap, SwaponSpec};
 use crate::mm::vmscan::DEF_PRIORITY;
 use crate::mm::{Mm, MmParts};
 use crate::stats::LatencyHistogram;
 use crate::time::SimTime;
-use crate::timeline::TimelineOp;
 use crate::workload::TaskStart;
 
-impl Simulation {
-    /// Builds the machine, maps the tasks' regions and queues the first CPU runs.
-    pub fn new(setup: Setup) -> Result<Simulation, SimError> {
-        let cfg = setup.config.get().clone();
-        if setup.devices.len() != cfg.devices.len() {
-            return Err(SimError::Setup(format!(
-                "{} device models for {} configured swap devices",
-                setup.devices.len(),
-                cfg.devices.len()
-            )));
+/// A [`Setup`] that passed [`Setup::validate`]: its address spaces are mapped, each task
+/// knows its space, and building a [`Simulation`] from it cannot fail.
+#[derive(Debug)]
+pub struct ValidSetup {
+    setup: Setup,
+    /// The tasks' address spaces, their declared regions mapped.
+    pt: PageTables,
+    /// The address space of each task, in setup order.
+    spaces: Vec<SpaceId>,
+    /// The LRU the configuration names.
+    lru: Box<dyn Lru>,
+}
+
+impl Setup {
+    /// Checks the setup against its configuration and itself, and maps the tasks'
+    /// declared regions: one device model per configured device; every timeline trigger
+    /// names a task that exists; every start condition names something earlier, so that by
+    /// induction every task starts once those before it have run; regions fit and do not
+    /// overlap within an address space; and, for Belady's policy, every task knows its
+    /// next uses.
+    pub fn validate(self) -> Result<ValidSetup, SetupError> {
+        let cfg = self.config.get();
+        if self.devices.len() != cfg.devices.len() {
+            return Err(SetupError::DeviceModels { models: self.devices.len(), devices: cfg.devices.len() });
         }
+        let n_tasks = self.tasks.len();
+        for (i, op) in self.timeline.iter().enumerate() {
+            if let crate::timeline::Trigger::AfterAccesses { task, .. } = op.trigger {
+                if task >= n_tasks {
+                    return Err(SetupError::TimelineTask { op: i, task, tasks: n_tasks });
+                }
+            }
+        }
+        for (i, spec) in self.tasks.iter().enumerate() {
+            let name = || spec.name.clone();
+            match spec.start {
+                TaskStart::AtStart => {}
+                TaskStart::AfterTask(j) if j < i => {}
+                TaskStart::AfterTask(j) => {
+                    return Err(SetupError::StartsAfterLater { task: i, name: name(), after: j })
+                }
+                TaskStart::AfterEnds(n) if n >= 1 && n as usize <= i => {}
+                TaskStart::AfterEnds(n) => {
+                    return Err(SetupError::StartsAfterEnds { task: i, name: name(), ends: n })
+                }
+            }
+        }
+        let lru = crate::lru::build(cfg.lru, &cfg.lru_gen);
+        if lru.wants_next_uses() {
+            if let Some(i) = self.tasks.iter().position(|t| !t.accesses.knows_next_uses()) {
+                return Err(SetupError::NoNextUses { task: i, name: self.tasks[i].name.clone() });
+            }
+        }
+        let mut pt = PageTables::new();
+        pt.default_orders = cfg.thp.allowed(cfg.thp.implicit_madvise);
+        pt.default_contents = pt.contents_id(&cfg.implicit_contents);
+        // Tasks with the same address-space key share one space (threads of a process).
+        let mut shared: std::collections::BTreeMap<u64, SpaceId> = std::collections::BTreeMap::new();
+        let mut spaces = Vec::with_capacity(n_tasks);
+        for spec in &self.tasks {
+            let space = match spec.address_space {
+                Some(key) => *shared.entry(key).or_insert_with(|| pt.add_space()),
+                None => pt.add_space(),
+            };
+            for r in &spec.regions {
+                // A region another thread of the process already declared is not mapped twice.
+                if pt.spaces[space.index()].regions.iter().any(|x| x.start == r.start && x.pages == r.pages) {
+                    continue;
+                }
+                let orders = cfg.thp.allowed(r.thp);
+                let contents = pt.contents_id(&r.contents);
+                pt.map_region(space, r.start, r.pages, orders, contents).map_err(|reason| {
+                    SetupError::Region { task: spec.name.clone(), start: r.start.0, pages: r.pages, reason }
+                })?;
+            }
+            spaces.push(space);
+        }
+        Ok(ValidSetup { setup: self, pt, spaces, lru })
+    }
+}
+
+impl Simulation {
+    /// Validates `setup` ([`Setup::validate`]) and builds the simulation from it.
+    pub fn new(setup: Setup) -> Result<Simulation, SimError> {
+        Ok(Simulation::build(setup.validate()?))
+    }
+
+    /// Builds the machine from a validated setup and queues the first CPU runs.
+    pub fn build(valid: ValidSetup) -> Simulation {
+        let ValidSetup { setup, pt, spaces, lru } = valid;
+        let cfg = setup.config.get().clone();
         let cpus = cfg.machine.cpus as usize;
         let total_pages = cfg.machine.memory.pages();
         let mut swap = Swap::default();
@@ -47,66 +129,12 @@ impl Simulation {
         }
         let n_tasks = setup.tasks.len();
         let mut block = BlockLayer::new(cfg.block.clone(), models);
-        for (i, op) in setup.timeline.iter().enumerate() {
-            if let crate::timeline::Trigger::AfterAccesses { task, .. } = op.trigger {
-                if task >= n_tasks {
-                    return Err(SimError::Setup(format!(
-                        "timeline[{i}]: task {task} does not exist (the setup has {n_tasks} tasks)"
-                    )));
-                }
-            }
-        }
-        // Every start condition names something earlier, so that by induction every task
-        // starts once the tasks before it have run.
-        for (i, spec) in setup.tasks.iter().enumerate() {
-            match spec.start {
-                TaskStart::AtStart => {}
-                TaskStart::AfterTask(j) if j < i => {}
-                TaskStart::AfterTask(j) => {
-                    return Err(SimError::Setup(format!(
-                        "task {i} ({}): starts after task {j}, which is not an earlier task",
-                        spec.name
-                    )))
-                }
-                TaskStart::AfterEnds(n) if n >= 1 && n as usize <= i => {}
-                TaskStart::AfterEnds(n) => {
-                    return Err(SimError::Setup(format!(
-                        "task {i} ({}): starts after {n} task ends, outside 1..={i} (the tasks before it)",
-                        spec.name
-                    )))
-                }
-            }
-        }
-        let timeline: Vec<TimelineOp> = setup.timeline;
-        let mut pt = PageTables::new();
-        pt.default_orders = cfg.thp.allowed(cfg.thp.implicit_madvise);
-        pt.default_contents = pt.contents_id(&cfg.implicit_contents);
         let mut tasks = Vec::with_capacity(n_tasks);
         let mut streams = Vec::with_capacity(n_tasks);
         let mut after_task = Vec::new();
         let mut after_ends = Vec::new();
-        // Tasks with the same address-space key share one space (threads of a process).
-        let mut shared: std::collections::BTreeMap<u64, SpaceId> = std::collections::BTreeMap::new();
-        for (i, spec) in setup.tasks.into_iter().enumerate() {
+        for (i, (spec, space)) in setup.tasks.into_iter().zip(spaces).enumerate() {
             let id = TaskId::from_index(i);
-            let space = match spec.address_space {
-                Some(key) => *shared.entry(key).or_insert_with(|| pt.add_space()),
-                None => pt.add_space(),
-            };
-            for r in &spec.regions {
-                // A region another thread of the process already declared is not mapped twice.
-                if pt.spaces[space.index()].regions.iter().any(|x| x.start == r.start && x.pages == r.pages) {
-                    continue;
-                }
-                let orders = cfg.thp.allowed(r.thp);
-                let contents = pt.contents_id(&r.contents);
-                pt.map_region(space, r.start, r.pages, orders, contents).map_err(|e| {
-                    SimError::Setup(format!(
-                        "task {}: region at page {} of {} pages: {e:?}",
-                        spec.name, r.start.0, r.pages
-                    ))
-                })?;
-            }
             match spec.start {
                 TaskStart::AtStart => {}
                 TaskStart::AfterTask(j) => after_task.push((TaskId::from_index(j), id)),
@@ -132,16 +160,6 @@ impl Simulation {
         let zswap_policy =
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
         let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
-        let lru = crate::lru::build(mm.cfg.lru, &mm.cfg.lru_gen);
-        if lru.wants_next_uses() {
-            if let Some(i) = streams.iter().position(|s| !s.source.knows_next_uses()) {
-                return Err(SimError::Setup(format!(
-                    "lru = \"opt\": task {i} ({}) does not know when its pages are used next; \
-                     Belady's policy needs a trace replayed with next uses (a generated workload has none)",
-                    tasks[i].name
-                )));
-            }
-        }
         let mut sim = World {
             mm,
             track_access: lru.tracks_accesses(),
@@ -161,7 +179,8 @@ impl Simulation {
             kswapd_owner,
             zswap_owner,
             zswap_worker: Default::default(),
-            timeline,
+            shrinker_deferred: 0,
+            timeline: setup.timeline,
             timeline_next: 0,
             op_running: None,
             op_reports: Vec::new(),
@@ -198,6 +217,6 @@ impl Simulation {
             }
         }
         sim.arm_next_op(SimTime::ZERO);
-        Ok(Simulation { world: sim, streams })
+        Simulation { world: sim, streams }
     }
 }

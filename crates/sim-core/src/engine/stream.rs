@@ -27,12 +27,14 @@ impl Stream {
     }
 
     /// A copy for a forked simulation, or `None` when the source cannot be copied or the
-    /// stream holds a read error not handed out yet. `ended`: the task has ended and reads
-    /// no more, so its copy is empty.
-    pub(crate) fn fork(&self, ended: bool) -> Option<Stream> {
-        let source: Box<dyn AccessSource> =
-            if ended { Box::new(std::iter::empty()) } else { self.source.fork()? };
-        Some(Stream { source, ahead: self.ahead.fork()? })
+    /// stream holds a read error not handed out yet.
+    pub(crate) fn fork(&self) -> Option<Stream> {
+        Some(Stream { source: self.source.fork()?, ahead: self.ahead.fork()? })
+    }
+
+    /// The stream of a task that has ended and reads no more: nothing.
+    pub(crate) fn ended() -> Stream {
+        Stream::new(Box::new(std::iter::empty()))
     }
 }
 

@@ -140,7 +140,7 @@ impl World {
         if freeable == 0 {
             return;
         }
-        let nr = std::mem::take(&mut self.mm.zswap.nr_deferred);
+        let nr = std::mem::take(&mut self.shrinker_deferred);
         let delta = (freeable >> sc.priority) * 4 / DEFAULT_SEEKS;
         let mut total_scan = ((nr >> sc.priority) + delta).min(2 * freeable);
         let mut scanned = 0;
@@ -169,7 +169,7 @@ impl World {
             }
         }
         let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
-        self.mm.zswap.nr_deferred = next;
+        self.shrinker_deferred = next;
         self.flush_dispatched();
     }
 

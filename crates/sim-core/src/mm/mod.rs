@@ -181,6 +181,20 @@ impl Mm {
         self.now += SimDuration(ns);
     }
 
+    /// `vm.page-cluster` written while the run goes on.
+    pub(crate) fn set_page_cluster(&mut self, page_cluster: u32) {
+        self.cfg.swap.page_cluster = page_cluster;
+    }
+
+    /// Takes the swap-in knobs of `swap` (`vm.page-cluster`, `vma_ra_enabled`, swapoff's
+    /// readahead-hit accounting), the only settings a fork may change before its first
+    /// swap-in.
+    pub(crate) fn take_swapin_knobs(&mut self, swap: &crate::config::SwapConfig) {
+        self.cfg.swap.page_cluster = swap.page_cluster;
+        self.cfg.swap.swapoff_readahead_hits = swap.swapoff_readahead_hits;
+        self.cfg.swap.vma_ra_enabled = swap.vma_ra_enabled;
+    }
+
     /// Pages charged to the memory cgroup: folios in frames, and zswap's pool where it
     /// is charged.
     #[inline]

@@ -14,6 +14,13 @@ use crate::ids::{Pfn, SwapSlot};
 use crate::thp::PMD_ORDER;
 use crate::time::SimTime;
 
+/// Scheduling an event before the queue's present is an engine bug.
+#[cold]
+#[inline(never)]
+fn scheduled_in_past(e: crate::queue::ScheduleInPast, ev: Event) -> ! {
+    panic!("engine invariant broken: {e} (event {ev:?})");
+}
+
 /// Where a folio stands after [`Mm::pageout`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pageout {
@@ -58,9 +65,10 @@ impl Mm {
         Pageout::UnderWriteback
     }
 
+    #[inline]
     pub(crate) fn schedule(&mut self, at: SimTime, ev: Event) {
         if let Err(e) = self.queue.schedule(at, ev) {
-            panic!("engine invariant broken: {e} (event {ev:?})");
+            scheduled_in_past(e, ev);
         }
     }
 

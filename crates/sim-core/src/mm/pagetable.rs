@@ -164,13 +164,7 @@ pub(crate) struct PageTables {
     chunk_bounds: Vec<(u16, u16)>,
 }
 
-/// Errors a workload can cause in the page tables.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum MapError {
-    Overlap { start: u64, pages: u64 },
-    OutOfRange { vpage: u64 },
-    TooManyPages,
-}
+pub(crate) use crate::error::MapError;
 
 impl PageTables {
     pub(crate) fn new() -> PageTables {

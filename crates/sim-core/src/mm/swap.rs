@@ -475,10 +475,15 @@ impl Swap {
         self.devices[device.0 as usize].writeok
     }
 
-    /// Swapon (`true`) or the start of swapoff (`false`) of `device`: whether it takes new
-    /// allocations.
-    pub(crate) fn set_writeok(&mut self, device: DeviceId, on: bool) {
-        self.devices[device.0 as usize].writeok = on;
+    /// Swapon of `device`: it takes new allocations again (`SWP_WRITEOK` set).
+    pub(crate) fn enable(&mut self, device: DeviceId) {
+        self.devices[device.0 as usize].writeok = true;
+    }
+
+    /// The start of swapoff of `device`: it takes no new allocations (`SWP_WRITEOK`
+    /// cleared).
+    pub(crate) fn disable(&mut self, device: DeviceId) {
+        self.devices[device.0 as usize].writeok = false;
     }
 
     pub(crate) fn total_slots(&self) -> u64 {

@@ -81,8 +81,6 @@ pub(crate) struct Zswap {
     frame_len: Vec<(u32, u8)>,
     orphans: Vec<u32>,
     pub(crate) counts: ZswapCounts,
-    /// The memory-pressure shrinker's deferred work (`nr_deferred`).
-    pub(crate) nr_deferred: u64,
     /// Stores refused on a full pool since the worker last looked: each queues the
     /// pool-limit worker (`queue_work`), which runs once per queueing.
     pub(crate) worker_kicks: u32,
@@ -117,7 +115,6 @@ impl Zswap {
             frame_len: Vec::new(),
             orphans: Vec::new(),
             counts: ZswapCounts::default(),
-            nr_deferred: 0,
             worker_kicks: 0,
             charged_pages: 0,
         }
@@ -419,7 +416,7 @@ impl Mm {
     /// the zero map, then zswap. A zswap hit in the swap cache is an exclusive load: the
     /// entry is freed and the folio dirtied, since the device holds no copy. Returns
     /// where the page comes from; `Device` means the caller reads it.
-    pub(crate) fn swap_read_backend(&mut self, slot: SwapSlot, pfn: Pfn, in_swap_cache: bool) -> Backend {
+    pub(crate) fn swap_read_backend(&mut self, slot: SwapSlot, pfn: Pfn, into: ReadInto) -> Backend {
         if self.swap.is_zero(slot) {
             self.vmstat.swpin_zero += 1;
             return Backend::Zero;
@@ -437,7 +434,7 @@ impl Mm {
         self.spend(cost + self.cfg.cpu.zswap_load_ns);
         self.vmstat.zswpin += 1;
         self.zswap.remember_len(pfn, len, id);
-        if in_swap_cache {
+        if into == ReadInto::SwapCache {
             self.swap.set_zswap_entry(slot, None);
             self.zswap.free_entry(e);
             self.frames.set(pfn, super::frames::flag::DIRTY);
@@ -445,6 +442,15 @@ impl Mm {
         }
         Backend::Zswap
     }
+}
+
+/// Where a swap-in reads a page into: a swap-cache folio, or (the synchronous-device
+/// bypass) a folio outside the swap cache, which leaves a zswap entry in place until the
+/// slot is freed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReadInto {
+    SwapCache,
+    Bypass,
 }
 
 impl Mm {

@@ -49,7 +49,9 @@
 //! - The shrink makes its own priority passes rather than call the engine's `reclaim`,
 //!   to pace its writes by the disk (see `World::shrink_pass` in `reclaim.rs`).
 
-use super::super::job::{Finish, Frozen, HibPhase, HibTask, Image, Job, JobStep, ResumePhase, ResumeTask};
+use super::super::job::{
+    Finish, Frozen, HibPhase, HibTask, Image, Job, JobFailure, JobStep, ResumePhase, ResumeTask,
+};
 use super::super::wait::Wait;
 use super::super::World;
 use crate::block::{Bio, IMAGE_PFN};
@@ -302,14 +304,7 @@ impl World {
         h.report.shrink_s = self.mm.now().since(h.shrink_start).as_secs_f64();
         h.report.image_pages = saveable;
         if saveable > h.max_size {
-            let max_size = h.max_size;
-            return self.fail_hibernate(
-                h,
-                format!(
-                    "failed: not enough memory for the image: {saveable} saveable pages after shrinking, \
-                     at most {max_size} fit beside their copy"
-                ),
-            );
+            return self.fail_hibernate(h, JobFailure::ImageTooLarge { saveable, max_size: h.max_size });
         }
         // swsusp_save: the copy into preallocated frames.
         self.mm.spend(saveable * COPY_NS);
@@ -324,16 +319,9 @@ impl World {
         let free = u64::from(dev.pages() - dev.inuse());
         let needed = if compress { total_slots } else { saveable + PAGES_FOR_IO + 1 };
         if free < needed {
-            let name = self.mm.cfg.devices[device.0 as usize].name.clone();
-            return self.fail_hibernate(
-                h,
-                format!(
-                    "failed: image of {saveable} pages does not fit: {free} free swap slots on \"{name}\" \
-                     (needs {needed}: {} image slots{})",
-                    if compress { total_slots } else { saveable },
-                    if compress { "" } else { " plus PAGES_FOR_IO 1024, and one more" },
-                ),
-            );
+            let image_slots = if compress { total_slots } else { saveable };
+            let why = JobFailure::ImageDoesNotFit { saveable, device, free, needed, image_slots, compress };
+            return self.fail_hibernate(h, why);
         }
         h.image.pages = saveable;
         h.image.bytes = image_bytes;
@@ -400,14 +388,9 @@ impl World {
                 // Free slots the allocator cannot reach (another CPU's current cluster):
                 // the kernel's write fails with -ENOSPC here too.
                 self.mm.finish_plug(owner);
-                let name = self.mm.cfg.devices[device.0 as usize].name.clone();
-                let written = h.image.slots.len();
-                return self.fail_hibernate(
-                    h,
-                    format!(
-                        "failed: swap on \"{name}\" ran out after {written} of {total_slots} image slots"
-                    ),
-                );
+                let written = h.image.slots.len() as u64;
+                return self
+                    .fail_hibernate(h, JobFailure::SwapRanOut { device, written, total: total_slots });
             };
             h.image.slots.push(slot);
             self.mm.submit_image_bio(
@@ -462,7 +445,7 @@ impl World {
 
     /// The hibernation failed after the freeze: free the image slots written so far and
     /// thaw.
-    fn fail_hibernate(&mut self, h: &mut HibTask, why: String) -> JobStep {
+    fn fail_hibernate(&mut self, h: &mut HibTask, why: JobFailure) -> JobStep {
         self.free_image(&h.image);
         self.thaw();
         JobStep::Finished(Finish::Failed(why))

@@ -11,7 +11,7 @@ mod swapoff;
 #[cfg(test)]
 pub(in crate::engine) mod tests;
 
-use super::job::{Finish, Job, JobStep, MmReclaim, ShrinkAll, SwapoffState};
+use super::job::{Finish, Job, JobStep, MmReclaim, ReclaimGoal, SwapoffState};
 use super::task::{Cpu, Task};
 use super::World;
 use crate::event::Event;
@@ -120,10 +120,10 @@ impl World {
                 report.device = Some(device.clone());
                 match self.device_id(&device) {
                     Some(dev) if self.mm.swap.writeok(dev) => {
-                        self.mm.swap.set_writeok(dev, false);
+                        self.mm.swap.disable(dev);
                         return Started::Job(
                             format!("swapoff {device}"),
-                            Job::Swapoff(SwapoffState::swapoff(dev)),
+                            Job::Swapoff(Box::new(SwapoffState::swapoff(dev))),
                         );
                     }
                     Some(_) => report.result = format!("device \"{device}\" is not in use"),
@@ -133,12 +133,12 @@ impl World {
             Operation::Swapon { device } => {
                 report.device = Some(device.clone());
                 match self.device_id(&device) {
-                    Some(dev) => self.mm.swap.set_writeok(dev, true),
+                    Some(dev) => self.mm.swap.enable(dev),
                     None => report.result = format!("no swap device named \"{device}\""),
                 }
             }
             Operation::SetPageCluster(pc) => {
-                self.mm.cfg.swap.page_cluster = pc;
+                self.mm.set_page_cluster(pc);
                 self.swapin_knobs_set = true;
             }
             Operation::SetReadahead(policy) => {
@@ -148,7 +148,7 @@ impl World {
             Operation::SetMemcgLimit(limit) => {
                 self.mm.set_memcg_limit(limit);
                 if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage() > l) {
-                    let job = Job::Reclaim { goal: Some(goal), shrink: ShrinkAll::default() };
+                    let job = Job::Reclaim(Box::new(ReclaimGoal::new(Some(goal))));
                     return Started::Job("memory.max writer".into(), job);
                 }
             }
@@ -158,7 +158,7 @@ impl World {
                 self.kick_user_cpus(now);
             }
             Operation::SwapOutAll => {
-                let job = Job::Reclaim { goal: None, shrink: ShrinkAll::default() };
+                let job = Job::Reclaim(Box::new(ReclaimGoal::new(None)));
                 return Started::Job("swap out all".into(), job);
             }
             Operation::Hibernate(h) => {
@@ -176,7 +176,7 @@ impl World {
                 let deadline = timeout.map(|d| SimTime(now.0.saturating_add(d.0)));
                 return Started::Job(
                     "mm_reclaim run".into(),
-                    Job::MmReclaim(MmReclaim::new(pages, deadline)),
+                    Job::MmReclaim(Box::new(MmReclaim::new(pages, deadline))),
                 );
             }
             Operation::MmReclaimRelease { pages } => {
@@ -190,7 +190,7 @@ impl World {
                 if !devices.is_empty() {
                     let device = devices.remove(0);
                     let state = SwapoffState::release(device, (pages > 0).then_some(pages), devices);
-                    return Started::Job("mm_reclaim release".into(), Job::Swapoff(state));
+                    return Started::Job("mm_reclaim release".into(), Job::Swapoff(Box::new(state)));
                 }
             }
             Operation::Mark(label) => report.label = Some(label),
@@ -236,7 +236,7 @@ impl World {
         if let Some(running) = &mut self.op_running {
             job.fill_report(&mut running.report);
             if let Finish::Failed(why) = finish {
-                running.report.result = why;
+                running.report.result = why.describe(|d| self.mm.cfg.devices[d.0 as usize].name.clone());
             }
         }
         self.op_finished(at);
@@ -289,7 +289,7 @@ impl World {
     pub(in crate::engine) fn job_step(&mut self, t: TaskId, job: &mut Job) -> JobStep {
         match job {
             Job::Swapoff(s) => self.swapoff_step(t, s),
-            Job::Reclaim { goal, shrink } => self.reclaim_step(t, *goal, shrink),
+            Job::Reclaim(r) => self.reclaim_step(t, r.goal, &mut r.shrink),
             Job::MmReclaim(m) => self.mm_reclaim_step(t, m),
             Job::Hibernate(h) => self.hibernate_step(t, h),
             Job::Resume(r) => self.resume_step(t, r),

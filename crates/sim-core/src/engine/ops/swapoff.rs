@@ -19,7 +19,7 @@
 //! memory stops and re-enables the device, as the kernel's does with -ENOMEM, and a
 //! release that does stops there.
 
-use super::super::job::{Finish, JobStep, SwapoffState};
+use super::super::job::{Finish, JobFailure, JobStep, SwapoffState};
 use super::super::wait::{Step, SwapinBy, Wait};
 use super::super::World;
 use crate::engine::fault::SwapIn;
@@ -101,7 +101,7 @@ impl World {
             return match step {
                 // Retry this PTE once memory frees up.
                 Step::Blocked(Wait::Writeback) => JobStep::Wait(Wait::Writeback),
-                Step::Oom => self.abort_swapoff(s, "out of memory"),
+                Step::Oom => self.abort_swapoff(s, JobFailure::OutOfMemory),
                 // The PTE is restored, or will be when the read completes.
                 Step::Done | Step::Blocked(_) => {
                     s.vpage = vp + 1;
@@ -156,8 +156,8 @@ impl World {
     }
 
     /// Stops a swapoff (re-enabling its device) or a release on `why`.
-    fn abort_swapoff(&mut self, s: &SwapoffState, why: &str) -> JobStep {
-        self.mm.swap.set_writeok(s.device, true);
-        JobStep::Finished(Finish::Failed(format!("failed: {why}")))
+    fn abort_swapoff(&mut self, s: &SwapoffState, why: JobFailure) -> JobStep {
+        self.mm.swap.enable(s.device);
+        JobStep::Finished(Finish::Failed(why))
     }
 }
