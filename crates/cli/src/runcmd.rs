@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use swapsim::{Host, Pace, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
 
-use crate::traceargs::{parse_trace_format, ObjectMapArgs};
+use crate::traceargs::{parse_trace_format, DecodingArgs};
 use crate::{alloc, output, progress, Ended, PaceArg, EXIT_SIMULATED_FAILURE};
 
 /// How a report is printed.
@@ -43,11 +43,8 @@ pub(crate) struct RunArgs {
     /// reuse, which is an assumption about the workload (see traces/README.md).
     #[arg(long, value_name = "N")]
     repeat: Option<u32>,
-    /// lackey: count instruction fetches as reads of their pages.
-    #[arg(long)]
-    instructions: bool,
     #[command(flatten)]
-    objects: ObjectMapArgs,
+    decoding: DecodingArgs,
     /// Root seed; overrides the scenario's `seed`.
     #[arg(long)]
     seed: Option<u64>,
@@ -76,9 +73,9 @@ pub(crate) fn run(out: &mut impl Write, args: &RunArgs) -> Result<Ended> {
         lenient: args.lenient,
         pace: args.pace.map(Pace::from),
         repeat: args.repeat,
-        instructions: args.instructions,
-        object_map: args.objects.given()?,
-        params: args.objects.trace_params,
+        instructions: args.decoding.instructions,
+        object_map: args.decoding.object_map_given()?,
+        params: args.decoding.trace_params,
     });
     if let Some(trace) = &args.trace {
         scenario = scenario.with_trace(TraceSource::File(trace.clone()));
@@ -127,10 +124,7 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
     if let Some(repeat) = args.repeat {
         command.push_str(&format!(" --repeat {repeat}"));
     }
-    if args.instructions {
-        command.push_str(" --instructions");
-    }
-    command.push_str(&args.objects.command_text());
+    command.push_str(&args.decoding.command_text());
     for set in &args.sets {
         command.push_str(&format!(" --set '{set}'"));
     }

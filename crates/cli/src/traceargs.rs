@@ -32,22 +32,13 @@ pub(crate) struct TraceReadArgs {
     /// Skip malformed lines, counting them by reason, instead of failing.
     #[arg(long)]
     lenient: bool,
-    /// lackey: count instruction fetches as reads of their pages.
-    #[arg(long)]
-    instructions: bool,
     #[command(flatten)]
-    objects: ObjectMapArgs,
+    decoding: DecodingArgs,
 }
 
 impl TraceReadArgs {
     pub(crate) fn options(&self) -> Result<swapsim_trace_formats::OpenOptions> {
-        Ok(swapsim_trace_formats::OpenOptions {
-            format: self.format,
-            lenient: self.lenient,
-            instructions: self.instructions,
-            object_map: self.objects.object_map()?,
-            params: self.objects.trace_params.unwrap_or_default(),
-        })
+        self.decoding.open_options(self.format, self.lenient)
     }
 }
 
@@ -62,10 +53,14 @@ enum ObjectMapArg {
     Dense,
 }
 
-/// How libCacheSim traces are read: how object ids map to pages, and the trace parameters
-/// of its txt and csv formats.
+/// How the records of the formats that need more than their name are decoded: lackey's
+/// instruction fetches, and for libCacheSim's traces how object ids map to pages and the
+/// trace parameters of its txt and csv formats.
 #[derive(Debug, clap::Args)]
-pub(crate) struct ObjectMapArgs {
+pub(crate) struct DecodingArgs {
+    /// lackey: count instruction fetches as reads of their pages.
+    #[arg(long)]
+    pub(crate) instructions: bool,
     /// libCacheSim traces (oracle-general, lcs, libcachesim-txt, libcachesim-csv): how
     /// object ids become pages [default: modulo].
     #[arg(long, value_enum, value_name = "MAP")]
@@ -82,9 +77,26 @@ pub(crate) struct ObjectMapArgs {
     pub(crate) trace_params: Option<swapsim_trace_formats::TraceParams>,
 }
 
-impl ObjectMapArgs {
-    /// The mapping the flags ask for, or `None` when neither flag was given.
-    pub(crate) fn given(&self) -> Result<Option<swapsim_trace_formats::ObjectMap>> {
+impl DecodingArgs {
+    /// The options to open a trace in `format` (detected when `None`) with, skipping
+    /// malformed lines when `lenient`, decoding records as these flags ask.
+    pub(crate) fn open_options(
+        &self,
+        format: Option<swapsim_trace_formats::Format>,
+        lenient: bool,
+    ) -> Result<swapsim_trace_formats::OpenOptions> {
+        Ok(swapsim_trace_formats::OpenOptions {
+            format,
+            lenient,
+            instructions: self.instructions,
+            object_map: self.object_map()?,
+            params: self.trace_params.unwrap_or_default(),
+        })
+    }
+
+    /// The object mapping the flags ask for, or `None` when neither `--object-map` nor
+    /// `--object-region` was given.
+    pub(crate) fn object_map_given(&self) -> Result<Option<swapsim_trace_formats::ObjectMap>> {
         if self.object_map.is_none() && self.object_region.is_none() {
             return Ok(None);
         }
@@ -94,6 +106,9 @@ impl ObjectMapArgs {
     /// The flags as typed, for the reproducing command.
     pub(crate) fn command_text(&self) -> String {
         let mut text = String::new();
+        if self.instructions {
+            text.push_str(" --instructions");
+        }
         if let Some(object_map) = self.object_map {
             text.push_str(if object_map == ObjectMapArg::Dense {
                 " --object-map dense"
@@ -187,11 +202,8 @@ pub(crate) struct TraceConvertArgs {
     /// Skip malformed input lines instead of failing.
     #[arg(long)]
     lenient: bool,
-    /// lackey: count instruction fetches as reads of their pages.
-    #[arg(long)]
-    instructions: bool,
     #[command(flatten)]
-    objects: ObjectMapArgs,
+    decoding: DecodingArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -258,13 +270,7 @@ pub(crate) fn run(out: &mut impl Write, command: TraceCommand) -> Result<()> {
             tracecmd::head(out, &TraceSource::File(args.file), args.read.options()?, args.n)?;
         }
         TraceCommand::Convert(args) => {
-            let options = swapsim_trace_formats::OpenOptions {
-                format: args.from,
-                lenient: args.lenient,
-                instructions: args.instructions,
-                object_map: args.objects.object_map()?,
-                params: args.objects.trace_params.unwrap_or_default(),
-            };
+            let options = args.decoding.open_options(args.from, args.lenient)?;
             let input = TraceSource::File(args.input);
             let done = tracecmd::convert(&input, options, &args.output, args.to)?;
             let to = done.to.name();
