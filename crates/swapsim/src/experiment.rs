@@ -8,7 +8,7 @@
 //! and swap sizes for quick runs (tests use it); the published comparison is meaningful
 //! at scale 1.
 //!
-//! Every experiment is one file below `experiment/` and one entry of [`EXPERIMENTS`], the
+//! Every experiment is one file below `experiment/` and one entry of `EXPERIMENTS`, the
 //! only list of them: [`list`] and [`run`] both read it. A file holds the experiment's
 //! [`Info`], its scenarios, its row type (one variant of [`Row`]), the layout of its
 //! [`Table`] and its verdict: which published figures it checks, through the one

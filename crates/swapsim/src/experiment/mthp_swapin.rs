@@ -59,7 +59,7 @@ pub struct MthpRow {
     pub jobs_exited: u64,
     /// Jobs the OOM killer took.
     pub jobs_oom_killed: u64,
-    /// How the run ended: "completed", or "oom-killed <task> at <t> s", ...
+    /// How the run ended: `completed`, or `oom-killed <task> at <t> s`, ...
     pub outcome: String,
 }
 

@@ -157,7 +157,7 @@ pub(super) fn job_queue_text(jobs: &JobsConfig) -> String {
     )
 }
 
-/// How a run ended, in words: "completed", "oom-killed <task> at <t> s", ...
+/// How a run ended, in words: `completed`, `oom-killed <task> at <t> s`, ...
 pub(super) fn outcome_text(outcome: &RunOutcome) -> String {
     match outcome {
         RunOutcome::Completed => "completed".to_string(),

@@ -65,7 +65,7 @@ pub struct ZswapBuild {
     /// The run's figures.
     #[serde(flatten)]
     pub figures: ZswapFigures,
-    /// How the run ended: "completed", "oom-killed <task> at <t> s", "simulator panic: ...".
+    /// How the run ended: `completed`, `oom-killed <task> at <t> s`, `simulator panic: ...`.
     pub outcome: String,
 }
 
