@@ -5,7 +5,7 @@
 //! report a run of its own would give.
 
 use anyhow::{anyhow, Result};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use swapsim_core::config::SwapoffHits;
 use swapsim_core::{SimReport, Simulation};
 use swapsim_policies::ReadaheadConfig;
@@ -14,7 +14,9 @@ use crate::scenario::{Prepared, ScenarioFile};
 
 /// A beginning several scenarios share, simulated once up to a timeline operation.
 pub(crate) struct SharedStart {
-    /// Forks are taken one at a time, so that the simulation need not be `Sync`.
+    /// Forks are taken one at a time, so that the simulation need not be `Sync`. The lock
+    /// is held only while [`Simulation::fork`] copies the simulation, which takes it by
+    /// shared reference, so a fork that panics leaves it as it was.
     base: Mutex<Simulation>,
 }
 
@@ -32,8 +34,14 @@ impl SharedStart {
     /// The report of `variant`, continued from a copy of the shared beginning with its own
     /// swap-in knobs. Fails when `variant` differs from the first scenario in more than
     /// those knobs.
+    ///
+    /// A variant whose fork panicked (caught by the caller, and reported with that variant)
+    /// does not stop the others: the lock it poisoned guards a simulation the fork only
+    /// read, so the others take theirs from it as if nothing had happened.
     pub(crate) fn finish(&self, variant: &Prepared) -> Result<SimReport> {
-        let mut sim = self.base.lock().expect("no fork panicked holding the lock").fork()?;
+        let base = self.base.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut sim = base.fork()?;
+        drop(base);
         sim.retune_swapin(variant.setup()?.0)?;
         while sim.step()? {}
         Ok(sim.into_report())
@@ -110,6 +118,25 @@ mod tests {
             alone.push(json(&report));
         }
         assert!(alone[0] != alone[1] && alone[1] != alone[2], "the variants differ");
+    }
+
+    /// A variant that panics while it holds the lock (as a fork that panics would) leaves
+    /// the start usable: the next variant gets the report a run of its own gives, rather
+    /// than a panic about the poisoned lock.
+    #[test]
+    fn a_variant_that_panicked_holding_the_lock_does_not_stop_the_others() {
+        let variants = [toml(3, "cluster", 0), toml(5, "vma", 0)];
+        let prepared: Vec<Prepared> = variants.iter().map(|t| prepared(t)).collect();
+        let start = SharedStart::run(&prepared[0], 0).unwrap().expect("a shared start");
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _base = start.base.lock();
+            panic!("a fork panicked");
+        }));
+        assert!(panicked.is_err() && start.base.is_poisoned());
+        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| start.finish(&prepared[1])))
+            .expect("finishing after a panicked variant does not panic")
+            .unwrap();
+        assert_eq!(json(&report), json(&prepared[1].run().unwrap()));
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The named experiments at reduced scale: the published directions must hold.
-//! Issue 3 (swapoff readahead and plug merging experiments).
+//! The named experiments at reduced scale: each gives its rows and a verdict checked figure
+//! by figure, and the published directions hold.
 
 use crate::support::*;
 use serde_json::Value;

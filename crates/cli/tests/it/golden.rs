@@ -1,8 +1,9 @@
-//! Issue 9: reshaping the engine changed no result. The documents below are what the
-//! commit before that restructuring printed (minus `host`, and minus the vmstat counters
-//! of mechanisms the model never had, which reports no longer print as zeros); a change
-//! that moves any figure fails here. A deliberate change of the model regenerates them
-//! with `UPDATE_GOLDEN=1 cargo test -p swapsim-cli golden` and says so in its commit.
+//! The demo, the validation and two experiments print what they printed before the
+//! engine was restructured: the documents below are what the commit before that
+//! restructuring printed (minus `host`, and minus the vmstat counters of mechanisms the
+//! model never had, which reports no longer print as zeros); a change that moves any
+//! figure fails here. A deliberate change of the model regenerates them with
+//! `UPDATE_GOLDEN=1 cargo test -p swapsim-cli golden` and says so in its commit.
 
 use crate::support::*;
 use serde_json::Value;
@@ -54,17 +55,17 @@ fn first_difference(want: &Value, got: &Value, at: String) -> Option<String> {
 }
 
 #[test]
-fn issue9_demo_is_unchanged() {
+fn demo_is_unchanged() {
     check("demo.json", &["demo", "--format", "json"]);
 }
 
 #[test]
-fn issue9_validate_is_unchanged() {
+fn validate_is_unchanged() {
     check("validate-linux-6.18.json", &["validate", &in_repo("validation/linux-6.18"), "--format", "json"]);
 }
 
 #[test]
-fn issue9_experiments_are_unchanged() {
+fn experiments_are_unchanged() {
     for name in ["swapoff-readahead", "plug-merge"] {
         let golden = format!("experiment-{name}-scale0.05.json");
         check(&golden, &["experiment", "run", name, "--format", "json", "--scale", "0.05"]);

@@ -166,11 +166,11 @@ fn equal_priorities_share_swap_out_between_devices() {
     assert_eq!(doc["block"][1]["writes"]["queued"], 0);
 }
 
-/// Issue 2, "must show": a zipf workload over a region 2–4x the memcg limit swaps, its
-/// counters agree with each other, and raising page_cluster raises swap_ra and lowers the
-/// read dispatches per MiB read.
+/// A zipf workload over a region 2–4x the memcg limit swaps, its counters agree with each
+/// other, and raising page_cluster raises swap_ra and lowers the read dispatches per MiB
+/// read.
 #[test]
-fn issue2_zipf_swaps_and_page_cluster_trades_dispatches_for_readahead() {
+fn zipf_swaps_and_page_cluster_trades_dispatches_for_readahead() {
     let shrink = ["memcg.limit=8MiB", "workload.generator.region=24MiB", "workload.generator.passes=2"];
     let at = |pc: &str| {
         let mut sets = shrink.to_vec();
@@ -198,7 +198,7 @@ fn issue2_zipf_swaps_and_page_cluster_trades_dispatches_for_readahead() {
     assert!(per_mib(&pc3) < per_mib(&pc0), "pc3 {} vs pc0 {} dispatches/MiB", per_mib(&pc3), per_mib(&pc0));
 }
 
-/// Issue 3: swapoff brings every swapped page back (counted as pswpin, not as faults) and
+/// Swapoff brings every swapped page back (counted as pswpin, not as faults) and
 /// empties the device; the timeline reports its duration and I/O.
 #[test]
 fn swapoff_empties_the_device_without_counting_faults() {

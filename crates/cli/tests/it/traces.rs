@@ -371,11 +371,11 @@ fn generate_rejects_bad_phases() {
     assert!(err.contains("write_fraction: 1.5 is outside 0..=1"), "{err}");
 }
 
-/// Issue 4, "must show": every bundled real capture replays, and `trace info` counts as
-/// many records as `grep -c` counts event lines (no lackey access in these captures spans
-/// two pages, so lines and records agree one to one).
+/// Every bundled real capture replays, and `trace info` counts as many records as `grep -c`
+/// counts event lines (no lackey access in these captures spans two pages, so lines and
+/// records agree one to one).
 #[test]
-fn issue4_bundled_captures_replay_and_count_like_grep() {
+fn bundled_captures_replay_and_count_like_grep() {
     type IsEvent = fn(&str) -> bool;
     let captures: [(&str, IsEvent); 3] = [
         ("traces/capture-seq-64M-limit32M.perf.zst", is_perf_fault),

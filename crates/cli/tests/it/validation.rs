@@ -1,4 +1,4 @@
-//! Issue 5: the validation cases replay in CI, and fidelity cannot silently regress.
+//! The validation cases replay in CI, and fidelity cannot silently regress.
 
 use crate::support::*;
 use serde_json::Value;
@@ -69,9 +69,9 @@ fn regenerated_bounds(bounds: &Value, summary: &[Value]) -> String {
 }
 
 /// Regenerate bounds.json after a deliberate change of the model with
-/// `UPDATE_BOUNDS=1 cargo test -p swapsim-cli issue5`, and say so in the commit.
+/// `UPDATE_BOUNDS=1 cargo test -p swapsim-cli within_recorded_bounds`, and say so in the commit.
 #[test]
-fn issue5_validation_stays_within_recorded_bounds() {
+fn validation_stays_within_recorded_bounds() {
     let path = repo().join("validation/linux-6.18/bounds.json");
     let bounds_text = std::fs::read_to_string(&path).expect("bounds.json is committed");
     let bounds_doc: Value = serde_json::from_str(&bounds_text).expect("bounds.json is JSON");
@@ -137,7 +137,7 @@ fn validate_summary_lists_every_shared_figure() {
     let doc = parse(&ok(&["validate", &in_repo("validation/linux-6.18"), "--format", "json"]));
     let summary = doc["summary"].as_array().expect("summary");
     let listed: Vec<&str> = summary.iter().map(|s| s["counter"].as_str().expect("counter")).collect();
-    // Figures the issue named as unscored before, and the rest of the measured shape.
+    // Figures that were once unscored, and the rest of the measured shape.
     for figure in [
         "block.write_service_us_mean",
         "block.read_service_us_p99",
@@ -431,9 +431,9 @@ fn large_swapin_claims_hold_on_the_measured_cases() {
     }
 }
 
-/// The issue: on the validation traces MGLRU must give a sane result next to the classic
-/// LRU (the kernel measured the classic one only): every case completes without an OOM
-/// kill, and its swap-ins are within 0.1x..10x of the classic replay's. The Markdown
+/// On the validation traces MGLRU gives a sane result next to the classic LRU (the kernel
+/// measured the classic one only): every case completes without an OOM kill, and its
+/// swap-ins are within 0.1x..10x of the classic replay's. The Markdown
 /// report (docs/validation.md) lays both out; its table is read back here and the ratio
 /// recomputed from its columns.
 #[test]

@@ -1,0 +1,136 @@
+//! `swapsim run`: its arguments, and the glue from them to the library's run and to the
+//! report's table or JSON; also the panic hook that prints the command replaying the run.
+
+use anyhow::Result;
+use clap::ValueEnum;
+use std::io::Write;
+use std::path::PathBuf;
+use swapsim::{Host, Pace, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
+
+use crate::traceargs::{parse_trace_format, DecodingArgs};
+use crate::{alloc, output, progress, Ended, PaceArg, EXIT_SIMULATED_FAILURE};
+
+/// How a report is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// A readable summary.
+    Table,
+    /// One JSON document.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Replay this trace instead of the scenario's workload: perf script, ftrace, valgrind
+    /// lackey, text, native, oracle-general, lcs, libcachesim-txt or libcachesim-csv, plain
+    /// or gzip- or zstd-compressed (see traces/README.md). A relative path is relative to
+    /// the current directory.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// The trace's format [default: detected from the first bytes].
+    #[arg(long, value_name = "FORMAT", value_parser = parse_trace_format)]
+    trace_format: Option<swapsim_trace_formats::Format>,
+    /// Skip malformed trace lines, counting them by reason in the report.
+    #[arg(long)]
+    lenient: bool,
+    /// Where think time between a task's accesses comes from: the trace's timestamps
+    /// (default), or the CPU cost profile's `access_ns`.
+    #[arg(long, value_enum)]
+    pace: Option<PaceArg>,
+    /// Replay the whole trace N times in a row (1..=1000); gives a first-touch fault trace
+    /// reuse, which is an assumption about the workload (see traces/README.md).
+    #[arg(long, value_name = "N")]
+    repeat: Option<u32>,
+    #[command(flatten)]
+    decoding: DecodingArgs,
+    /// Root seed; overrides the scenario's `seed`.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Edit the scenario before it is read, e.g. `memcg.limit=128MiB` or
+    /// `swap.devices.0.model.preset=nvme`. May be repeated; applied in order. A relative
+    /// path (`workload.trace=PATH`) is relative to the current directory, as for --trace;
+    /// one written in the scenario file is relative to the file's directory.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Exit 0 even if the simulated system failed (an OOM kill, a failed timeline
+    /// operation), for runs that explore failure on purpose; the report still says what
+    /// failed.
+    #[arg(long)]
+    allow_failure: bool,
+}
+
+/// `swapsim run`: the report in `--format`; [`Ended::SimulatedFailure`] when the simulated
+/// system failed and `--allow-failure` was not given.
+pub(crate) fn run(out: &mut impl Write, args: &RunArgs) -> Result<Ended> {
+    alloc::use_huge_pages();
+    let mut scenario = Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
+        format: args.trace_format,
+        lenient: args.lenient,
+        pace: args.pace.map(Pace::from),
+        repeat: args.repeat,
+        instructions: args.decoding.instructions,
+        object_map: args.decoding.object_map_given()?,
+        params: args.decoding.trace_params,
+    });
+    if let Some(trace) = &args.trace {
+        scenario = scenario.with_trace(TraceSource::File(trace.clone()));
+    }
+    if let Some(seed) = args.seed {
+        scenario = scenario.with_seed(seed);
+    }
+    let prepared = scenario.prepare()?;
+    install_reproduce_hint(args, prepared.seed());
+    let started = std::time::Instant::now();
+    let (report, trace) = progress::watch("accesses", |bar| prepared.run_with_progress(bar))?;
+    let host = Host::measure(started.elapsed(), &report);
+    let doc = RunDocument::new(&prepared, &report).with_trace(trace.as_ref()).with_host(host);
+    let status = RunStatus::of(&report);
+    match args.format {
+        Format::Json => output::write_json(out, &doc)?,
+        Format::Table => output::write_table(out, scenario.name(), &doc, &status)?,
+    }
+    if status.failed() && !args.allow_failure {
+        let failures: Vec<String> = status.failures().iter().map(ToString::to_string).collect();
+        eprintln!(
+            "swapsim: the simulated system failed ({}); exit status {EXIT_SIMULATED_FAILURE} \
+             (--allow-failure exits 0)",
+            failures.join("; ")
+        );
+        return Ok(Ended::SimulatedFailure);
+    }
+    Ok(Ended::Ok)
+}
+
+/// A panic is a broken invariant in the simulator, never bad input; print how to replay it.
+fn install_reproduce_hint(args: &RunArgs, seed: u64) {
+    let mut command = format!("swapsim run {} --seed {seed}", args.scenario.display());
+    if let Some(trace) = &args.trace {
+        command.push_str(&format!(" --trace {}", trace.display()));
+    }
+    if let Some(format) = args.trace_format {
+        command.push_str(&format!(" --trace-format {}", format.name()));
+    }
+    if args.lenient {
+        command.push_str(" --lenient");
+    }
+    if let Some(pace) = args.pace {
+        command.push_str(if pace == PaceArg::Cpu { " --pace cpu" } else { " --pace timestamps" });
+    }
+    if let Some(repeat) = args.repeat {
+        command.push_str(&format!(" --repeat {repeat}"));
+    }
+    command.push_str(&args.decoding.command_text());
+    for set in &args.sets {
+        command.push_str(&format!(" --set '{set}'"));
+    }
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        eprintln!("this is a bug in swapsim; reproduce with: {command}");
+    }));
+}

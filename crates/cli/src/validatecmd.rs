@@ -1,0 +1,75 @@
+//! `swapsim validate`: its arguments, and the glue from them to the library's validation
+//! and to `validate_output.rs`.
+
+use anyhow::Result;
+use clap::ValueEnum;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::{alloc, output, progress, validate_output};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ValidateArgs {
+    /// A directory of cases in the validation format (cases/*.json, traces/), e.g.
+    /// validation/linux-6.18.
+    dir: PathBuf,
+    /// Only this case (by id); may be repeated.
+    #[arg(long = "case", value_name = "ID")]
+    cases: Vec<String>,
+    /// Output format; markdown is what docs/validation.md holds. Markdown also replays
+    /// every case under both LRU models and lays them side by side.
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Table)]
+    format: ValidateFormat,
+    /// LRU model to replay the cases with. The kernel ran the classic LRU, so only
+    /// `classic` is a validation; `mglru` figures are printed as not validated.
+    #[arg(long, value_enum, default_value_t = ValidateLru::Classic)]
+    lru: ValidateLru,
+}
+
+/// The LRU models `validate` replays with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ValidateLru {
+    Classic,
+    Mglru,
+}
+
+impl ValidateLru {
+    fn model(self) -> swapsim_core::config::LruModel {
+        match self {
+            ValidateLru::Classic => swapsim_core::config::LruModel::Classic,
+            ValidateLru::Mglru => swapsim_core::config::LruModel::Mglru,
+        }
+    }
+}
+
+/// How validation results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ValidateFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+/// `swapsim validate`.
+pub(crate) fn run(out: &mut impl Write, args: &ValidateArgs) -> Result<()> {
+    if args.cases.len() == 1 && args.format != ValidateFormat::Markdown {
+        // One run, whose arrays live to its end: as `swapsim run`.
+        alloc::use_huge_pages();
+    } else {
+        alloc::keep_freed_memory();
+    }
+    let lru = args.lru.model();
+    if args.format == ValidateFormat::Markdown {
+        let (v, cmp) = progress::watch("cases", |bar| {
+            swapsim::validate::run_compared(&args.dir, &args.cases, lru, bar)
+        })?;
+        validate_output::write_markdown(out, &v, &cmp, &args.dir)?;
+    } else {
+        let v = progress::watch("cases", |bar| swapsim::validate::run_lru(&args.dir, &args.cases, lru, bar))?;
+        match args.format {
+            ValidateFormat::Json => output::write_json(out, &v)?,
+            _ => validate_output::write_table(out, &v)?,
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! What every experiment uses to build and run its scenarios: the run counter its
+//! progress reads, running a scenario (or scenarios sharing their beginning) with a panic
+//! of the simulator caught and named, scaled sizes, and the wording of how a run ended.
+//!
+//! It knows no experiment: each experiment's file builds its own scenarios and rows.
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use swapsim_core::gen::{GeneratorConfig, JobsConfig, Pattern};
+use swapsim_core::report::{JobsReport, Outcome as RunOutcome};
+use swapsim_core::{ByteSize, SimReport};
+use swapsim_devices::DeviceConfig;
+
+use crate::progress::Progress;
+use crate::scenario::{DeviceSection, Prepared, Scenario, ScenarioFile};
+use crate::shared_start::SharedStart;
+
+/// Counts an experiment's finished runs for its [`Progress`].
+pub(super) struct Runs<'a> {
+    progress: &'a dyn Progress,
+    n_done: AtomicU64,
+    n_total: u64,
+}
+
+impl<'a> Runs<'a> {
+    pub(super) fn new(progress: &'a dyn Progress, n_total: u64) -> Runs<'a> {
+        progress.advanced(0, Some(n_total));
+        Runs { progress, n_done: AtomicU64::new(0), n_total }
+    }
+
+    /// Counts one more run finished.
+    fn one_done(&self) {
+        let n_done = self.n_done.fetch_add(1, Ordering::Relaxed) + 1;
+        self.progress.advanced(n_done, Some(self.n_total));
+    }
+}
+
+/// Validates a scenario built as a typed value and runs it ([`guarded`]).
+pub(super) fn run_file(label: &str, file: ScenarioFile, runs: &Runs<'_>) -> Result<SimReport> {
+    let prepared = Scenario::from_file(file, label, "").prepare()?;
+    let res = guarded(label, || prepared.run());
+    runs.one_done();
+    res
+}
+
+/// Runs scenarios that differ only in their swap-in knobs (page-cluster, swapoff's hit
+/// accounting, the readahead and swap-in size policies) and swap nothing in before their
+/// timeline operation `op`: the first is simulated until that operation is due, then
+/// forked once per scenario and given its knobs
+/// ([`swapsim_core::Simulation::retune_swapin`], which refuses if anything was swapped in
+/// or the configurations differ otherwise). Each report is the one a run of its scenario
+/// alone gives; a test holds the two equal.
+pub(super) fn run_forked(
+    labels: &[String],
+    files: Vec<ScenarioFile>,
+    op: usize,
+    runs: &Runs<'_>,
+) -> Result<Vec<SimReport>> {
+    let prepared: Vec<Prepared> = files
+        .into_iter()
+        .zip(labels)
+        .map(|(file, label)| Scenario::from_file(file, label.as_str(), "").prepare())
+        .collect::<Result<_>>()?;
+    let first = prepared.first().context("no scenario to run")?;
+    let start = guarded(&labels[0], || {
+        SharedStart::run(first, op)?.with_context(|| {
+            format!("the run ended or swapped a page in before its timeline operation {}", op + 1)
+        })
+    })?;
+    prepared
+        .par_iter()
+        .zip(labels)
+        .map(|(prepared, label)| {
+            let res = guarded(label, || start.finish(prepared));
+            runs.one_done();
+            res
+        })
+        .collect()
+}
+
+/// Runs `f` for the scenario `label`. A panic inside the simulator comes back as a
+/// [`SimulatorPanic`] error naming the scenario, rather than ending the whole experiment;
+/// the default panic hook has already printed it.
+fn guarded<T>(label: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(res) => res.with_context(|| format!("experiment scenario {label}")),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(anyhow::Error::new(SimulatorPanic(message)).context(format!("experiment scenario {label}")))
+        }
+    }
+}
+
+/// The simulator panicked: an internal error of the model, not of the scenario.
+#[derive(Debug)]
+pub(super) struct SimulatorPanic(String);
+
+impl std::fmt::Display for SimulatorPanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "simulator panic: {}", self.0)
+    }
+}
+
+impl std::error::Error for SimulatorPanic {}
+
+/// A size of `mib` MiB.
+pub(super) fn mib_size(mib: u64) -> ByteSize {
+    ByteSize(mib << 20)
+}
+
+/// Sizes in MiB scaled down, at least `min`, rounded to whole MiB.
+pub(super) fn mib(full: f64, scale: f64, min: f64) -> u64 {
+    (full * scale).max(min).round() as u64
+}
+
+/// MiB each of `n_procs` processes writes so that together they hold 85 % of `ram_mib`,
+/// as the guests of the Righi studies did.
+pub(super) fn per_proc_mib(ram_mib: u64, n_procs: u64) -> u64 {
+    (ram_mib as f64 * 0.85 / n_procs as f64).round() as u64
+}
+
+/// `n_procs` processes writing `per_proc_mib` MiB each, once, all at the same time, so
+/// that their pages interleave on the LRU and in swap as a real guest's do.
+pub(super) fn fill_generator(per_proc_mib: u64, n_procs: u64) -> GeneratorConfig {
+    let mut generator = GeneratorConfig::new(Pattern::Seq, mib_size(per_proc_mib));
+    generator.passes = 0;
+    generator.tasks = u32::try_from(n_procs).expect("a handful of processes");
+    generator
+}
+
+/// The one swap device of a scenario: `size_mib` MiB named `name`, of the device `model`.
+pub(super) fn one_device(name: &str, size_mib: u64, model: DeviceConfig) -> Vec<DeviceSection> {
+    vec![DeviceSection { backing: None, name: name.into(), size: mib_size(size_mib), priority: None, model }]
+}
+
+/// The summary of a run's job queue; every experiment on a job queue has one.
+pub(super) fn jobs_of(report: &SimReport) -> Result<&JobsReport> {
+    report.jobs.as_ref().context("the job queue has no summary")
+}
+
+/// A kernel-build-like job queue in words, as the setups of the experiments built on
+/// one say it.
+pub(super) fn job_queue_text(jobs: &JobsConfig) -> String {
+    format!(
+        "kernel-build-like job queue: {} jobs, -j{}, compile jobs of median {} MiB and link jobs ({:.0}%) \
+         of median {} MiB",
+        jobs.jobs,
+        jobs.concurrency,
+        jobs.size_median.0 >> 20,
+        jobs.link_fraction * 100.0,
+        jobs.link_size_median.0 >> 20,
+    )
+}
+
+/// How a run ended, in words: `completed`, `oom-killed <task> at <t> s`, ...
+pub(super) fn outcome_text(outcome: &RunOutcome) -> String {
+    match outcome {
+        RunOutcome::Completed => "completed".to_string(),
+        RunOutcome::OomKilled { task, at_s } => format!("oom-killed {task} at {at_s:.3} s"),
+        RunOutcome::EventLimit => "event limit".to_string(),
+        RunOutcome::TimeLimit => "time limit".to_string(),
+    }
+}
+
+/// `x` rounded to three decimals, as every figure an experiment reports.
+pub(super) fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
