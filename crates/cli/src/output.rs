@@ -21,8 +21,8 @@ use swapsim::{
 };
 use swapsim_core::report::{JobsReport, LruGenReport, Outcome};
 use swapsim_core::stats::{BlockStats, DirStats, LatencySummary, Vmstat};
-use swapsim_core::OpReport;
 use swapsim_core::SimReport;
+use swapsim_core::{OpReport, OpResult};
 
 /// Prints `value` as pretty JSON followed by a newline.
 pub(crate) fn write_json(out: &mut impl Write, value: &impl Serialize) -> Result<()> {
@@ -255,11 +255,11 @@ fn operation_text(entry: &TimelineEntry) -> String {
 
 /// How an operation ended: `ok`, `failed: why`, or that the run ended before it did.
 fn operation_outcome(op: &OpReport) -> String {
-    let mut outcome = match op.result.as_str() {
-        "completed" => "ok".to_string(),
-        "running" => "still running when the run ended".to_string(),
-        failed if failed.starts_with("failed: ") => failed.to_string(),
-        why => format!("failed: {why}"),
+    let mut outcome = match &op.result {
+        OpResult::Completed => "ok".to_string(),
+        OpResult::Running => "still running when the run ended".to_string(),
+        OpResult::Failed(failed) if failed.starts_with("failed: ") => failed.to_string(),
+        OpResult::Failed(why) => format!("failed: {why}"),
     };
     // What an mm-reclaim operation moved, and why it stopped.
     if let Some(pages) = op.reclaimed_pages {

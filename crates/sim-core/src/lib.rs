@@ -74,5 +74,5 @@ pub use policy::{Feedback, Policies};
 pub use report::{JobsReport, Outcome, SimReport};
 pub use rng::SimRng;
 pub use time::{SimDuration, SimTime};
-pub use timeline::{HibernateOp, HibernationReport, OpReport, Operation, TimelineOp, Trigger};
+pub use timeline::{HibernateOp, HibernationReport, OpReport, OpResult, Operation, TimelineOp, Trigger};
 pub use workload::{Access, AccessSource, RegionSpec, TaskSpec, TaskStart};

@@ -146,8 +146,8 @@ pub struct OpReport {
     pub end_s: Option<f64>,
     /// `end_s - start_s`.
     pub duration_s: Option<f64>,
-    /// "completed", "running" (the run ended first) or why it failed.
-    pub result: String,
+    /// How it ended: completed, still running when the run ended, or failed (and why).
+    pub result: OpResult,
     /// Pages read from swap while it ran.
     pub pswpin: u64,
     /// Pages written to swap while it ran.
@@ -181,6 +181,48 @@ pub struct OpReport {
     /// Image figures of a hibernate or resume.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hibernation: Option<HibernationReport>,
+}
+
+/// How a timeline operation ended. In reports it reads as one string: "completed",
+/// "running", or the reason it failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum OpResult {
+    /// It did what it was asked.
+    #[default]
+    Completed,
+    /// The run ended before it finished.
+    Running,
+    /// It failed, for this reason (for example `no swap device named "vdb"`, or
+    /// `failed: out of memory` for a swapoff that ran out of memory and stopped).
+    Failed(String),
+}
+
+impl OpResult {
+    /// The result as reports print it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            OpResult::Completed => "completed",
+            OpResult::Running => "running",
+            OpResult::Failed(why) => why,
+        }
+    }
+
+    /// Whether the operation failed.
+    pub fn is_failure(&self) -> bool {
+        matches!(self, OpResult::Failed(_))
+    }
+}
+
+impl std::fmt::Display for OpResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for OpResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 /// What a hibernate or resume did with the image. Image I/O is not swap I/O: it is not in

@@ -13,7 +13,7 @@
 //! an operation still running when the run ended (`result = "running"`).
 
 use std::fmt;
-use swapsim_core::{Outcome, SimReport};
+use swapsim_core::{OpResult, Outcome, SimReport};
 
 /// One failure of the simulated system.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,10 +69,8 @@ impl RunStatus {
             failures.push(Failure::OomKill { task: task.clone(), at_s: *at_s });
         }
         for (index, op) in report.operations.iter().enumerate() {
-            if op.result == "completed" || op.result == "running" {
-                continue;
-            }
-            let reason = op.result.strip_prefix("failed: ").unwrap_or(&op.result).to_string();
+            let OpResult::Failed(why) = &op.result else { continue };
+            let reason = why.strip_prefix("failed: ").unwrap_or(why).to_string();
             failures.push(Failure::Operation { index, op: op.op.clone(), device: op.device.clone(), reason });
         }
         RunStatus { failures }
@@ -152,7 +150,11 @@ mod tests {
             .map(|(op, result)| OpReport {
                 op: op.to_string(),
                 device: (*op == "swapoff").then(|| "vda".to_string()),
-                result: result.to_string(),
+                result: match *result {
+                    "completed" => OpResult::Completed,
+                    "running" => OpResult::Running,
+                    why => OpResult::Failed(why.to_string()),
+                },
                 ..OpReport::default()
             })
             .collect();

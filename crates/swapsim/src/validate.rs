@@ -39,7 +39,7 @@ use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use swapsim_core::config::LruModel;
 use swapsim_core::stats::{BlockTotals, DirStats, Vmstat};
-use swapsim_core::{Outcome, SimReport};
+use swapsim_core::{OpResult, Outcome, SimReport};
 
 use crate::progress::Progress;
 use crate::scenario::{Prepared, Scenario};
@@ -340,7 +340,7 @@ fn sim_shape(case: &Case, report: &SimReport) -> Result<Value> {
         _ => {
             let swapoff =
                 report.operations.iter().find(|o| o.op == "swapoff").context("swapoff did not run")?;
-            if swapoff.result != "completed" {
+            if swapoff.result != OpResult::Completed {
                 bail!("swapoff {}", swapoff.result);
             }
             let fill_vm = report.vmstat.since(&swapoff.vmstat);

@@ -96,7 +96,7 @@ fn reports(sim: Simulation) -> (SimReport, Vec<OpReport>) {
 fn default_image_size_shrinks_to_two_fifths_of_ram() {
     let (r, ops) = reports(run(machine(Some(32_768)), false, 10_000, vec![hibernate(None), resume()]));
     let h = &ops[0];
-    assert_eq!(h.result, "completed", "{h:?}");
+    assert_eq!(h.result.as_str(), "completed", "{h:?}");
     let hr = h.hibernation.as_ref().unwrap();
     assert_eq!(hr.target_pages, TARGET);
     assert!(hr.image_pages <= TARGET && hr.image_pages + 512 >= TARGET, "{hr:?}");
@@ -106,7 +106,7 @@ fn default_image_size_shrinks_to_two_fifths_of_ram() {
     // ... and not much more: the shrink writes what the target needs, then waits for it.
     assert!(h.pswpout <= 10_000 + KERNEL - TARGET + 512, "{h:?}");
     assert!(hr.shrink_s > 0.0 && hr.image_io_s > 0.0);
-    assert_eq!(ops[1].result, "completed", "{:?}", ops[1]);
+    assert_eq!(ops[1].result.as_str(), "completed", "{:?}", ops[1]);
     assert_eq!(r.outcome, Outcome::Completed);
 }
 
@@ -180,20 +180,20 @@ fn resume_restores_memory_and_swapped_pages_fault_back() {
 #[test]
 fn hibernate_fails_without_swap() {
     let (r, ops) = reports(run(machine(None), false, 3_000, vec![hibernate(None), resume()]));
-    assert_eq!(ops[0].result, "failed: no swap device to write the image to");
-    assert_eq!(ops[1].result, "failed: no hibernation image");
+    assert_eq!(ops[0].result.as_str(), "failed: no swap device to write the image to");
+    assert_eq!(ops[1].result.as_str(), "failed: no hibernation image");
     assert_eq!(r.accesses, 6_000, "the tasks were never frozen");
 }
 
 #[test]
 fn hibernate_fails_when_the_image_does_not_fit() {
     let (r, ops) = reports(run(machine(Some(4_000)), false, 3_000, vec![hibernate(None), resume()]));
-    let why = &ops[0].result;
+    let why = ops[0].result.as_str();
     assert!(
         why.starts_with("failed: image of 5048 pages does not fit: 3999 free swap slots on \"vda\""),
         "{why}"
     );
-    assert_eq!(ops[1].result, "failed: no hibernation image");
+    assert_eq!(ops[1].result.as_str(), "failed: no hibernation image");
     assert_eq!(r.accesses, 6_000, "the tasks thawed");
     assert_eq!(r.at_end.swap_slots_used, 0);
 }
@@ -204,12 +204,12 @@ fn the_resume_device_must_be_an_active_disk() {
         Operation::Hibernate(HibernateOp { image_size: None, compress: true, device: Some(d.into()) })
     };
     let (_, ops) = reports(run(machine(Some(32_768)), false, 100, vec![named("nope")]));
-    assert_eq!(ops[0].result, "failed: no swap device named \"nope\"");
+    assert_eq!(ops[0].result.as_str(), "failed: no swap device named \"nope\"");
     let swapoff = Operation::Swapoff { device: "vda".into() };
     let (_, ops) = reports(run(machine(Some(32_768)), false, 100, vec![swapoff, named("vda")]));
-    assert_eq!(ops[1].result, "failed: \"vda\" is not an active swap device");
+    assert_eq!(ops[1].result.as_str(), "failed: \"vda\" is not an active swap device");
     let (r, ops) = reports(run(machine(Some(32_768)), true, 100, vec![hibernate(None)]));
-    assert!(ops[0].result.starts_with("failed: \"vda\" is a zram"), "{}", ops[0].result);
+    assert!(ops[0].result.as_str().starts_with("failed: \"vda\" is a zram"), "{}", ops[0].result);
     assert_eq!(r.accesses, 200);
 }
 
@@ -221,11 +221,17 @@ fn only_resume_runs_while_hibernated() {
         3_000,
         vec![hibernate(None), Operation::SetPageCluster(0), Operation::SwapOutAll, resume(), resume()],
     ));
-    assert_eq!(ops[0].result, "completed");
-    assert_eq!(ops[1].result, "failed: the machine is hibernated: set-page-cluster cannot run before resume");
-    assert_eq!(ops[2].result, "failed: the machine is hibernated: swap-out-all cannot run before resume");
-    assert_eq!(ops[3].result, "completed");
-    assert_eq!(ops[4].result, "failed: no hibernation image");
+    assert_eq!(ops[0].result.as_str(), "completed");
+    assert_eq!(
+        ops[1].result.as_str(),
+        "failed: the machine is hibernated: set-page-cluster cannot run before resume"
+    );
+    assert_eq!(
+        ops[2].result.as_str(),
+        "failed: the machine is hibernated: swap-out-all cannot run before resume"
+    );
+    assert_eq!(ops[3].result.as_str(), "completed");
+    assert_eq!(ops[4].result.as_str(), "failed: no hibernation image");
     assert_eq!(r.accesses, 6_000);
 }
 
@@ -259,7 +265,11 @@ fn with_zswap_the_pool_is_part_of_the_image() {
     assert_eq!(r.accesses, 16_000);
 
     let (r, ops) = reports(run(zswap(Contents::Random), false, 10_000, vec![hibernate(Some(0)), resume()]));
-    assert!(ops[0].result.starts_with("failed: not enough memory for the image"), "{}", ops[0].result);
-    assert_eq!(ops[1].result, "failed: no hibernation image");
+    assert!(
+        ops[0].result.as_str().starts_with("failed: not enough memory for the image"),
+        "{}",
+        ops[0].result
+    );
+    assert_eq!(ops[1].result.as_str(), "failed: no hibernation image");
     assert_eq!(r.accesses, 20_000, "the tasks thawed");
 }

@@ -537,7 +537,7 @@ fn jobs_exit_while_io_holds_their_folios() {
     assert!(r.jobs.as_ref().unwrap().wall_s < 1.0, "the queue ends before the swap-out-all");
     let mark = &r.operations[0];
     assert!(mark.start_s > r.tasks[4].start_s.unwrap() && mark.start_s < r.tasks[4].end_s, "{mark:?}");
-    assert_eq!(r.operations[1].result, "completed");
+    assert_eq!(r.operations[1].result.as_str(), "completed");
     let g = &r.at_end;
     assert_eq!((g.memcg_usage_pages, g.swap_slots_used, g.nr_swapcached, g.rss_pages), (0, 0, 0, 0));
 }

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use swapsim_core::config::MachineConfig;
 use swapsim_core::contents::Contents;
+use swapsim_core::OpResult;
 use swapsim_devices::DeviceConfig;
 
 use super::support::{fill_generator, mib, mib_size, one_device, per_proc_mib, round3, run_file, Runs};
@@ -114,7 +115,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                 report.operations.iter().find(|o| o.op == name).with_context(|| format!("{name} did not run"))
             };
             let finished = |o: &swapsim_core::OpReport| -> Result<f64> {
-                if o.result != "completed" {
+                if o.result != OpResult::Completed {
                     bail!("{} did not complete: {}", o.op, o.result);
                 }
                 o.duration_s.with_context(|| format!("{} did not finish", o.op))

@@ -60,7 +60,7 @@ use crate::device::IoDir;
 use crate::ids::{DeviceId, SwapSlot, TaskId, PAGE_SIZE};
 use crate::mm::pagetable::PteState;
 use crate::time::{SimDuration, SimTime};
-use crate::timeline::{HibernateOp, HibernationReport, OpReport};
+use crate::timeline::{HibernateOp, HibernationReport, OpReport, OpResult};
 
 /// `PAGES_FOR_IO`: pages kept free for I/O while the image is written (4 MiB).
 pub(crate) const PAGES_FOR_IO: u64 = 1024;
@@ -98,7 +98,7 @@ impl World {
         let device = match self.resume_device(op.device.as_deref()) {
             Ok(d) => d,
             Err(why) => {
-                report.result = format!("failed: {why}");
+                report.result = OpResult::Failed(format!("failed: {why}"));
                 return None;
             }
         };
@@ -119,7 +119,7 @@ impl World {
         report: &mut OpReport,
     ) -> Option<Job> {
         let Some(image) = self.image.take() else {
-            report.result = "failed: no hibernation image".into();
+            report.result = OpResult::Failed("failed: no hibernation image".into());
             return None;
         };
         let name = self.mm.cfg.devices[image.device.0 as usize].name.clone();

@@ -17,7 +17,7 @@ use super::World;
 use crate::event::Event;
 use crate::ids::{CpuId, DeviceId, TaskId};
 use crate::time::SimTime;
-use crate::timeline::{OpReport, Operation, TimelineOp, Trigger};
+use crate::timeline::{OpReport, OpResult, Operation, TimelineOp, Trigger};
 
 /// The operation in progress and the counters when it started.
 #[derive(Clone, Debug)]
@@ -101,7 +101,7 @@ impl World {
         let refusal = self.hibernated_refusal(op.name()).filter(|_| !matches!(op, Operation::Resume { .. }));
         let started = match refusal {
             Some(why) => {
-                report.result = why;
+                report.result = OpResult::Failed(why);
                 Started::Done
             }
             None => self.start(op, now, &mut report),
@@ -126,15 +126,15 @@ impl World {
                             Job::Swapoff(Box::new(SwapoffState::swapoff(dev))),
                         );
                     }
-                    Some(_) => report.result = format!("device \"{device}\" is not in use"),
-                    None => report.result = format!("no swap device named \"{device}\""),
+                    Some(_) => report.result = OpResult::Failed(format!("device \"{device}\" is not in use")),
+                    None => report.result = OpResult::Failed(format!("no swap device named \"{device}\"")),
                 }
             }
             Operation::Swapon { device } => {
                 report.device = Some(device.clone());
                 match self.device_id(&device) {
                     Some(dev) => self.mm.swap.enable(dev),
-                    None => report.result = format!("no swap device named \"{device}\""),
+                    None => report.result = OpResult::Failed(format!("no swap device named \"{device}\"")),
                 }
             }
             Operation::SetPageCluster(pc) => {
@@ -217,9 +217,6 @@ impl World {
         let c = self.counters();
         report.end_s = Some(now.as_secs_f64());
         report.duration_s = Some(now.since(SimTime((report.start_s * 1e9).round() as u64)).as_secs_f64());
-        if report.result.is_empty() {
-            report.result = "completed".into();
-        }
         fill_deltas(&mut report, &at_start, &c);
         self.op_reports.push(report);
         self.arm_next_op(now);
@@ -236,7 +233,8 @@ impl World {
         if let Some(running) = &mut self.op_running {
             job.fill_report(&mut running.report);
             if let Finish::Failed(why) = finish {
-                running.report.result = why.describe(|d| self.mm.cfg.devices[d.0 as usize].name.clone());
+                let why = why.describe(|d| self.mm.cfg.devices[d.0 as usize].name.clone());
+                running.report.result = OpResult::Failed(why);
             }
         }
         self.op_finished(at);
@@ -253,7 +251,7 @@ impl World {
                     job.fill_report(&mut report);
                 }
             }
-            report.result = "running".into();
+            report.result = OpResult::Running;
             fill_deltas(&mut report, &r.at_start, &self.counters());
             out.push(report);
         }

@@ -8,7 +8,7 @@ use crate::ids::VirtPage;
 use crate::policy::readahead::{NoReadahead, Readahead};
 use crate::policy::Policies;
 use crate::time::SimDuration;
-use crate::timeline::{OpReport, Operation, TimelineOp, Trigger};
+use crate::timeline::{OpReport, OpResult, Operation, TimelineOp, Trigger};
 use crate::workload::{Access, RegionSpec};
 use crate::SwapDeviceSpec;
 
@@ -75,7 +75,7 @@ fn release(pages: u64) -> Operation {
 /// The report of operation `i`, which must have completed.
 fn op(r: &SimReport, i: usize) -> &OpReport {
     let op = &r.operations[i];
-    assert_eq!(op.result, "completed", "{op:?}");
+    assert_eq!(op.result, OpResult::Completed, "{op:?}");
     op
 }
 
@@ -236,7 +236,7 @@ fn release_runs_out_of_memory_with_a_clear_result() {
     let r = check(config(64, 100), 20_000, Box::new(NoReadahead), 110, ops);
     assert_eq!(r.outcome, crate::Outcome::Completed);
     let back = &r.operations[0];
-    assert_eq!(back.result, "failed: out of memory", "{back:?}");
+    assert_eq!(back.result.as_str(), "failed: out of memory", "{back:?}");
     let released = back.released_pages.unwrap();
     assert_eq!(released, 18, "{back:?}");
     // The device is still on: the run after it swaps out again.
