@@ -495,8 +495,8 @@ struct RunArgs {
     lenient: bool,
     /// Where think time between a task's accesses comes from: the trace's timestamps
     /// (default), or the CPU cost profile's `access_ns`.
-    #[arg(long, value_enum)]
-    pace: Option<PaceArg>,
+    #[arg(long, value_parser = pace_values())]
+    pace: Option<Pace>,
     /// Replay the whole trace N times in a row (1..=1000); gives a first-touch fault trace
     /// reuse, which is an assumption about the workload (see traces/README.md).
     #[arg(long, value_name = "N")]
@@ -532,23 +532,22 @@ struct DemoArgs {
     format: Format,
 }
 
-/// `--pace`: how the records of a trace become the accesses of tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum PaceArg {
-    /// A task's think time before each access is the time since its previous record, when
-    /// the trace records time; otherwise the CPU cost profile's `access_ns`.
-    Timestamps,
-    /// Every access costs the CPU cost profile's `access_ns`; timestamps are ignored.
-    Cpu,
-}
-
-impl From<PaceArg> for Pace {
-    fn from(pace: PaceArg) -> Pace {
-        match pace {
-            PaceArg::Timestamps => Pace::Timestamps,
-            PaceArg::Cpu => Pace::Cpu,
-        }
-    }
+/// `--pace`: the names of [`Pace`], each with its help, parsed to the pace. Pace lives in
+/// trace-formats, which knows no argument parser, so its names are mapped here.
+fn pace_values() -> impl clap::builder::TypedValueParser<Value = Pace> {
+    use clap::builder::TypedValueParser as _;
+    let values = Pace::ALL.map(|pace| {
+        let help = match pace {
+            Pace::Timestamps => {
+                "A task's think time before each access is the time since its previous record, when the \
+                 trace records time; otherwise the CPU cost profile's `access_ns`"
+            }
+            Pace::Cpu => "Every access costs the CPU cost profile's `access_ns`; timestamps are ignored",
+        };
+        clap::builder::PossibleValue::new(pace.name()).help(help)
+    });
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|name| Pace::from_name(&name).expect("the parser accepts only the names of Pace::ALL"))
 }
 
 /// How a command that printed its result ended.
@@ -602,7 +601,7 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
         command.push_str(" --lenient");
     }
     if let Some(pace) = args.pace {
-        command.push_str(if pace == PaceArg::Cpu { " --pace cpu" } else { " --pace timestamps" });
+        command.push_str(&format!(" --pace {}", pace.name()));
     }
     if let Some(repeat) = args.repeat {
         command.push_str(&format!(" --repeat {repeat}"));
@@ -632,7 +631,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
                 Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
                     format: args.trace_format,
                     lenient: args.lenient,
-                    pace: args.pace.map(Pace::from),
+                    pace: args.pace,
                     repeat: args.repeat,
                     instructions: args.instructions,
                     object_map: args.objects.given()?,

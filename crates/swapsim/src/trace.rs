@@ -22,7 +22,7 @@ use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
 use swapsim_trace_formats::demux::{self, FirstPass, TraceSummary};
 use swapsim_trace_formats::native;
 use swapsim_trace_formats::{
-    Format, FormatError, ObjectMap, OpenOptions, Record, RecordSource, SkipCounts, TraceParams,
+    Format, FormatError, ObjectMap, OpenOptions, Pace, Record, RecordSource, SkipCounts, TraceParams,
 };
 
 /// Most times `--repeat` may replay a trace.
@@ -78,36 +78,6 @@ impl TraceSource {
         let name = self.name();
         let raw = self.raw().with_context(|| format!("cannot open trace {name}"))?;
         swapsim_trace_formats::open(raw, options).with_context(|| format!("trace {name}"))
-    }
-}
-
-/// How the records of a trace become the accesses of tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pace {
-    /// A task's think time before each access is the time since its previous record, when
-    /// the trace records time; otherwise the CPU cost profile's `access_ns`.
-    #[default]
-    Timestamps,
-    /// Every access costs the CPU cost profile's `access_ns`; timestamps are ignored.
-    Cpu,
-}
-
-impl Pace {
-    /// Parses the name used in scenario files: "timestamps" or "cpu".
-    pub fn from_name(name: &str) -> Option<Pace> {
-        match name {
-            "timestamps" => Some(Pace::Timestamps),
-            "cpu" => Some(Pace::Cpu),
-            _ => None,
-        }
-    }
-
-    fn demux(self) -> demux::Pace {
-        match self {
-            Pace::Timestamps => demux::Pace::Timestamps,
-            Pace::Cpu => demux::Pace::CpuCost,
-        }
     }
 }
 
@@ -359,7 +329,7 @@ impl TraceInput {
             let records = swapsim_trace_formats::open(source.raw()?, options)?;
             swapsim_trace_formats::read_ahead(demux::counting(records, Arc::clone(&counted)))
         };
-        let mut task = demux::solo_task_uncounted(open, &name, self.pace.demux(), format);
+        let mut task = demux::solo_task_uncounted(open, &name, self.pace, format);
         task.name.clone_from(&name);
         task.reads_create = format.requests_objects();
         if let Some(pages) = pages {
@@ -409,7 +379,7 @@ impl TraceInput {
             Some(cache) => cache.first_pass(&self.cache_key(), read)?,
             None => read()?,
         };
-        let (mut tasks, summary) = demux::tasks_after(&first, open, &name, self.pace.demux())
+        let (mut tasks, summary) = demux::tasks_after(&first, open, &name, self.pace)
             .with_context(|| format!("trace {name}"))?;
         if next_uses {
             let mut records = reopen().with_context(|| format!("trace {name}"))?;

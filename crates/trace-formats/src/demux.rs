@@ -24,7 +24,7 @@
 //! Memory stays bounded when tasks consume their accesses roughly in trace order, which the
 //! engine does when trace timestamps pace the replay ([`Pace::Timestamps`]): the queues then
 //! hold only the records between the slowest and the fastest task. When tasks drift apart
-//! (with [`Pace::CpuCost`] each runs at its own speed) the queues are capped: past
+//! (with [`Pace::Cpu`] each runs at its own speed) the queues are capped: past
 //! [`QUEUED_RECORDS_MAX`] queued records, the task with the longest queue is detached,
 //! dropping its queue, and it reads the trace on its own from then on, skipping the records
 //! it already had. A detached task costs one more pass over the trace, never more memory.
@@ -43,6 +43,7 @@ use crate::access_ahead::AccessesAhead;
 use crate::error::FormatError;
 use crate::format::Format;
 use crate::lines::IdHasher;
+use crate::pace::Pace;
 use crate::record::{Record, RecordSource, SkipCounts};
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
@@ -55,17 +56,6 @@ pub const QUEUED_RECORDS_MAX: usize = 1 << 20;
 /// The most records a first pass asked to keep them keeps (40 bytes each, 40 MiB in all). A
 /// longer trace, or one whose format records next accesses, is decoded again instead.
 pub const KEPT_RECORDS_MAX: usize = 1 << 20;
-
-/// How trace timestamps pace the replay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pace {
-    /// Each access waits the time since the previous record of its thread (a thread's first
-    /// access waits the time since the trace's first record, so threads start at their real
-    /// offsets). Records without time are charged the CPU cost profile instead.
-    Timestamps,
-    /// Every access is charged the CPU cost profile (`think_ns: None`).
-    CpuCost,
-}
 
 /// What a pass over a trace found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1364,7 +1354,7 @@ mod tests {
                 crate::open(Box::new(Cursor::new(text.as_bytes())), OpenOptions::default())
             });
             let limits = Limits { batch_records_max: 2, solo_batch_records: 2, kept_records_max, ..LIMITS };
-            let (mut tasks, _) = tasks_with_limits(open, "t", Pace::CpuCost, limits).expect("valid trace");
+            let (mut tasks, _) = tasks_with_limits(open, "t", Pace::Cpu, limits).expect("valid trace");
             let streams = drain(&mut tasks, false);
             assert_eq!(streams.len(), 1);
             assert_eq!(streams[0].lines().count(), 4, "{streams:?}");
@@ -1406,7 +1396,7 @@ mod tests {
     fn a_text_header_declares_the_region_in_the_summary() {
         check(
             "# pages=8\nR 1\n",
-            Pace::CpuCost,
+            Pace::Cpu,
             expect![[r#"
                 TraceSummary { format: Text, records: 1, tasks: [(0, 0, 1)], distinct_pages: None, first_page: 1, last_page: 1, time_span_ns: None, reads: 1, writes: 0, skipped: SkipCounts({}), declared_pages: Some(8) }
                 t:0/0 space Some(0) regions []
@@ -1421,7 +1411,7 @@ mod tests {
     fn cpu_cost_pacing_drops_times() {
         check(
             "R 1\nW 2\n",
-            Pace::CpuCost,
+            Pace::Cpu,
             expect![[r#"
                 TraceSummary { format: Text, records: 2, tasks: [(0, 0, 2)], distinct_pages: None, first_page: 1, last_page: 2, time_span_ns: None, reads: 1, writes: 1, skipped: SkipCounts({}), declared_pages: None }
                 t:0/0 space Some(0) regions []
@@ -1447,12 +1437,9 @@ mod tests {
 
     #[test]
     fn errors_of_the_first_pass_fail_and_of_later_passes_reach_every_task() {
-        let err = tasks(
-            || crate::open(Box::new(Cursor::new(b"R 1\nX\n")), OpenOptions::default()),
-            "t",
-            Pace::CpuCost,
-        )
-        .expect_err("line 2 is bad");
+        let err =
+            tasks(|| crate::open(Box::new(Cursor::new(b"R 1\nX\n")), OpenOptions::default()), "t", Pace::Cpu)
+                .expect_err("line 2 is bad");
         assert_eq!(err.to_string(), "line 2, column 1: expected R or W, found \"X\"");
 
         // The trace changes between the passes: the second pass fails, after the records

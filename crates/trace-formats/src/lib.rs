@@ -50,6 +50,7 @@ pub mod native;
 pub mod objects;
 mod options;
 pub mod oracle;
+mod pace;
 mod params;
 pub mod perf;
 mod pipe;
@@ -60,7 +61,7 @@ mod testutil;
 pub mod text;
 
 pub use demux::{
-    counting, first_pass, solo_task_uncounted, summarize, tasks, tasks_after, FirstPass, Pace, PassSlot,
+    counting, first_pass, solo_task_uncounted, summarize, tasks, tasks_after, FirstPass, PassSlot,
     TraceSummary,
 };
 pub use detect::open;
@@ -68,6 +69,7 @@ pub use error::FormatError;
 pub use format::Format;
 pub use options::OpenOptions;
 pub use oracle::ObjectMap;
+pub use pace::Pace;
 pub use params::TraceParams;
 pub use readahead::read_ahead;
 pub use record::{NextAccess, Record, RecordSource, SkipCounts};
