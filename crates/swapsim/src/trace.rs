@@ -10,6 +10,7 @@
 //! What it deliberately does not do: parse any trace format itself. Even the region a text
 //! trace declares with `pages=N` comes from trace-formats (`RecordSource::declared_pages`).
 
+use crate::next_use::NextUses;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -19,10 +20,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use swapsim_core::thp::ThpHint;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
-use swapsim_trace_formats::demux::{self, FirstPass, TraceSummary};
+use swapsim_trace_formats::demux::{
+    self, FirstPassSource, KeepRecords, Replay, ReplayBuilder, StoredRounds, TraceCount, TraceSummary,
+};
 use swapsim_trace_formats::native;
 use swapsim_trace_formats::{
-    Format, FormatError, ObjectMap, OpenOptions, Pace, Record, RecordSource, SkipCounts, TraceParams,
+    FirstPass, Format, FormatError, ObjectMap, OpenOptions, Pace, Record, RecordSource, SkipCounts,
+    TraceParams,
 };
 
 /// Most times `--repeat` may replay a trace.
@@ -291,7 +295,7 @@ impl TraceInput {
     /// over the region its header declares or over regions mapped on first touch. Its
     /// replay then starts at once instead of after a pass over the whole trace, and the
     /// trace is decoded once, on the decoding thread, alongside the simulation.
-    pub(crate) fn tasks_for_run(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceTally)> {
+    pub(crate) fn tasks_for_run(&self, next_uses: NextUses) -> Result<(Vec<TaskSpec>, TraceTally)> {
         if let Some(task) = self.solo_task_uncounted(next_uses)? {
             return Ok(task);
         }
@@ -300,16 +304,18 @@ impl TraceInput {
     }
 
     /// See [`TraceInput::tasks_for_run`]: `None` when the trace does not qualify.
-    fn solo_task_uncounted(&self, next_uses: bool) -> Result<Option<(Vec<TaskSpec>, TraceTally)>> {
+    fn solo_task_uncounted(&self, next_uses: NextUses) -> Result<Option<(Vec<TaskSpec>, TraceTally)>> {
         let one_untimed_thread =
             |format| matches!(format, Format::Text | Format::Lackey | Format::LibCacheSimTxt);
-        if next_uses || self.repeat != 1 || self.format.is_some_and(|format| !one_untimed_thread(format)) {
+        if next_uses == NextUses::Carried
+            || self.repeat != 1
+            || self.format.is_some_and(|format| !one_untimed_thread(format))
+        {
             return Ok(None);
         }
-        let options = self.open_options();
         // Opening reads the header; a trace that fails to open or to give its first record
         // takes the usual path, whose first pass reports the error.
-        let Ok(mut probe) = self.source.records(options) else { return Ok(None) };
+        let Ok(mut probe) = self.source.records(self.open_options()) else { return Ok(None) };
         let (format, pages) = (probe.format(), probe.declared_pages());
         if !one_untimed_thread(format) {
             return Ok(None);
@@ -323,85 +329,102 @@ impl TraceInput {
             return Ok(None);
         }
         let name = self.source.name();
-        let slot = demux::PassSlot::default();
-        let (source, counted) = (self.source.clone(), Arc::clone(&slot));
-        let open = move || -> Result<Box<dyn RecordSource>, FormatError> {
-            let records = swapsim_trace_formats::open(source.raw()?, options)?;
-            swapsim_trace_formats::read_ahead(demux::counting(records, Arc::clone(&counted)))
+        let Replay { mut tasks, count } = self
+            .replay_builder()
+            .build(FirstPassSource::Solo(format))
+            .with_context(|| format!("trace {name}"))?;
+        let TraceCount::WhileRead(counting) = count else {
+            unreachable!("a replay without a first pass counts the trace while it reads it")
         };
-        let mut task = demux::solo_task_uncounted(open, &name, self.pace, format);
-        task.name.clone_from(&name);
-        task.reads_create = format.requests_objects();
-        if let Some(pages) = pages {
-            task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
-        }
-        let pass = CountingPass { slot, input: TraceInput { cache: None, ..self.clone() } };
-        Ok(Some((vec![task], TraceTally::Counting(pass))))
+        self.dress(&mut tasks, format, pages);
+        let pass = CountingPass { counting, name };
+        Ok(Some((tasks, TraceTally::Counting(pass))))
     }
 
-    /// Reads the trace through once to find its tasks, and returns them with what was
-    /// found. Accesses are read lazily while the simulation runs, each task from a stream
-    /// of its own. With `next_uses` (for `lru = "opt"`), a second pass computes each
-    /// access's next use, which every task's stream then carries (see `next_use.rs`).
-    pub(crate) fn tasks(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceReport)> {
+    /// Reads the trace through once to find its tasks (or takes what a native trace's
+    /// summary frame, or another run of the same trace, says of it), and returns them with
+    /// what was found. Accesses are read lazily while the simulation runs, each task from a
+    /// stream of its own. With [`NextUses::Carried`] (for `lru = "opt"`), a second pass
+    /// computes each access's next use, which every task's stream then carries (see
+    /// `next_use.rs`).
+    pub(crate) fn tasks(&self, next_uses: NextUses) -> Result<(Vec<TaskSpec>, TraceReport)> {
         let name = self.source.name();
-        let source = self.source.clone();
-        let options = self.open_options();
-        let repeat = self.repeat;
-        let open = move || -> Result<Box<dyn RecordSource>, FormatError> {
-            let raw = source.raw()?;
-            let records = swapsim_trace_formats::open(raw, options)?;
-            // Decoded on a thread of its own, overlapping the simulation (same records).
-            if repeat == 1 {
-                return swapsim_trace_formats::read_ahead(records);
-            }
-            let source = source.clone();
-            let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
-            swapsim_trace_formats::read_ahead(Box::new(Repeat::new(records, reopen, repeat)))
+        let builder = self.replay_builder();
+        let source = self.first_pass_source()?;
+        let source = match &self.cache {
+            Some(cache) => FirstPassSource::Shared(cache.first_pass(&self.cache_key(), || {
+                builder.first_pass(source).with_context(|| format!("trace {name}"))
+            })?),
+            None => source,
         };
-        let reopen = open.clone();
-        // A native trace's summary frame, when it has one, says what the first pass would
-        // find (one reading of the trace; `--repeat` multiplies its counts, for an untimed
-        // trace, whose rounds are alike). A replay checks each thread's count against it,
-        // and the trace's first time (no record before it, one at it); a timed trace read
-        // more than once still gets its first pass.
-        let stored = match self.format {
-            None | Some(Format::Native) => self.source.stored_summary()?,
-            _ => None,
-        }
-        .and_then(|stored| FirstPass::from_stored_rounds(&stored, repeat));
-        // Records are kept only for a trace that other runs replay too.
-        let read = || match stored {
-            Some(first) => Ok(first),
-            None => demux::first_pass(&open, self.cache.is_some()).with_context(|| format!("trace {name}")),
+        let Replay { mut tasks, count } = builder.build(source).with_context(|| format!("trace {name}"))?;
+        let TraceCount::Before(summary) = count else {
+            unreachable!("a replay after a first pass counts the trace before it")
         };
-        let first = match &self.cache {
-            Some(cache) => cache.first_pass(&self.cache_key(), read)?,
-            None => read()?,
-        };
-        let (mut tasks, summary) = demux::tasks_after(&first, open, &name, self.pace)
-            .with_context(|| format!("trace {name}"))?;
-        if next_uses {
-            let mut records = reopen().with_context(|| format!("trace {name}"))?;
+        if next_uses == NextUses::Carried {
+            let opened = self.opener()().and_then(swapsim_trace_formats::read_ahead);
+            let mut records = opened.with_context(|| format!("trace {name}"))?;
             let per_thread = crate::next_use::per_thread(&mut *records, &summary.tasks, &name)?;
             for (task, next_uses) in tasks.iter_mut().zip(per_thread) {
                 let accesses = std::mem::replace(&mut task.accesses, Box::new(std::iter::empty()));
                 task.accesses = Box::new(crate::next_use::WithNextUses::new(accesses, next_uses));
             }
         }
-        if let [task] = tasks.as_mut_slice() {
-            // One task is named after the trace alone, as reports have always named it.
-            task.name.clone_from(&name);
+        self.dress(&mut tasks, summary.format, summary.declared_pages);
+        Ok((tasks, TraceReport::of(&summary, self.repeat)))
+    }
+
+    /// Where the first pass of a run comes from. A native trace's summary frame, when it has
+    /// one, says what the first pass would find (one reading of the trace; `repeat`
+    /// multiplies its counts, for an untimed trace, whose rounds are alike). A replay checks
+    /// each thread's count against it, and the trace's first time (no record before it, one
+    /// at it); a timed trace read more than once still gets its first pass. Records are kept
+    /// only for a trace that other runs replay too.
+    fn first_pass_source(&self) -> Result<FirstPassSource> {
+        let stored = match self.format {
+            None | Some(Format::Native) => self.source.stored_summary()?,
+            _ => None,
+        };
+        if let Some(stored) = stored.and_then(|stored| StoredRounds::new(stored, self.repeat)) {
+            return Ok(FirstPassSource::Stored(stored));
         }
-        for task in &mut tasks {
-            task.reads_create = summary.format.requests_objects();
+        let keep = if self.cache.is_some() { KeepRecords::IfShort } else { KeepRecords::No };
+        Ok(FirstPassSource::Stream(keep))
+    }
+
+    /// The builder of the trace's replay, its tasks named after the trace.
+    fn replay_builder(&self) -> ReplayBuilder {
+        ReplayBuilder::new(self.opener(), &self.source.name(), self.pace)
+    }
+
+    /// Opens the trace as records, decoded where it is called, `repeat` times in a row.
+    fn opener(&self) -> impl Fn() -> Result<Box<dyn RecordSource>, FormatError> + Send + Sync + 'static {
+        let (source, options, repeat) = (self.source.clone(), self.open_options(), self.repeat);
+        move || {
+            let records = swapsim_trace_formats::open(source.raw()?, options)?;
+            if repeat == 1 {
+                return Ok(records);
+            }
+            let source = source.clone();
+            let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
+            Ok(Box::new(Repeat::new(records, reopen, repeat)))
         }
-        if let Some(pages) = summary.declared_pages {
-            for task in &mut tasks {
+    }
+
+    /// Gives a replay's tasks what the trace says of them beyond their accesses: one task
+    /// is named after the trace alone, as reports have always named it; a format of object
+    /// requests creates pages on first read; a header's declared pages are every task's
+    /// region.
+    fn dress(&self, tasks: &mut [TaskSpec], format: Format, declared_pages: Option<u64>) {
+        if let [task] = tasks {
+            task.name = self.source.name();
+        }
+        for task in tasks.iter_mut() {
+            task.reads_create = format.requests_objects();
+            if let Some(pages) = declared_pages {
                 task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
             }
         }
-        Ok((tasks, TraceReport::of(&summary, repeat)))
     }
 }
 
@@ -418,7 +441,7 @@ impl TraceTally {
     pub(crate) fn records(&self) -> Option<u64> {
         match self {
             TraceTally::Known(report) => Some(report.records.saturating_mul(u64::from(report.repeat))),
-            TraceTally::Counting(pass) => pass.records(),
+            TraceTally::Counting(pass) => pass.counting.records(),
         }
     }
 
@@ -427,40 +450,20 @@ impl TraceTally {
     pub(crate) fn finish(self) -> Result<TraceReport> {
         match self {
             TraceTally::Known(report) => Ok(report),
-            TraceTally::Counting(pass) => pass.finish(),
-        }
-    }
-}
-
-/// The first pass of a trace counted by the replay's own reading ([`demux::counting`]).
-pub(crate) struct CountingPass {
-    slot: demux::PassSlot,
-    input: TraceInput,
-}
-
-impl CountingPass {
-    fn records(&self) -> Option<u64> {
-        match &*self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) {
-            Some(Ok(first)) => Some(first.summary().records),
-            _ => None,
-        }
-    }
-
-    /// What the replay counted; when the run stopped before the trace's end, a first pass
-    /// counts it now.
-    fn finish(self) -> Result<TraceReport> {
-        let name = self.input.source.name();
-        let counted = self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-        let first = match counted {
-            Some(counted) => counted,
-            None => {
-                let (source, options) = (self.input.source.clone(), self.input.open_options());
-                demux::first_pass(&move || swapsim_trace_formats::open(source.raw()?, options), false)
+            TraceTally::Counting(pass) => {
+                let first = pass.counting.finish().with_context(|| format!("trace {}", pass.name))?;
+                Ok(TraceReport::of(first.summary(), 1))
             }
         }
-        .with_context(|| format!("trace {name}"))?;
-        Ok(TraceReport::of(first.summary(), 1))
     }
+}
+
+/// The first pass of a trace counted by the replay's own reading ([`demux::CountingPass`]):
+/// what it counted, or, when the run stopped before the trace's end, a pass after the run.
+pub(crate) struct CountingPass {
+    counting: demux::CountingPass,
+    /// The trace's name, for errors.
+    name: String,
 }
 
 impl TraceReport {
@@ -671,8 +674,8 @@ mod tests {
         let input = embedded(b"R 1\nW 2\n", 1);
         let read = || {
             reads.set(reads.get() + 1);
-            let open = || swapsim_trace_formats::open(input.source.raw()?, input.open_options());
-            demux::first_pass(&open, true).map_err(anyhow::Error::from)
+            let source = FirstPassSource::Stream(KeepRecords::IfShort);
+            input.replay_builder().first_pass(source).map_err(anyhow::Error::from)
         };
         cache.expect("k");
         cache.expect("k");
@@ -687,7 +690,7 @@ mod tests {
     /// The tasks of `input` for a run, with what is known of the trace: `None` when it is
     /// counted while the run reads it.
     fn for_run(input: &TraceInput) -> (Vec<TaskSpec>, TraceTally) {
-        input.tasks_for_run(false).expect("the trace has tasks")
+        input.tasks_for_run(NextUses::Omitted).expect("the trace has tasks")
     }
 
     /// Reads every access of `tasks`; the error that ends one, if any.
@@ -709,7 +712,7 @@ mod tests {
     #[test]
     fn a_text_trace_that_declares_its_pages_is_counted_while_it_is_read() {
         let input = embedded(b"# pages=8\nR 1\nW 2\n\nR 1\n", 1);
-        let (_, before) = input.tasks(false).expect("the trace has tasks");
+        let (_, before) = input.tasks(NextUses::Omitted).expect("the trace has tasks");
         let before = format!("{before:?}");
         let (tasks, tally) = for_run(&input);
         assert!(matches!(tally, TraceTally::Counting(_)));
@@ -729,7 +732,7 @@ mod tests {
     #[test]
     fn a_bad_line_counted_while_read_is_the_first_pass_error() {
         let input = embedded(b"# pages=8\nR 1\nR zz\nR 2\n", 1);
-        let before = format!("{:#}", input.tasks(false).expect_err("a bad line"));
+        let before = format!("{:#}", input.tasks(NextUses::Omitted).expect_err("a bad line"));
         let (tasks, tally) = for_run(&input);
         assert!(drain(tasks).is_some_and(|err| err.contains("line 3")));
         assert_eq!(format!("{:#}", tally.finish().expect_err("a bad line")), before);
@@ -743,7 +746,7 @@ mod tests {
     fn one_untimed_thread_is_counted_while_it_is_read_without_a_header() {
         for (bytes, reads_create) in [(&b"R 1\nW 2\n"[..], false), (b"5\n7\n5\n", true)] {
             let input = embedded(bytes, 1);
-            let (_, before) = input.tasks(false).expect("the trace has tasks");
+            let (_, before) = input.tasks(NextUses::Omitted).expect("the trace has tasks");
             let (tasks, tally) = for_run(&input);
             assert!(matches!(tally, TraceTally::Counting(_)));
             assert_eq!((tasks[0].regions.len(), tasks[0].reads_create), (0, reads_create));
@@ -762,8 +765,9 @@ mod tests {
             assert!(matches!(tally, TraceTally::Known(_)), "{:?}", String::from_utf8_lossy(bytes));
         }
         let empty = embedded(b"# pages=8\n", 1);
-        let errors = [empty.tasks(false).map(|_| ()), empty.tasks_for_run(false).map(|_| ())]
-            .map(|result| format!("{:#}", result.expect_err("no record")));
+        let errors =
+            [empty.tasks(NextUses::Omitted).map(|_| ()), empty.tasks_for_run(NextUses::Omitted).map(|_| ())]
+                .map(|result| format!("{:#}", result.expect_err("no record")));
         assert_eq!(errors[0], errors[1]);
         let cache = Arc::new(TraceCache::default());
         let input = TraceInput { cache: Some(Arc::clone(&cache)), ..embedded(b"# pages=8\nR 1\n", 1) };
@@ -798,7 +802,7 @@ mod tests {
     #[test]
     fn next_uses_count_across_repeated_rounds() {
         let input = embedded(b"R 1\nW 2\nR 1\n", 2);
-        let (mut tasks, _) = input.tasks(true).expect("the trace has tasks");
+        let (mut tasks, _) = input.tasks(NextUses::Carried).expect("the trace has tasks");
         let stream = &mut tasks[0].accesses;
         assert!(stream.knows_next_uses());
         let mut seen = Vec::new();
@@ -806,7 +810,7 @@ mod tests {
             seen.push((access.vpage.0, stream.next_use()));
         }
         assert_eq!(seen, [(1, Some(2)), (2, Some(4)), (1, Some(3)), (1, Some(5)), (2, None), (1, None)]);
-        let (tasks, _) = input.tasks(false).expect("the trace has tasks");
+        let (tasks, _) = input.tasks(NextUses::Omitted).expect("the trace has tasks");
         assert!(!tasks[0].accesses.knows_next_uses());
     }
 
@@ -815,7 +819,7 @@ mod tests {
         for repeat in [1, 3] {
             let input = embedded(b"# pages=64\nR 1\nW 2\n", repeat);
             input.check().expect("the trace opens");
-            let (tasks, report) = input.tasks(false).expect("the trace has tasks");
+            let (tasks, report) = input.tasks(NextUses::Omitted).expect("the trace has tasks");
             assert_eq!(report.records, 2);
             assert_eq!(tasks.len(), 1);
             assert_eq!(tasks[0].regions, vec![RegionSpec::new(VirtPage(0), 64)]);
