@@ -37,7 +37,7 @@ mod validate_output;
 mod validatecmd;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use experimentcmd::ExperimentCommand;
 use mrccmd::MrcArgs;
 use profilecmd::ProfileCommand;
@@ -123,23 +123,22 @@ struct DemoArgs {
     format: Format,
 }
 
-/// `--pace`: how the records of a trace become the accesses of tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum PaceArg {
-    /// A task's think time before each access is the time since its previous record, when
-    /// the trace records time; otherwise the CPU cost profile's `access_ns`.
-    Timestamps,
-    /// Every access costs the CPU cost profile's `access_ns`; timestamps are ignored.
-    Cpu,
-}
-
-impl From<PaceArg> for Pace {
-    fn from(pace: PaceArg) -> Pace {
-        match pace {
-            PaceArg::Timestamps => Pace::Timestamps,
-            PaceArg::Cpu => Pace::Cpu,
-        }
-    }
+/// `--pace`: the names of [`Pace`], each with its help, parsed to the pace. Pace lives in
+/// trace-formats, which knows no argument parser, so its names are mapped here.
+fn pace_values() -> impl clap::builder::TypedValueParser<Value = Pace> {
+    use clap::builder::TypedValueParser as _;
+    let values = Pace::ALL.map(|pace| {
+        let help = match pace {
+            Pace::Timestamps => {
+                "A task's think time before each access is the time since its previous record, when the \
+                 trace records time; otherwise the CPU cost profile's `access_ns`"
+            }
+            Pace::Cpu => "Every access costs the CPU cost profile's `access_ns`; timestamps are ignored",
+        };
+        clap::builder::PossibleValue::new(pace.name()).help(help)
+    });
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|name| Pace::from_name(&name).expect("the parser accepts only the names of Pace::ALL"))
 }
 
 /// How a command that printed its result ended.

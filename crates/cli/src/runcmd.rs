@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use swapsim::{Host, Pace, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
 
 use crate::traceargs::{parse_trace_format, DecodingArgs};
-use crate::{alloc, output, progress, Ended, PaceArg, EXIT_SIMULATED_FAILURE};
+use crate::{alloc, output, progress, Ended, EXIT_SIMULATED_FAILURE};
 
 /// How a report is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -37,8 +37,8 @@ pub(crate) struct RunArgs {
     lenient: bool,
     /// Where think time between a task's accesses comes from: the trace's timestamps
     /// (default), or the CPU cost profile's `access_ns`.
-    #[arg(long, value_enum)]
-    pace: Option<PaceArg>,
+    #[arg(long, value_parser = crate::pace_values())]
+    pace: Option<Pace>,
     /// Replay the whole trace N times in a row (1..=1000); gives a first-touch fault trace
     /// reuse, which is an assumption about the workload (see traces/README.md).
     #[arg(long, value_name = "N")]
@@ -71,7 +71,7 @@ pub(crate) fn run(out: &mut impl Write, args: &RunArgs) -> Result<Ended> {
     let mut scenario = Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
         format: args.trace_format,
         lenient: args.lenient,
-        pace: args.pace.map(Pace::from),
+        pace: args.pace,
         repeat: args.repeat,
         instructions: args.decoding.instructions,
         object_map: args.decoding.object_map_given()?,
@@ -119,7 +119,7 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
         command.push_str(" --lenient");
     }
     if let Some(pace) = args.pace {
-        command.push_str(if pace == PaceArg::Cpu { " --pace cpu" } else { " --pace timestamps" });
+        command.push_str(&format!(" --pace {}", pace.name()));
     }
     if let Some(repeat) = args.repeat {
         command.push_str(&format!(" --repeat {repeat}"));

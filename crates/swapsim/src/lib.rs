@@ -79,6 +79,7 @@ pub use scenario::{
 };
 pub use status::{Failure, RunStatus};
 pub use swapsim_core::SimReport;
+pub use swapsim_trace_formats::Pace;
 pub use sweep::run as sweep;
 pub use timeline::{TimelineEntry, TimelineOp, When};
-pub use trace::{parse_format, Pace, TaskCount, TraceReport, TraceSource, REPEAT_MAX};
+pub use trace::{parse_format, TaskCount, TraceReport, TraceSource, REPEAT_MAX};

@@ -25,6 +25,16 @@ use std::collections::HashMap;
 use swapsim_core::{Access, AccessSource, TraceError};
 use swapsim_trace_formats::RecordSource;
 
+/// Whether a run's tasks carry each access's next use: only for `lru = "opt"`, which needs
+/// them, since computing them costs a pass over the trace and 4 bytes per record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NextUses {
+    /// Every task's stream carries its accesses' next uses.
+    Carried,
+    /// No stream carries them.
+    Omitted,
+}
+
 /// The stored next use of an access whose page is never accessed again.
 const NEVER: u32 = u32::MAX;
 

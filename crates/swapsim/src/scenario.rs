@@ -36,6 +36,7 @@ use swapsim_core::{
 use swapsim_devices::{DeviceConfig, DeviceProfile};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
+use crate::next_use::NextUses;
 use crate::overrides::Override;
 use crate::timeline::{self, CheckedEntry, TimelineEntry};
 use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource, TraceTally};
@@ -536,7 +537,7 @@ impl Prepared {
     /// [`Prepared::setup`], with `tasks` building a trace's tasks.
     fn setup_with<T>(
         &self,
-        tasks: impl FnOnce(&TraceInput, bool) -> Result<(Vec<swapsim_core::TaskSpec>, T)>,
+        tasks: impl FnOnce(&TraceInput, NextUses) -> Result<(Vec<swapsim_core::TaskSpec>, T)>,
     ) -> Result<(Setup, Option<T>)> {
         let seed = self.seed;
         let mut devices = Vec::with_capacity(self.profiles.len());
@@ -547,7 +548,11 @@ impl Prepared {
         let readahead = self.resolved.swap.readahead.build(&self.readahead_ctx);
         let (tasks, trace_report) = match &self.workload {
             Workload::Trace(trace) => {
-                let (tasks, report) = tasks(trace, self.core.get().lru == LruModel::Opt)?;
+                let next_uses = match self.core.get().lru {
+                    LruModel::Opt => NextUses::Carried,
+                    _ => NextUses::Omitted,
+                };
+                let (tasks, report) = tasks(trace, next_uses)?;
                 (tasks, Some(report))
             }
             Workload::Generator(generator) => (generator.tasks(seed), None),

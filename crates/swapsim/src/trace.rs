@@ -9,21 +9,32 @@
 //!
 //! What it deliberately does not do: parse any trace format itself. Even the region a text
 //! trace declares with `pages=N` comes from trace-formats (`RecordSource::declared_pages`).
+//!
+//! `trace/cache.rs` shares first passes between the runs of one command that replay the
+//! same trace; `trace/repeat.rs` reads a trace `repeat` times in a row.
 
+mod cache;
+mod repeat;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use cache::TraceCache;
+
+use crate::next_use::NextUses;
 use anyhow::{bail, Context, Result};
+use repeat::{Reopen, Repeat};
 use serde::Serialize;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use swapsim_core::thp::ThpHint;
 use swapsim_core::{RegionSpec, TaskSpec, VirtPage};
-use swapsim_trace_formats::demux::{self, FirstPass, TraceSummary};
-use swapsim_trace_formats::native;
-use swapsim_trace_formats::{
-    Format, FormatError, ObjectMap, OpenOptions, Record, RecordSource, SkipCounts, TraceParams,
+use swapsim_trace_formats::demux::{
+    self, FirstPassSource, KeepRecords, Replay, ReplayBuilder, StoredRounds, TraceCount, TraceSummary,
 };
+use swapsim_trace_formats::native;
+use swapsim_trace_formats::{Format, FormatError, ObjectMap, OpenOptions, Pace, RecordSource, TraceParams};
 
 /// Most times `--repeat` may replay a trace.
 pub const REPEAT_MAX: u32 = 1000;
@@ -78,36 +89,6 @@ impl TraceSource {
         let name = self.name();
         let raw = self.raw().with_context(|| format!("cannot open trace {name}"))?;
         swapsim_trace_formats::open(raw, options).with_context(|| format!("trace {name}"))
-    }
-}
-
-/// How the records of a trace become the accesses of tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pace {
-    /// A task's think time before each access is the time since its previous record, when
-    /// the trace records time; otherwise the CPU cost profile's `access_ns`.
-    #[default]
-    Timestamps,
-    /// Every access costs the CPU cost profile's `access_ns`; timestamps are ignored.
-    Cpu,
-}
-
-impl Pace {
-    /// Parses the name used in scenario files: "timestamps" or "cpu".
-    pub fn from_name(name: &str) -> Option<Pace> {
-        match name {
-            "timestamps" => Some(Pace::Timestamps),
-            "cpu" => Some(Pace::Cpu),
-            _ => None,
-        }
-    }
-
-    fn demux(self) -> demux::Pace {
-        match self {
-            Pace::Timestamps => demux::Pace::Timestamps,
-            Pace::Cpu => demux::Pace::CpuCost,
-        }
     }
 }
 
@@ -179,73 +160,6 @@ pub(crate) struct TraceInput {
     pub(crate) repeat: u32,
     /// First passes shared with other runs of the same trace, if any ([`TraceCache`]).
     pub(crate) cache: Option<Arc<TraceCache>>,
-}
-
-/// First passes over traces, shared by the runs of one command that replay the same trace
-/// (validate's cases), so that each trace is read once. An entry goes when the last run
-/// that announced it ([`TraceCache::expect`]) has taken it.
-#[derive(Default)]
-pub(crate) struct TraceCache {
-    entries: Mutex<HashMap<String, CacheEntry>>,
-}
-
-#[derive(Default)]
-struct CacheEntry {
-    /// Runs announced and not yet served.
-    waiting: usize,
-    /// Filled by the first run to read the trace; later ones wait on the lock.
-    pass: Arc<Mutex<Option<FirstPass>>>,
-}
-
-impl std::fmt::Debug for TraceCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceCache").finish_non_exhaustive()
-    }
-}
-
-impl TraceCache {
-    /// Announces one more run of the trace `key`.
-    pub(crate) fn expect(&self, key: &str) {
-        self.entries.lock().expect("no cache user panicked").entry(key.to_string()).or_default().waiting += 1;
-    }
-
-    /// Whether the run asking is the only one announced for trace `key` that has not been
-    /// served, with no first pass computed for it: then it is served here (it will read the
-    /// trace on its own, and nothing is kept for others), and true is returned.
-    fn serve_sole(&self, key: &str) -> bool {
-        let mut entries = self.entries.lock().expect("no cache user panicked");
-        let sole = match entries.get(key) {
-            None => true,
-            // A pass being computed holds its lock: then it is not the sole reader's to skip.
-            Some(entry) => entry.waiting <= 1 && entry.pass.try_lock().is_ok_and(|pass| pass.is_none()),
-        };
-        if sole {
-            entries.remove(key);
-        }
-        sole
-    }
-
-    /// The first pass over trace `key`, computed by `read` if no run has yet; the entry is
-    /// dropped once every announced run has been served.
-    fn first_pass(&self, key: &str, read: impl FnOnce() -> Result<FirstPass>) -> Result<FirstPass> {
-        let pass = {
-            let mut entries = self.entries.lock().expect("no cache user panicked");
-            let entry = entries.entry(key.to_string()).or_default();
-            entry.waiting = entry.waiting.saturating_sub(1);
-            let pass = Arc::clone(&entry.pass);
-            if entry.waiting == 0 {
-                entries.remove(key);
-            }
-            pass
-        };
-        let mut pass = pass.lock().expect("no cache user panicked");
-        if let Some(first) = &*pass {
-            return Ok(first.clone());
-        }
-        let first = read()?;
-        *pass = Some(first.clone());
-        Ok(first)
-    }
 }
 
 /// What a run says about the trace it replayed: the `trace` object of a run report.
@@ -321,7 +235,7 @@ impl TraceInput {
     /// over the region its header declares or over regions mapped on first touch. Its
     /// replay then starts at once instead of after a pass over the whole trace, and the
     /// trace is decoded once, on the decoding thread, alongside the simulation.
-    pub(crate) fn tasks_for_run(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceTally)> {
+    pub(crate) fn tasks_for_run(&self, next_uses: NextUses) -> Result<(Vec<TaskSpec>, TraceTally)> {
         if let Some(task) = self.solo_task_uncounted(next_uses)? {
             return Ok(task);
         }
@@ -330,16 +244,18 @@ impl TraceInput {
     }
 
     /// See [`TraceInput::tasks_for_run`]: `None` when the trace does not qualify.
-    fn solo_task_uncounted(&self, next_uses: bool) -> Result<Option<(Vec<TaskSpec>, TraceTally)>> {
+    fn solo_task_uncounted(&self, next_uses: NextUses) -> Result<Option<(Vec<TaskSpec>, TraceTally)>> {
         let one_untimed_thread =
             |format| matches!(format, Format::Text | Format::Lackey | Format::LibCacheSimTxt);
-        if next_uses || self.repeat != 1 || self.format.is_some_and(|format| !one_untimed_thread(format)) {
+        if next_uses == NextUses::Carried
+            || self.repeat != 1
+            || self.format.is_some_and(|format| !one_untimed_thread(format))
+        {
             return Ok(None);
         }
-        let options = self.open_options();
         // Opening reads the header; a trace that fails to open or to give its first record
         // takes the usual path, whose first pass reports the error.
-        let Ok(mut probe) = self.source.records(options) else { return Ok(None) };
+        let Ok(mut probe) = self.source.records(self.open_options()) else { return Ok(None) };
         let (format, pages) = (probe.format(), probe.declared_pages());
         if !one_untimed_thread(format) {
             return Ok(None);
@@ -353,85 +269,102 @@ impl TraceInput {
             return Ok(None);
         }
         let name = self.source.name();
-        let slot = demux::PassSlot::default();
-        let (source, counted) = (self.source.clone(), Arc::clone(&slot));
-        let open = move || -> Result<Box<dyn RecordSource>, FormatError> {
-            let records = swapsim_trace_formats::open(source.raw()?, options)?;
-            swapsim_trace_formats::read_ahead(demux::counting(records, Arc::clone(&counted)))
+        let Replay { mut tasks, count } = self
+            .replay_builder()
+            .build(FirstPassSource::Solo(format))
+            .with_context(|| format!("trace {name}"))?;
+        let TraceCount::WhileRead(counting) = count else {
+            unreachable!("a replay without a first pass counts the trace while it reads it")
         };
-        let mut task = demux::solo_task_uncounted(open, &name, self.pace.demux(), format);
-        task.name.clone_from(&name);
-        task.reads_create = format.requests_objects();
-        if let Some(pages) = pages {
-            task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
-        }
-        let pass = CountingPass { slot, input: TraceInput { cache: None, ..self.clone() } };
-        Ok(Some((vec![task], TraceTally::Counting(pass))))
+        self.dress(&mut tasks, format, pages);
+        let pass = CountingPass { counting, name };
+        Ok(Some((tasks, TraceTally::Counting(pass))))
     }
 
-    /// Reads the trace through once to find its tasks, and returns them with what was
-    /// found. Accesses are read lazily while the simulation runs, each task from a stream
-    /// of its own. With `next_uses` (for `lru = "opt"`), a second pass computes each
-    /// access's next use, which every task's stream then carries (see `next_use.rs`).
-    pub(crate) fn tasks(&self, next_uses: bool) -> Result<(Vec<TaskSpec>, TraceReport)> {
+    /// Reads the trace through once to find its tasks (or takes what a native trace's
+    /// summary frame, or another run of the same trace, says of it), and returns them with
+    /// what was found. Accesses are read lazily while the simulation runs, each task from a
+    /// stream of its own. With [`NextUses::Carried`] (for `lru = "opt"`), a second pass
+    /// computes each access's next use, which every task's stream then carries (see
+    /// `next_use.rs`).
+    pub(crate) fn tasks(&self, next_uses: NextUses) -> Result<(Vec<TaskSpec>, TraceReport)> {
         let name = self.source.name();
-        let source = self.source.clone();
-        let options = self.open_options();
-        let repeat = self.repeat;
-        let open = move || -> Result<Box<dyn RecordSource>, FormatError> {
-            let raw = source.raw()?;
-            let records = swapsim_trace_formats::open(raw, options)?;
-            // Decoded on a thread of its own, overlapping the simulation (same records).
-            if repeat == 1 {
-                return swapsim_trace_formats::read_ahead(records);
-            }
-            let source = source.clone();
-            let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
-            swapsim_trace_formats::read_ahead(Box::new(Repeat::new(records, reopen, repeat)))
+        let builder = self.replay_builder();
+        let source = self.first_pass_source()?;
+        let source = match &self.cache {
+            Some(cache) => FirstPassSource::Shared(cache.first_pass(&self.cache_key(), || {
+                builder.first_pass(source).with_context(|| format!("trace {name}"))
+            })?),
+            None => source,
         };
-        let reopen = open.clone();
-        // A native trace's summary frame, when it has one, says what the first pass would
-        // find (one reading of the trace; `--repeat` multiplies its counts, for an untimed
-        // trace, whose rounds are alike). A replay checks each thread's count against it,
-        // and the trace's first time (no record before it, one at it); a timed trace read
-        // more than once still gets its first pass.
-        let stored = match self.format {
-            None | Some(Format::Native) => self.source.stored_summary()?,
-            _ => None,
-        }
-        .and_then(|stored| FirstPass::from_stored_rounds(&stored, repeat));
-        // Records are kept only for a trace that other runs replay too.
-        let read = || match stored {
-            Some(first) => Ok(first),
-            None => demux::first_pass(&open, self.cache.is_some()).with_context(|| format!("trace {name}")),
+        let Replay { mut tasks, count } = builder.build(source).with_context(|| format!("trace {name}"))?;
+        let TraceCount::Before(summary) = count else {
+            unreachable!("a replay after a first pass counts the trace before it")
         };
-        let first = match &self.cache {
-            Some(cache) => cache.first_pass(&self.cache_key(), read)?,
-            None => read()?,
-        };
-        let (mut tasks, summary) = demux::tasks_after(&first, open, &name, self.pace.demux())
-            .with_context(|| format!("trace {name}"))?;
-        if next_uses {
-            let mut records = reopen().with_context(|| format!("trace {name}"))?;
+        if next_uses == NextUses::Carried {
+            let opened = self.opener()().and_then(swapsim_trace_formats::read_ahead);
+            let mut records = opened.with_context(|| format!("trace {name}"))?;
             let per_thread = crate::next_use::per_thread(&mut *records, &summary.tasks, &name)?;
             for (task, next_uses) in tasks.iter_mut().zip(per_thread) {
                 let accesses = std::mem::replace(&mut task.accesses, Box::new(std::iter::empty()));
                 task.accesses = Box::new(crate::next_use::WithNextUses::new(accesses, next_uses));
             }
         }
-        if let [task] = tasks.as_mut_slice() {
-            // One task is named after the trace alone, as reports have always named it.
-            task.name.clone_from(&name);
+        self.dress(&mut tasks, summary.format, summary.declared_pages);
+        Ok((tasks, TraceReport::of(&summary, self.repeat)))
+    }
+
+    /// Where the first pass of a run comes from. A native trace's summary frame, when it has
+    /// one, says what the first pass would find (one reading of the trace; `repeat`
+    /// multiplies its counts, for an untimed trace, whose rounds are alike). A replay checks
+    /// each thread's count against it, and the trace's first time (no record before it, one
+    /// at it); a timed trace read more than once still gets its first pass. Records are kept
+    /// only for a trace that other runs replay too.
+    fn first_pass_source(&self) -> Result<FirstPassSource> {
+        let stored = match self.format {
+            None | Some(Format::Native) => self.source.stored_summary()?,
+            _ => None,
+        };
+        if let Some(stored) = stored.and_then(|stored| StoredRounds::new(stored, self.repeat)) {
+            return Ok(FirstPassSource::Stored(stored));
         }
-        for task in &mut tasks {
-            task.reads_create = summary.format.requests_objects();
+        let keep = if self.cache.is_some() { KeepRecords::IfShort } else { KeepRecords::No };
+        Ok(FirstPassSource::Stream(keep))
+    }
+
+    /// The builder of the trace's replay, its tasks named after the trace.
+    fn replay_builder(&self) -> ReplayBuilder {
+        ReplayBuilder::new(self.opener(), &self.source.name(), self.pace)
+    }
+
+    /// Opens the trace as records, decoded where it is called, `repeat` times in a row.
+    fn opener(&self) -> impl Fn() -> Result<Box<dyn RecordSource>, FormatError> + Send + Sync + 'static {
+        let (source, options, repeat) = (self.source.clone(), self.open_options(), self.repeat);
+        move || {
+            let records = swapsim_trace_formats::open(source.raw()?, options)?;
+            if repeat == 1 {
+                return Ok(records);
+            }
+            let source = source.clone();
+            let reopen: Reopen = Arc::new(move || swapsim_trace_formats::open(source.raw()?, options));
+            Ok(Box::new(Repeat::new(records, reopen, repeat)))
         }
-        if let Some(pages) = summary.declared_pages {
-            for task in &mut tasks {
+    }
+
+    /// Gives a replay's tasks what the trace says of them beyond their accesses: one task
+    /// is named after the trace alone, as reports have always named it; a format of object
+    /// requests creates pages on first read; a header's declared pages are every task's
+    /// region.
+    fn dress(&self, tasks: &mut [TaskSpec], format: Format, declared_pages: Option<u64>) {
+        if let [task] = tasks {
+            task.name = self.source.name();
+        }
+        for task in tasks.iter_mut() {
+            task.reads_create = format.requests_objects();
+            if let Some(pages) = declared_pages {
                 task.regions = vec![RegionSpec { thp: self.madvise, ..RegionSpec::new(VirtPage(0), pages) }];
             }
         }
-        Ok((tasks, TraceReport::of(&summary, repeat)))
     }
 }
 
@@ -448,7 +381,7 @@ impl TraceTally {
     pub(crate) fn records(&self) -> Option<u64> {
         match self {
             TraceTally::Known(report) => Some(report.records.saturating_mul(u64::from(report.repeat))),
-            TraceTally::Counting(pass) => pass.records(),
+            TraceTally::Counting(pass) => pass.counting.records(),
         }
     }
 
@@ -457,40 +390,20 @@ impl TraceTally {
     pub(crate) fn finish(self) -> Result<TraceReport> {
         match self {
             TraceTally::Known(report) => Ok(report),
-            TraceTally::Counting(pass) => pass.finish(),
-        }
-    }
-}
-
-/// The first pass of a trace counted by the replay's own reading ([`demux::counting`]).
-pub(crate) struct CountingPass {
-    slot: demux::PassSlot,
-    input: TraceInput,
-}
-
-impl CountingPass {
-    fn records(&self) -> Option<u64> {
-        match &*self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) {
-            Some(Ok(first)) => Some(first.summary().records),
-            _ => None,
-        }
-    }
-
-    /// What the replay counted; when the run stopped before the trace's end, a first pass
-    /// counts it now.
-    fn finish(self) -> Result<TraceReport> {
-        let name = self.input.source.name();
-        let counted = self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-        let first = match counted {
-            Some(counted) => counted,
-            None => {
-                let (source, options) = (self.input.source.clone(), self.input.open_options());
-                demux::first_pass(&move || swapsim_trace_formats::open(source.raw()?, options), false)
+            TraceTally::Counting(pass) => {
+                let first = pass.counting.finish().with_context(|| format!("trace {}", pass.name))?;
+                Ok(TraceReport::of(first.summary(), 1))
             }
         }
-        .with_context(|| format!("trace {name}"))?;
-        Ok(TraceReport::of(first.summary(), 1))
     }
+}
+
+/// The first pass of a trace counted by the replay's own reading ([`demux::CountingPass`]):
+/// what it counted, or, when the run stopped before the trace's end, a pass after the run.
+pub(crate) struct CountingPass {
+    counting: demux::CountingPass,
+    /// The trace's name, for errors.
+    name: String,
 }
 
 impl TraceReport {
@@ -507,348 +420,6 @@ impl TraceReport {
                 .map(|&(pid, tid, records)| TaskCount { pid, tid, records: per_pass(records) })
                 .collect(),
             skipped: summary.skipped.0.iter().map(|(reason, &n)| (reason.clone(), per_pass(n))).collect(),
-        }
-    }
-}
-
-/// Opens the trace again from its start.
-type Reopen = Arc<dyn Fn() -> Result<Box<dyn RecordSource>, FormatError> + Send + Sync>;
-
-/// A trace replayed `rounds` times in a row.
-///
-/// Later rounds are shifted in time so that time never runs backwards: round `r + 1` starts
-/// where round `r` ended, keeping the gaps between records of the original. Skip counts are
-/// summed over the rounds read so far.
-struct Repeat {
-    current: Box<dyn RecordSource>,
-    reopen: Reopen,
-    rounds_left: u32,
-    /// Time of the first timed record of the trace, once seen.
-    first_ns: Option<u64>,
-    /// Added to `time - first_ns` in the current round.
-    base_ns: u64,
-    /// Latest time handed out.
-    last_ns: u64,
-    /// Skips of the finished rounds.
-    finished: SkipCounts,
-    /// `finished` plus the current round's skips.
-    total: SkipCounts,
-    /// The current round's skip total when `total` was last brought up to date.
-    seen_skips: u64,
-}
-
-impl Repeat {
-    fn new(first: Box<dyn RecordSource>, reopen: Reopen, rounds: u32) -> Repeat {
-        Repeat {
-            current: first,
-            reopen,
-            rounds_left: rounds - 1,
-            first_ns: None,
-            base_ns: 0,
-            last_ns: 0,
-            finished: SkipCounts::default(),
-            total: SkipCounts::default(),
-            seen_skips: 0,
-        }
-    }
-
-    fn refresh_skips(&mut self) {
-        let current = self.current.skipped();
-        if current.total() == self.seen_skips {
-            return;
-        }
-        self.seen_skips = current.total();
-        self.total = add_skips(&self.finished, current);
-    }
-}
-
-fn add_skips(a: &SkipCounts, b: &SkipCounts) -> SkipCounts {
-    let mut sum = a.clone();
-    for (reason, n) in &b.0 {
-        *sum.0.entry(reason.clone()).or_insert(0) += n;
-    }
-    sum
-}
-
-impl RecordSource for Repeat {
-    fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-        loop {
-            let next = self.current.next_record()?;
-            self.refresh_skips();
-            match next {
-                Some(mut record) => {
-                    if let Some(time_ns) = record.time_ns {
-                        let first_ns = *self.first_ns.get_or_insert_with(|| {
-                            // The first round keeps its own times.
-                            self.base_ns = time_ns;
-                            time_ns
-                        });
-                        let shifted = self.base_ns.saturating_add(time_ns.saturating_sub(first_ns));
-                        self.last_ns = self.last_ns.max(shifted);
-                        record.time_ns = Some(shifted);
-                    }
-                    return Ok(Some(record));
-                }
-                None if self.rounds_left == 0 => return Ok(None),
-                None => {
-                    self.rounds_left -= 1;
-                    self.finished = add_skips(&self.finished, self.current.skipped());
-                    self.total = self.finished.clone();
-                    self.seen_skips = 0;
-                    self.current = (self.reopen)()?;
-                    self.base_ns = self.last_ns;
-                }
-            }
-        }
-    }
-
-    fn skipped(&self) -> &SkipCounts {
-        &self.total
-    }
-
-    fn declared_pages(&self) -> Option<u64> {
-        self.current.declared_pages()
-    }
-
-    fn format(&self) -> Format {
-        self.current.format()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A trace held in memory that counts one skipped line with every write record.
-    struct Canned {
-        records: Vec<Record>,
-        next_idx: usize,
-        skipped: SkipCounts,
-    }
-
-    impl RecordSource for Canned {
-        fn next_record(&mut self) -> Result<Option<Record>, FormatError> {
-            let record = self.records.get(self.next_idx).copied();
-            self.next_idx += 1;
-            if record.is_some_and(|r| r.write) {
-                self.skipped.add("bad line");
-            }
-            Ok(record)
-        }
-        fn skipped(&self) -> &SkipCounts {
-            &self.skipped
-        }
-        fn format(&self) -> Format {
-            Format::PerfScript
-        }
-    }
-
-    fn record(time_ns: Option<u64>, page: u64, write: bool) -> Record {
-        Record { pid: 1, tid: 1, time_ns, page, write }
-    }
-
-    /// Replays `records` `rounds` times; renders `time page` per record, then the skips.
-    fn check(records: Vec<Record>, rounds: u32) -> String {
-        let canned = move || -> Result<Box<dyn RecordSource>, FormatError> {
-            Ok(Box::new(Canned { records: records.clone(), next_idx: 0, skipped: SkipCounts::default() }))
-        };
-        let first = canned().expect("canned");
-        let mut repeat = Repeat::new(first, Arc::new(canned), rounds);
-        let mut lines = Vec::new();
-        while let Some(r) = repeat.next_record().expect("canned records do not fail") {
-            lines.push(format!("{:?} {}", r.time_ns, r.page));
-        }
-        lines.push(format!("skipped {:?}", repeat.skipped().0));
-        lines.join("\n")
-    }
-
-    #[test]
-    fn repeat_shifts_later_rounds_in_time_and_sums_skips() {
-        let records =
-            vec![record(Some(100), 1, false), record(Some(130), 2, true), record(Some(160), 1, false)];
-        expect_test::expect![[r#"
-            Some(100) 1
-            Some(130) 2
-            Some(160) 1
-            Some(160) 1
-            Some(190) 2
-            Some(220) 1
-            Some(220) 1
-            Some(250) 2
-            Some(280) 1
-            skipped {"bad line": 3}"#]]
-        .assert_eq(&check(records, 3));
-    }
-
-    #[test]
-    fn repeat_without_time_and_once() {
-        let records = vec![record(None, 5, false), record(None, 6, false)];
-        expect_test::expect![[r#"
-            None 5
-            None 6
-            None 5
-            None 6
-            skipped {}"#]]
-        .assert_eq(&check(records.clone(), 2));
-        assert_eq!(check(records, 1), "None 5\nNone 6\nskipped {}");
-    }
-
-    /// Announced runs share one read of the trace; once all are served the entry goes.
-    #[test]
-    fn a_trace_cache_reads_each_trace_once_for_the_runs_announced() {
-        let cache = TraceCache::default();
-        let reads = std::cell::Cell::new(0);
-        let input = embedded(b"R 1\nW 2\n", 1);
-        let read = || {
-            reads.set(reads.get() + 1);
-            let open = || swapsim_trace_formats::open(input.source.raw()?, input.open_options());
-            demux::first_pass(&open, true).map_err(anyhow::Error::from)
-        };
-        cache.expect("k");
-        cache.expect("k");
-        let first = cache.first_pass("k", read).unwrap();
-        let second = cache.first_pass("k", read).unwrap();
-        assert_eq!((reads.get(), first.summary(), first.summary().records), (1, second.summary(), 2));
-        assert!(cache.entries.lock().unwrap().is_empty(), "served runs leave nothing behind");
-        cache.first_pass("k", read).unwrap();
-        assert_eq!(reads.get(), 2, "an unannounced run reads the trace itself");
-    }
-
-    /// The tasks of `input` for a run, with what is known of the trace: `None` when it is
-    /// counted while the run reads it.
-    fn for_run(input: &TraceInput) -> (Vec<TaskSpec>, TraceTally) {
-        input.tasks_for_run(false).expect("the trace has tasks")
-    }
-
-    /// Reads every access of `tasks`; the error that ends one, if any.
-    fn drain(tasks: Vec<TaskSpec>) -> Option<String> {
-        for mut task in tasks {
-            loop {
-                match task.accesses.next_access() {
-                    Ok(Some(_)) => {}
-                    Ok(None) => break,
-                    Err(err) => return Some(err.to_string()),
-                }
-            }
-        }
-        None
-    }
-
-    /// A text trace that declares its pages is counted by its replay's own reading, and says
-    /// what a first pass before the run says, whether the run read it through or stopped.
-    #[test]
-    fn a_text_trace_that_declares_its_pages_is_counted_while_it_is_read() {
-        let input = embedded(b"# pages=8\nR 1\nW 2\n\nR 1\n", 1);
-        let (_, before) = input.tasks(false).expect("the trace has tasks");
-        let before = format!("{before:?}");
-        let (tasks, tally) = for_run(&input);
-        assert!(matches!(tally, TraceTally::Counting(_)));
-        assert_eq!((tasks.len(), tasks[0].name.as_str(), tasks[0].regions.len()), (1, "t", 1));
-        assert_eq!(drain(tasks), None);
-        assert_eq!(tally.records(), Some(3), "counted once read through");
-        assert_eq!(format!("{:?}", tally.finish().expect("counted")), before);
-        // A run that reads nothing: a pass after it counts the trace.
-        let (tasks, tally) = for_run(&input);
-        drop(tasks);
-        assert_eq!(tally.records(), None);
-        assert_eq!(format!("{:?}", tally.finish().expect("counted after")), before);
-    }
-
-    /// A bad line found while the run reads the trace is the error a first pass would have
-    /// given before the run.
-    #[test]
-    fn a_bad_line_counted_while_read_is_the_first_pass_error() {
-        let input = embedded(b"# pages=8\nR 1\nR zz\nR 2\n", 1);
-        let before = format!("{:#}", input.tasks(false).expect_err("a bad line"));
-        let (tasks, tally) = for_run(&input);
-        assert!(drain(tasks).is_some_and(|err| err.contains("line 3")));
-        assert_eq!(format!("{:#}", tally.finish().expect_err("a bad line")), before);
-        assert!(before.starts_with("trace t: line 3, column 3: "), "{before}");
-    }
-
-    /// A trace of one untimed thread without a header is counted while it is read too, its
-    /// task over regions mapped on first touch; a libCacheSim txt trace's task creates its
-    /// pages on first read.
-    #[test]
-    fn one_untimed_thread_is_counted_while_it_is_read_without_a_header() {
-        for (bytes, reads_create) in [(&b"R 1\nW 2\n"[..], false), (b"5\n7\n5\n", true)] {
-            let input = embedded(bytes, 1);
-            let (_, before) = input.tasks(false).expect("the trace has tasks");
-            let (tasks, tally) = for_run(&input);
-            assert!(matches!(tally, TraceTally::Counting(_)));
-            assert_eq!((tasks[0].regions.len(), tasks[0].reads_create), (0, reads_create));
-            assert_eq!(drain(tasks), None);
-            assert_eq!(format!("{:?}", tally.finish().expect("counted")), format!("{before:?}"));
-        }
-    }
-
-    /// Only a trace of one untimed thread, with a record, read once and by no other run, is
-    /// counted while it is read.
-    #[test]
-    fn other_traces_are_counted_before_the_run() {
-        let perf = b" a 1/1 [0] 1.0: exceptions:page_fault_user: address=0x1000 error_code=0x6\n";
-        for (bytes, repeat) in [(&perf[..], 1), (b"# pages=8\nR 1\n", 2)] {
-            let (_, tally) = for_run(&embedded(bytes, repeat));
-            assert!(matches!(tally, TraceTally::Known(_)), "{:?}", String::from_utf8_lossy(bytes));
-        }
-        let empty = embedded(b"# pages=8\n", 1);
-        let errors = [empty.tasks(false).map(|_| ()), empty.tasks_for_run(false).map(|_| ())]
-            .map(|result| format!("{:#}", result.expect_err("no record")));
-        assert_eq!(errors[0], errors[1]);
-        let cache = Arc::new(TraceCache::default());
-        let input = TraceInput { cache: Some(Arc::clone(&cache)), ..embedded(b"# pages=8\nR 1\n", 1) };
-        cache.expect(&input.cache_key());
-        cache.expect(&input.cache_key());
-        assert!(matches!(for_run(&input).1, TraceTally::Known(_)), "two runs share the first pass");
-        assert!(matches!(for_run(&input).1, TraceTally::Known(_)), "the second takes the pass computed");
-        cache.expect(&input.cache_key());
-        assert!(matches!(for_run(&input).1, TraceTally::Counting(_)), "a sole run reads on its own");
-        assert!(cache.entries.lock().unwrap().is_empty(), "and is served");
-    }
-
-    /// A text trace built into the test, read `repeat` times with default flags.
-    fn embedded(bytes: &'static [u8], repeat: u32) -> TraceInput {
-        TraceInput {
-            source: TraceSource::Embedded { name: "t", bytes },
-            origin: PathOrigin::TraceFlag,
-            format: None,
-            lenient: false,
-            instructions: false,
-            object_map: ObjectMap::default(),
-            params: TraceParams::default(),
-            madvise: ThpHint::Default,
-            pace: Pace::Cpu,
-            repeat,
-            cache: None,
-        }
-    }
-
-    /// With next uses asked for (`lru = "opt"`), each task's accesses carry them,
-    /// counted across the rounds of `repeat`.
-    #[test]
-    fn next_uses_count_across_repeated_rounds() {
-        let input = embedded(b"R 1\nW 2\nR 1\n", 2);
-        let (mut tasks, _) = input.tasks(true).expect("the trace has tasks");
-        let stream = &mut tasks[0].accesses;
-        assert!(stream.knows_next_uses());
-        let mut seen = Vec::new();
-        while let Some(access) = stream.next_access().expect("valid") {
-            seen.push((access.vpage.0, stream.next_use()));
-        }
-        assert_eq!(seen, [(1, Some(2)), (2, Some(4)), (1, Some(3)), (1, Some(5)), (2, None), (1, None)]);
-        let (tasks, _) = input.tasks(false).expect("the trace has tasks");
-        assert!(!tasks[0].accesses.knows_next_uses());
-    }
-
-    #[test]
-    fn a_text_header_declares_every_task_region_also_when_repeated() {
-        for repeat in [1, 3] {
-            let input = embedded(b"# pages=64\nR 1\nW 2\n", repeat);
-            input.check().expect("the trace opens");
-            let (tasks, report) = input.tasks(false).expect("the trace has tasks");
-            assert_eq!(report.records, 2);
-            assert_eq!(tasks.len(), 1);
-            assert_eq!(tasks[0].regions, vec![RegionSpec::new(VirtPage(0), 64)]);
         }
     }
 }

@@ -45,7 +45,7 @@
 use crate::cachesim_txt::TOO_MANY_OBJECTS;
 use crate::error::FormatError;
 use crate::format::Format;
-use crate::lines::{is_blank, quote, LineAccess, LineFormat, LineSource, Step};
+use crate::lines::{is_blank, quote, BadLines, LineAccess, LineFormat, LineSource, Step};
 use crate::objects::{parse_c_integer, ObjectPages, ID_EXPECTED};
 use crate::options::OpenOptions;
 use std::io::BufRead;
@@ -98,7 +98,7 @@ impl CachesimCsvReader {
             pages: ObjectPages::new(options.object_map),
             unquoted: Vec::new(),
         };
-        Ok(CachesimCsvReader { source: LineSource::new(reader, lines, options.lenient) })
+        Ok(CachesimCsvReader { source: LineSource::new(reader, lines, BadLines::of(&options)) })
     }
 }
 

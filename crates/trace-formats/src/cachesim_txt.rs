@@ -30,7 +30,7 @@
 
 use crate::error::FormatError;
 use crate::format::Format;
-use crate::lines::{LineAccess, LineFormat, LineSource, Step};
+use crate::lines::{BadLines, LineAccess, LineFormat, LineSource, Step};
 use crate::objects::{parse_c_integer, ObjectPages, ID_EXPECTED};
 use crate::options::OpenOptions;
 use std::io::BufRead;
@@ -52,7 +52,7 @@ impl CachesimTxtReader {
             obj_id_is_num: options.params.obj_id_is_num(),
             pages: ObjectPages::new(options.object_map),
         };
-        CachesimTxtReader { source: LineSource::new(reader, lines, options.lenient) }
+        CachesimTxtReader { source: LineSource::new(reader, lines, BadLines::of(&options)) }
     }
 }
 

@@ -23,7 +23,7 @@
 use crate::format::Format;
 use crate::lines::{
     is_blank, offset_in, parse_pid, parse_time, quote, skip_blanks, split_token, token_is, trim_end,
-    trim_start, usual_cpu, usual_pid, usual_time, LineFormat, LineSource, Step,
+    trim_start, usual_cpu, usual_pid, usual_time, BadLines, LineFormat, LineSource, Step,
 };
 use crate::options::OpenOptions;
 use crate::perf::{cpu_and_time, fault_step};
@@ -37,7 +37,7 @@ pub struct FtraceReader {
 impl FtraceReader {
     /// Reads `reader` (already decompressed). `options.lenient` skips bad lines.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> FtraceReader {
-        FtraceReader { source: LineSource::new(reader, FtraceLines, options.lenient) }
+        FtraceReader { source: LineSource::new(reader, FtraceLines, BadLines::of(&options)) }
     }
 }
 

@@ -23,8 +23,8 @@
 
 use crate::format::Format;
 use crate::lines::{
-    check_address, offset_in, parse_decimal, parse_hex, quote, trim_end, trim_start, LineAccess, LineFormat,
-    LineSource, Step,
+    check_address, offset_in, parse_decimal, parse_hex, quote, trim_end, trim_start, BadLines, LineAccess,
+    LineFormat, LineSource, Step,
 };
 use crate::options::OpenOptions;
 use std::io::BufRead;
@@ -43,7 +43,7 @@ impl LackeyReader {
     /// `options.instructions` turns instruction fetches into read records.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> LackeyReader {
         let lines = LackeyLines { instructions: options.instructions };
-        LackeyReader { source: LineSource::new(reader, lines, options.lenient) }
+        LackeyReader { source: LineSource::new(reader, lines, BadLines::of(&options)) }
     }
 }
 

@@ -33,8 +33,8 @@
 //! plain-text `txt` ([`cachesim_txt`]) and `csv` ([`cachesim_csv`], with columns named by
 //! [`TraceParams`] in libCacheSim's own syntax).
 //!
-//! [`tasks`] turns a trace into one engine task per thread, the threads of a process
-//! sharing an address space.
+//! A [`ReplayBuilder`] turns a trace into one engine task per thread, the threads of a
+//! process sharing an address space.
 
 mod access_ahead;
 pub mod cachesim_csv;
@@ -50,6 +50,7 @@ pub mod native;
 pub mod objects;
 mod options;
 pub mod oracle;
+mod pace;
 mod params;
 pub mod perf;
 mod pipe;
@@ -60,14 +61,15 @@ mod testutil;
 pub mod text;
 
 pub use demux::{
-    counting, first_pass, solo_task_uncounted, summarize, tasks, tasks_after, FirstPass, Pace, PassSlot,
-    TraceSummary,
+    summarize, CountingPass, FirstPass, FirstPassSource, KeepRecords, Replay, ReplayBuilder, StoredRounds,
+    TraceCount, TraceSummary,
 };
 pub use detect::open;
 pub use error::FormatError;
 pub use format::Format;
 pub use options::OpenOptions;
 pub use oracle::ObjectMap;
+pub use pace::Pace;
 pub use params::TraceParams;
 pub use readahead::read_ahead;
 pub use record::{NextAccess, Record, RecordSource, SkipCounts};

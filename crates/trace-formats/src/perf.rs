@@ -22,8 +22,8 @@
 use crate::format::Format;
 use crate::lines::{
     check_address, is_blank, offset_in, parse_hex, parse_pid, parse_time, quote, skip_blanks, split_token,
-    token_is, trim_end, trim_start, usual_cpu, usual_pid, usual_time, LineAccess, LineFormat, LineSource,
-    Step,
+    token_is, trim_end, trim_start, usual_cpu, usual_pid, usual_time, BadLines, LineAccess, LineFormat,
+    LineSource, Step,
 };
 use crate::options::OpenOptions;
 use std::io::BufRead;
@@ -36,7 +36,7 @@ pub struct PerfScriptReader {
 impl PerfScriptReader {
     /// Reads `reader` (already decompressed). `options.lenient` skips bad lines.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> PerfScriptReader {
-        PerfScriptReader { source: LineSource::new(reader, PerfScriptLines, options.lenient) }
+        PerfScriptReader { source: LineSource::new(reader, PerfScriptLines, BadLines::of(&options)) }
     }
 }
 

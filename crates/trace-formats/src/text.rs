@@ -27,7 +27,8 @@ use self::header::PAGE_MAX;
 use crate::error::FormatError;
 use crate::format::Format;
 use crate::lines::{
-    offset_in, quote, LineAccess, LineFormat, LineReader, LineSource, Step, OUT_OF_RANGE, QUOTE_CHARS_MAX,
+    offset_in, quote, BadLines, LineAccess, LineFormat, LineReader, LineSource, Step, OUT_OF_RANGE,
+    QUOTE_CHARS_MAX,
 };
 use crate::options::OpenOptions;
 use std::io::BufRead;
@@ -43,7 +44,7 @@ impl TextReader {
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> Result<TextReader, FormatError> {
         let mut lines = LineReader::new(reader);
         let declared_pages = header::read_declared_pages(&mut lines)?;
-        let lines = LineSource::with_lines(lines, TextLines { declared_pages }, options.lenient);
+        let lines = LineSource::with_lines(lines, TextLines { declared_pages }, BadLines::of(&options));
         Ok(TextReader { source: lines })
     }
 }

@@ -11,10 +11,10 @@ use swapsim_core::thp::ThpHint;
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
 use swapsim_policies::ReadaheadConfig;
-use swapsim_trace_formats::{Format, ObjectMap};
+use swapsim_trace_formats::{Format, ObjectMap, Pace};
 
 use crate::timeline::TimelineEntry;
-use crate::trace::{Pace, TraceInput};
+use crate::trace::TraceInput;
 
 /// The effective scenario, as a report echoes it: every section with its defaults filled
 /// in and every device model expanded to its full profile.
@@ -99,8 +99,9 @@ pub struct ResolvedWorkload {
     /// Whether malformed lines are skipped.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lenient: bool,
-    /// Where think time comes from, when not from the timestamps.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Where think time comes from, when not from the timestamps, by its name
+    /// ([`Pace::name`]).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "pace_name")]
     pub pace: Option<Pace>,
     /// How many times the trace is replayed, when more than once.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,4 +217,13 @@ pub struct ThpSection {
 
 fn is_default_hibernation(h: &HibernationConfig) -> bool {
     *h == HibernationConfig::default()
+}
+
+/// Serialises a pace by its stable name: the pace type belongs to trace-formats, which
+/// knows no serialisation library.
+fn pace_name<S: serde::Serializer>(pace: &Option<Pace>, serializer: S) -> Result<S::Ok, S::Error> {
+    match pace {
+        Some(pace) => serializer.serialize_some(pace.name()),
+        None => serializer.serialize_none(),
+    }
 }

@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::ByteSize;
 use swapsim_trace_formats::oracle::{REGION_PAGES_DEFAULT, REGION_PAGES_MAX};
-use swapsim_trace_formats::{Format, ObjectMap, TraceParams};
+use swapsim_trace_formats::{Format, ObjectMap, Pace, TraceParams};
 
 use super::{ResolvedWorkload, Scenario, Workload};
-use crate::trace::{self, Pace, PathOrigin, TraceInput, TraceSource};
+use crate::trace::{self, PathOrigin, TraceInput, TraceSource};
 
 /// `[workload]`: a trace file, a generator or a job queue, exactly one of them.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
