@@ -59,7 +59,7 @@ use crate::config::ValidatedConfig;
 use crate::device::BlockDevice;
 use crate::error::SimError;
 use crate::event::Event;
-use crate::ids::{SwapSlot, TaskId};
+use crate::ids::{Pfn, SwapSlot, TaskId};
 use crate::lru::Lru;
 use crate::mm::frames::flag;
 use crate::mm::Mm;
@@ -263,15 +263,41 @@ impl World {
         (out, end)
     }
 
-    /// [`World::after_io`] once something is to be delivered. Nothing delivered here
-    /// issues I/O, so the news taken at the start is all there is.
+    /// [`World::after_io`] once something is to be delivered.
     #[inline(never)]
     fn deliver_io(&mut self) {
-        let news = self.mm.take_news();
-        for &pfn in &news.rotations {
-            self.lru.rotate_reclaimable(&mut self.mm, pfn);
+        if !self.mm.news().rotations.is_empty() {
+            let rotations = self.mm.take_rotations();
+            for &pfn in &rotations {
+                self.lru.rotate_reclaimable(&mut self.mm, pfn);
+            }
+            self.mm.recycle_rotations(rotations);
         }
-        for &(pfn, at) in &news.reads_done {
+        if !self.mm.news().reads_done.is_empty() {
+            let reads_done = self.mm.take_reads_done();
+            self.finish_reads(&reads_done);
+            self.mm.recycle_reads_done(reads_done);
+        }
+        if let Some(at) = self.mm.take_write_done().filter(|_| self.sleepers.writeback > 0) {
+            for t in (0..self.tasks.len()).map(TaskId::from_index) {
+                if matches!(self.tasks[t].wait, Some(Wait::Writeback)) {
+                    self.wake(t, at, at);
+                }
+            }
+        }
+        if let Some(at) = self.mm.take_io_done().filter(|_| self.sleepers.any_io > 0) {
+            for t in (0..self.tasks.len()).map(TaskId::from_index) {
+                if matches!(self.tasks[t].wait, Some(Wait::AnyIo)) {
+                    self.wake(t, at, at);
+                }
+            }
+        }
+    }
+
+    /// Wakes the tasks that sleep on the folios whose reads completed, finishing their
+    /// swap faults.
+    fn finish_reads(&mut self, reads_done: &[(Pfn, SimTime)]) {
+        for &(pfn, at) in reads_done {
             self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
             // Every task waiting on the folio wakes (threads of one process can fault
             // on the same page, and swapoff on a page a task faults on), in task
@@ -289,21 +315,6 @@ impl World {
             }
             assert!(woken, "a WAITED folio has a sleeping task");
         }
-        if let Some(at) = news.write_done.filter(|_| self.sleepers.writeback > 0) {
-            for t in (0..self.tasks.len()).map(TaskId::from_index) {
-                if matches!(self.tasks[t].wait, Some(Wait::Writeback)) {
-                    self.wake(t, at, at);
-                }
-            }
-        }
-        if let Some(at) = news.io_done.filter(|_| self.sleepers.any_io > 0) {
-            for t in (0..self.tasks.len()).map(TaskId::from_index) {
-                if matches!(self.tasks[t].wait, Some(Wait::AnyIo)) {
-                    self.wake(t, at, at);
-                }
-            }
-        }
-        self.mm.recycle_news(news);
     }
 
     /// Processes one event, the user tasks reading `streams`. Returns `Ok(false)` when the

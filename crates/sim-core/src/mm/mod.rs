@@ -270,23 +270,25 @@ impl Mm {
         &self.news
     }
 
-    /// Takes what completions left for the engine to deliver, leaving it empty.
-    pub(crate) fn take_news(&mut self) -> IoNews {
-        std::mem::take(&mut self.news)
+    /// Takes the reads that completed for folios tasks sleep on.
+    pub(crate) fn take_reads_done(&mut self) -> Vec<(Pfn, SimTime)> {
+        std::mem::take(&mut self.news.reads_done)
     }
 
-    /// Hands back the lists of delivered news, cleared, for the next completions to fill
-    /// without allocating.
-    pub(crate) fn recycle_news(&mut self, spent: IoNews) {
-        let IoNews { mut rotations, mut reads_done, .. } = spent;
-        if self.news.rotations.is_empty() {
-            rotations.clear();
-            self.news.rotations = rotations;
-        }
-        if self.news.reads_done.is_empty() {
-            reads_done.clear();
-            self.news.reads_done = reads_done;
-        }
+    /// Hands back a list of delivered reads, cleared, for the next completions.
+    pub(crate) fn recycle_reads_done(&mut self, mut spent: Vec<(Pfn, SimTime)>) {
+        spent.clear();
+        self.news.reads_done = spent;
+    }
+
+    /// Takes the latest write completion not yet announced to tasks waiting on writeback.
+    pub(crate) fn take_write_done(&mut self) -> Option<SimTime> {
+        self.news.write_done.take()
+    }
+
+    /// Takes the latest completion not yet announced to kernel tasks waiting on any I/O.
+    pub(crate) fn take_io_done(&mut self) -> Option<SimTime> {
+        self.news.io_done.take()
     }
 
     /// Takes the folios whose writeback ended for the LRU to rotate (reclaim does so
