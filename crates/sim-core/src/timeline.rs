@@ -7,6 +7,7 @@
 //! effect at once. Policies are built by the caller, so that the core never depends on a
 //! concrete policy.
 
+use crate::ids::TaskId;
 use crate::policy::readahead::Readahead;
 use crate::stats::{BlockTotals, Vmstat};
 use crate::time::{SimDuration, SimTime};
@@ -24,8 +25,8 @@ pub enum Trigger {
     /// When task `task` (its index in the setup) has completed `accesses` accesses: a
     /// point inside the workload, such as the end of a fill.
     AfterAccesses {
-        /// Index of the task in [`crate::Setup::tasks`].
-        task: usize,
+        /// The task: its index in [`crate::Setup::tasks`].
+        task: TaskId,
         /// Completed accesses of that task.
         accesses: u64,
     },

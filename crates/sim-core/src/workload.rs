@@ -6,7 +6,7 @@
 //! [`AccessSource::next_use`]).
 
 use crate::error::TraceError;
-use crate::ids::VirtPage;
+use crate::ids::{TaskId, VirtPage};
 
 /// One memory access by a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,7 +147,7 @@ pub enum TaskStart {
     /// When task `index` of [`crate::Setup::tasks`] ends; it must be an earlier task, so
     /// that every task eventually starts. N chains of such tasks run N "slots" of work
     /// back to back.
-    AfterTask(usize),
+    AfterTask(TaskId),
     /// When `n` tasks have ended, whichever they are; `n` must be at least 1 and at most
     /// the task's own index. With the first N tasks starting at once and task `i` waiting
     /// for `i - N + 1` ends, the tasks form a queue served by N workers in index order:

@@ -17,7 +17,7 @@
 use anyhow::{anyhow, bail, Result};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
-use swapsim_core::{ByteSize, HibernateOp, Operation, SimDuration, SimTime, Trigger};
+use swapsim_core::{ByteSize, HibernateOp, Operation, SimDuration, SimTime, TaskId, Trigger};
 use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
 /// One `[[timeline]]` entry: when it runs and what it does.
@@ -227,7 +227,9 @@ impl TimelineEntry {
             bail!("{}: give either at or after_accesses, not both", field("at"));
         }
         let trigger = match (when.after_accesses, when.at.as_deref()) {
-            (Some(accesses), _) => Trigger::AfterAccesses { task: when.task.unwrap_or(0), accesses },
+            (Some(accesses), _) => {
+                Trigger::AfterAccesses { task: TaskId::from_index(when.task.unwrap_or(0)), accesses }
+            }
             (None, None | Some("after-previous")) => Trigger::AfterPrevious,
             (None, Some("workload-end")) => Trigger::WorkloadEnd,
             (None, Some(at)) => Trigger::At(parse_time(at).map_err(|e| anyhow!("{}: {e}", field("at")))?),

@@ -52,7 +52,7 @@ fn run(cfg: CoreConfig, zram: bool, pages: u64, ops: Vec<Operation>) -> Simulati
         .enumerate()
         .map(|(i, op)| TimelineOp {
             trigger: if i == 0 {
-                Trigger::AfterAccesses { task: 0, accesses: pages }
+                Trigger::AfterAccesses { task: crate::ids::TaskId(0), accesses: pages }
             } else {
                 Trigger::AfterPrevious
             },

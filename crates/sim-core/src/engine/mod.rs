@@ -1,26 +1,39 @@
 //! The engine: setup, the event loop, and the control flow around the memory model.
 //!
-//! Control flow lives here. Events are a closed enum ([`crate::event::Event`]) dispatched
-//! by one `match` ([`Simulation::step`]). Tasks replay their access streams inline: an
-//! access to a resident page only sets PTE bits and costs CPU time, with no event, and a
-//! task runs ahead until its clock passes the next queued event. Events exist only for
-//! what must wait: a CPU resuming a task, a block request completing, kswapd's next batch,
-//! a timeline operation.
+//! Control flow lives here. Events are a closed enum ([`crate::event::Event`]: a CPU
+//! resuming a task, a block request completing, kswapd's next batch, zswap's pool-limit
+//! worker's next batch, a timeline operation) dispatched by one `match` in `World::step`.
+//! Tasks replay their access streams inline: an access to a resident page only sets PTE
+//! bits and costs CPU time, with no event, and a task runs ahead until its clock passes
+//! the next queued event.
 //!
-//! The engine drives; the memory model ([`Mm`], `crate::mm`) performs the mechanics a
-//! folio goes through; the [`Lru`] (built by `crate::lru::build`, so the engine names no
-//! implementation) decides list placement, which folios reclaim sees, reference checks,
-//! refaults and shadows. Costs of kernel work are charged from the CPU cost profile by
-//! advancing `Mm::now`, the clock of whichever context (task or kswapd) is acting.
+//! A [`Simulation`] is the [`World`] (the machine, its tasks, CPUs and timeline: a plain
+//! clone, which is what a fork is) plus the user tasks' access streams. The engine drives;
+//! the memory model ([`Mm`], `crate::mm`) performs the mechanics a folio goes through and
+//! owns the event queue; the [`Lru`] (built by `crate::lru::build`, so the engine names
+//! no implementation) decides list placement, which folios reclaim sees, reference
+//! checks, refaults and shadows. Kernel work is charged from the CPU cost profile by
+//! advancing the clock of the acting context (a task, kswapd or zswap's worker),
+//! `Mm::now`, which the engine sets where control passes from one context to another.
 //!
-//! Files, each named after what it models: `setup.rs` (building a simulation), `task.rs`
-//! (tasks and CPUs), `sched.rs` (running tasks on CPUs, sleeping and waking), `fault.rs`
-//! (the fault path: `do_anonymous_page`, `do_swap_page`, `swapin_readahead`), `charge.rs`
-//! (memcg charging, the page allocator's watermarks, the OOM killer), `exit.rs`
-//! (`exit_mmap`: tearing down an address space when its process exits or is killed),
-//! `reclaim.rs` (reclaim drivers and kswapd), `invariants.rs`, `report.rs`, and `ops/`
-//! (timeline operations, one file per family). Each file states what it simplifies;
-//! ARCHITECTURE.md collects the list.
+//! Files, each named after what it models:
+//! - `setup.rs`: validating a setup and building a simulation from it;
+//! - `wait.rs` and `job.rs`: plain data, the leaves (what a step ended in and what a task
+//!   sleeps on; the state of each kernel task's job);
+//! - `task.rs` (tasks and CPUs) and `stream.rs` (a user task's access stream and the
+//!   accesses read ahead of it);
+//! - `sched.rs`: running tasks on CPUs until they yield, sleeping and waking;
+//! - `fault.rs` (`do_anonymous_page`, `do_swap_page`, `swapin_readahead`), `bypass.rs`
+//!   (the swap-cache bypass on synchronous devices) and `mthp.rs` (large folios on faults);
+//! - `charge.rs`: memcg charging, the page allocator's watermarks, the OOM killer;
+//! - `exit.rs`: `exit_mmap`, tearing down an address space when its process exits or is
+//!   killed;
+//! - `reclaim.rs` (reclaim drivers and kswapd) and `zswap.rs` (zswap's writeback, its
+//!   memory-pressure shrinker and its pool-limit worker);
+//! - `ops/`: timeline operations, one file per family, run as kernel tasks' jobs;
+//! - `fork.rs` (forking and retuning a simulation), `invariants.rs`, `report.rs`.
+//!
+//! Each file states what it simplifies; ARCHITECTURE.md collects the list.
 
 mod bypass;
 mod charge;
@@ -182,6 +195,8 @@ pub(crate) struct World {
     after_task: Vec<(TaskId, TaskId)>,
     /// Tasks waiting for a number of ends, as (ends, the waiting task), sorted.
     after_ends: Vec<(u32, TaskId)>,
+    /// The simulated time a run may reach (`limits.max_sim_seconds`).
+    time_limit: SimTime,
     /// Scratch for a swap fault's readahead window, kept so that a fault allocates none.
     window_scratch: Vec<SwapSlot>,
     /// A page has been swapped in (a swap fault or swapoff began): the swap-in knobs have
@@ -254,6 +269,7 @@ impl World {
     /// Runs `f` on behalf of another context acting from `at` (a sleeper whose swap fault
     /// is finished as it wakes), and gives the acting context its own clock back after.
     /// Returns what `f` returned and the other context's clock when it was done.
+    #[inline(always)]
     fn acting_at<R>(&mut self, at: SimTime, f: impl FnOnce(&mut World) -> R) -> (R, SimTime) {
         let own = self.mm.now();
         self.mm.act_at(at);
@@ -296,6 +312,7 @@ impl World {
 
     /// Wakes the tasks that sleep on the folios whose reads completed, finishing their
     /// swap faults.
+    #[inline]
     fn finish_reads(&mut self, reads_done: &[(Pfn, SimTime)]) {
         for &(pfn, at) in reads_done {
             self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
@@ -337,12 +354,11 @@ impl World {
             return Ok(false);
         };
         self.end = self.end.max(now);
-        let limits = &self.mm.cfg.limits;
-        if self.mm.events() > limits.max_events {
+        if self.mm.events() > self.mm.cfg.limits.max_events {
             self.outcome = Some(Outcome::EventLimit);
             return Ok(false);
         }
-        if now.0 > limits.max_sim_seconds.saturating_mul(1_000_000_000) {
+        if now > self.time_limit {
             self.outcome = Some(Outcome::TimeLimit);
             return Ok(false);
         }

@@ -151,8 +151,8 @@ thread_local! {
 pub(crate) enum Yield {
     /// Its clock passed the queue's next event: the CPU runs it again at its clock.
     Preempted,
-    /// It sleeps until what it waits for completes.
-    Slept(Wait),
+    /// It sleeps until what it waits for completes (its `wait`, which the runner set).
+    Slept,
     /// A user task's stream is over.
     Ended,
     /// A kernel task's job is over, with this result.
@@ -229,7 +229,7 @@ impl World {
                     self.cpus[c].scheduled = true;
                     return Ok(());
                 }
-                Yield::Slept(wait) => self.sleep(t, c, wait),
+                Yield::Slept => self.sleep(t, c),
                 Yield::Ended => self.end_task(t, c),
                 Yield::Finished(finish) => self.end_job(t, c, finish),
                 Yield::Killed => self.kill_process_of(t, c),
@@ -316,35 +316,40 @@ impl World {
                         // The access is retried once writeback makes room.
                         Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
                     }
-                    return Ok(Yield::Slept(wait));
+                    self.tasks[t].wait = Some(wait);
+                    return Ok(Yield::Slept);
                 }
                 Step::Oom => return Ok(Yield::Killed),
             }
         }
     }
 
-    /// Runs kernel task `t`'s job, step by step, until it yields. Each step works on the
-    /// job taken out of the task, and the job goes back after it.
+    /// Runs kernel task `t`'s job, step by step, until it yields. The steps work on the
+    /// job taken out of the task, which goes back when the task yields.
     #[inline(never)]
     fn run_kernel(&mut self, t: TaskId) -> Yield {
-        loop {
+        let mut job = self.take_job(t);
+        let why = loop {
             if self.preempted(t) {
-                return Yield::Preempted;
+                break Yield::Preempted;
             }
             self.mm.act_at(self.tasks[t].clock);
-            let mut job = self.take_job(t);
             let step = self.job_step(t, &mut job);
-            if let TaskKind::Kernel(slot) = &mut self.tasks[t].kind {
-                *slot = job;
-            }
             self.tasks[t].clock = self.mm.now();
             self.flush_dispatched();
             match step {
                 JobStep::Continue => self.after_io(),
-                JobStep::Wait(wait) => return Yield::Slept(wait),
-                JobStep::Finished(finish) => return Yield::Finished(finish),
+                JobStep::Wait(wait) => {
+                    self.tasks[t].wait = Some(wait);
+                    break Yield::Slept;
+                }
+                JobStep::Finished(finish) => break Yield::Finished(finish),
             }
+        };
+        if let TaskKind::Kernel(slot) = &mut self.tasks[t].kind {
+            *slot = job;
         }
+        why
     }
 
     /// User task `t` on CPU `c` has ended its stream: its process exits if its end is
@@ -452,13 +457,15 @@ impl World {
         count_access(accesses, &mut tasks[t], mm, *timeline_next, progress, 1);
     }
 
-    /// Task `t` leaves CPU `c` to sleep on `wait`; completions absorbed meanwhile are
-    /// delivered after its state is final, so that a read it waits on can wake it.
-    pub(super) fn sleep(&mut self, t: TaskId, c: CpuId, wait: Wait) {
+    /// Task `t` leaves CPU `c` to sleep on what its `wait` says; completions absorbed
+    /// meanwhile are delivered after its state is final, so that a read it waits on can
+    /// wake it.
+    pub(super) fn sleep(&mut self, t: TaskId, c: CpuId) {
         let task = &mut self.tasks[t];
         task.state = TaskState::Blocked;
-        self.sleepers.add(&wait);
-        task.wait = Some(wait);
+        if let Some(wait) = &task.wait {
+            self.sleepers.add(wait);
+        }
         task.blocked_since = task.clock;
         self.cpus[c].current = None;
         self.after_io();

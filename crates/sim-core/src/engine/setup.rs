@@ -47,8 +47,8 @@ impl Setup {
         let n_tasks = self.tasks.len();
         for (i, op) in self.timeline.iter().enumerate() {
             if let crate::timeline::Trigger::AfterAccesses { task, .. } = op.trigger {
-                if task >= n_tasks {
-                    return Err(SetupError::TimelineTask { op: i, task, tasks: n_tasks });
+                if task.index() >= n_tasks {
+                    return Err(SetupError::TimelineTask { op: i, task: task.index(), tasks: n_tasks });
                 }
             }
         }
@@ -56,9 +56,9 @@ impl Setup {
             let name = || spec.name.clone();
             match spec.start {
                 TaskStart::AtStart => {}
-                TaskStart::AfterTask(j) if j < i => {}
+                TaskStart::AfterTask(j) if j.index() < i => {}
                 TaskStart::AfterTask(j) => {
-                    return Err(SetupError::StartsAfterLater { task: i, name: name(), after: j })
+                    return Err(SetupError::StartsAfterLater { task: i, name: name(), after: j.index() })
                 }
                 TaskStart::AfterEnds(n) if n >= 1 && n as usize <= i => {}
                 TaskStart::AfterEnds(n) => {
@@ -137,7 +137,7 @@ impl Simulation {
             let id = TaskId::from_index(i);
             match spec.start {
                 TaskStart::AtStart => {}
-                TaskStart::AfterTask(j) => after_task.push((TaskId::from_index(j), id)),
+                TaskStart::AfterTask(j) => after_task.push((j, id)),
                 TaskStart::AfterEnds(n) => after_ends.push((n, id)),
             }
             streams.push(Stream::new(spec.accesses));
@@ -159,6 +159,7 @@ impl Simulation {
         let mut policies = setup.policies;
         let zswap_policy =
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
+        let mm_time_limit = cfg.limits.max_sim_seconds.saturating_mul(1_000_000_000);
         let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
         let mut sim = World {
             mm,
@@ -199,6 +200,7 @@ impl Simulation {
                 after_ends.sort_by_key(|&(n, _)| n);
                 after_ends
             },
+            time_limit: SimTime(mm_time_limit),
             window_scratch: Vec::new(),
             swapped_in: false,
             swapin_knobs_set: false,

@@ -266,7 +266,7 @@ fn a_mark_after_n_accesses_splits_the_run_into_phases() {
             Box::new(acc.into_iter().map(|(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None })),
         )],
         timeline: vec![TimelineOp {
-            trigger: Trigger::AfterAccesses { task: 0, accesses: 128 },
+            trigger: Trigger::AfterAccesses { task: crate::ids::TaskId(0), accesses: 128 },
             op: Operation::Mark("fill-end".into()),
         }],
     };
@@ -297,7 +297,7 @@ fn a_checkpoint_for_a_missing_task_is_a_setup_error() {
         policies: Policies::default(),
         tasks: Vec::new(),
         timeline: vec![TimelineOp {
-            trigger: Trigger::AfterAccesses { task: 3, accesses: 1 },
+            trigger: Trigger::AfterAccesses { task: crate::ids::TaskId(3), accesses: 1 },
             op: Operation::Mark("x".into()),
         }],
     };
@@ -376,7 +376,7 @@ fn the_resident_hit_loop_changes_nothing() {
             policies: Policies::default(),
             tasks: vec![task("a", 0), task("b", 17)],
             timeline: vec![TimelineOp {
-                trigger: Trigger::AfterAccesses { task: 0, accesses: 25_001 },
+                trigger: Trigger::AfterAccesses { task: crate::ids::TaskId(0), accesses: 25_001 },
                 op: Operation::Mark("middle".into()),
             }],
         }
@@ -522,7 +522,7 @@ fn jobs_exit_while_io_holds_their_folios() {
         tasks: (0..6).map(|i| job(i, 2, 48)).collect(),
         timeline: vec![
             TimelineOp {
-                trigger: Trigger::AfterAccesses { task: 4, accesses: 10 },
+                trigger: Trigger::AfterAccesses { task: crate::ids::TaskId(4), accesses: 10 },
                 op: Operation::Mark("job4".into()),
             },
             TimelineOp { trigger: Trigger::At(SimTime(1_000_000_000)), op: Operation::SwapOutAll },
@@ -574,7 +574,7 @@ fn a_task_after_another_starts_at_its_end() {
     let writes = |pages: u64| (0..pages).map(|p| Access { vpage: VirtPage(p), write: true, think_ns: None });
     let first = TaskSpec::new("first", vec![RegionSpec::new(VirtPage(0), 16)], Box::new(writes(16)));
     let mut second = TaskSpec::new("second", vec![RegionSpec::new(VirtPage(0), 8)], Box::new(writes(8)));
-    second.start = crate::workload::TaskStart::AfterTask(0);
+    second.start = crate::workload::TaskStart::AfterTask(crate::ids::TaskId(0));
     let setup = Setup {
         config: config(64, 256).validate().unwrap(),
         seed: 1,
@@ -609,10 +609,10 @@ fn start_conditions_must_name_earlier_tasks() {
         };
         Simulation::new(setup).map(|_| ()).map_err(|err| err.to_string())
     };
-    assert_eq!(check(TaskStart::AfterTask(0)), Ok(()));
+    assert_eq!(check(TaskStart::AfterTask(crate::ids::TaskId(0))), Ok(()));
     assert_eq!(check(TaskStart::AfterEnds(1)), Ok(()));
     assert_eq!(
-        check(TaskStart::AfterTask(1)),
+        check(TaskStart::AfterTask(crate::ids::TaskId(1))),
         Err("setup: task 1 (t): starts after task 1, which is not an earlier task".into())
     );
     assert_eq!(

@@ -138,11 +138,12 @@ fn opt_runs_are_deterministic() {
         };
         let tasks = vec![(140, first_touch_writes(&mk(1))), (140, first_touch_writes(&mk(2)))];
         let dev = TestDevice { ns: 20_000, synchronous: false, depth: 2 };
-        format!("{:?}", run(opt_setup(&m, dev, Box::new(AlignedWindow), tasks)).expect("runs"))
+        run(opt_setup(&m, dev, Box::new(AlignedWindow), tasks)).expect("runs")
     };
     let a = report();
-    assert_eq!(a, report());
-    assert!(a.contains("pswpin"), "report is non-trivial");
+    assert_eq!(format!("{a:?}"), format!("{:?}", report()));
+    // The run exercises what could differ: both tasks swap out and back in.
+    assert!(a.vmstat.pswpout > 50 && a.vmstat.pswpin > 50, "{:?}", a.vmstat);
 }
 
 #[test]

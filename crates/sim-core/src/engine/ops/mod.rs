@@ -19,10 +19,11 @@ use crate::ids::{CpuId, DeviceId, TaskId};
 use crate::time::SimTime;
 use crate::timeline::{OpReport, OpResult, Operation, TimelineOp, Trigger};
 
-/// The operation in progress and the counters when it started.
+/// The operation in progress: its report so far, when it started and the counters then.
 #[derive(Clone, Debug)]
 pub(crate) struct RunningOp {
     pub(crate) report: OpReport,
+    pub(crate) started: SimTime,
     pub(crate) at_start: Counters,
 }
 
@@ -55,7 +56,7 @@ impl World {
             Trigger::WorkloadEnd if self.workload_done => now,
             Trigger::WorkloadEnd => return,
             Trigger::AfterAccesses { task, accesses } => {
-                let t = &mut self.tasks[TaskId::from_index(task)];
+                let t = &mut self.tasks[task];
                 if t.accesses < accesses
                     && !matches!(t.state, super::task::TaskState::Done | super::task::TaskState::Killed)
                 {
@@ -106,7 +107,7 @@ impl World {
             }
             None => self.start(op, now, &mut report),
         };
-        self.op_running = Some(RunningOp { report, at_start });
+        self.op_running = Some(RunningOp { report, started: now, at_start });
         match started {
             Started::Done => self.op_finished(now),
             Started::Job(name, job) => self.spawn_kernel_task(name, job, now),
@@ -212,11 +213,11 @@ impl World {
 
     /// Closes the running operation's report at `now` and arms the next one.
     pub(super) fn op_finished(&mut self, now: SimTime) {
-        let Some(RunningOp { mut report, at_start }) = self.op_running.take() else { return };
+        let Some(RunningOp { mut report, started, at_start }) = self.op_running.take() else { return };
         self.end = self.end.max(now);
         let c = self.counters();
         report.end_s = Some(now.as_secs_f64());
-        report.duration_s = Some(now.since(SimTime((report.start_s * 1e9).round() as u64)).as_secs_f64());
+        report.duration_s = Some(now.since(started).as_secs_f64());
         fill_deltas(&mut report, &at_start, &c);
         self.op_reports.push(report);
         self.arm_next_op(now);
