@@ -1,7 +1,7 @@
 //! The LRU boundary: which folios reclaim looks at, and where folios go afterwards.
 //!
 //! An `Lru` owns list membership and aging: the classic active/inactive lists
-//! (`classic.rs`), MGLRU's generations (`mglru.rs`) and Belady's optimal policy
+//! (`classic.rs`), MGLRU's generations (`mglru/`) and Belady's optimal policy
 //! (`opt.rs`, a reference model that evicts by next use) implement it. It does not free
 //! anything itself: it hands isolated folios to [`Mm::shrink_folio_list`], which performs
 //! the mechanics (trylock, writeback, swap allocation, unmapping, pageout, freeing) and
