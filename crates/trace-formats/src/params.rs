@@ -25,9 +25,9 @@
 use std::fmt;
 use std::num::NonZeroU32;
 
-/// The largest column index accepted: a line holds at most 4096 bytes, so at most 4097
-/// fields.
-pub(crate) const COLUMN_MAX: u32 = crate::lines::LINE_BYTES_MAX as u32 + 1;
+/// The largest column index accepted: a line holds at most 4096 bytes (the line reader's
+/// `LINE_BYTES_MAX`, which checks this), so at most 4097 fields.
+pub(crate) const COLUMN_MAX: u32 = 4097;
 
 /// Parameters of libCacheSim's `txt` and `csv` traces; every field `None` when not given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

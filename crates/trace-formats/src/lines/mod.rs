@@ -41,6 +41,10 @@ pub(crate) use syntax::{
 /// most 14 bytes, the rest is room for its header lines and comments, and it is far above
 /// any real perf, ftrace or lackey line.
 pub(crate) const LINE_BYTES_MAX: usize = 4096;
+const _: () = assert!(
+    crate::params::COLUMN_MAX as usize == LINE_BYTES_MAX + 1,
+    "a line holds one more field than bytes"
+);
 
 /// Virtual addresses must lie below 2^57, the top of 5-level paging's address space.
 pub(crate) const ADDRESS_LIMIT: u64 = 1 << 57;
