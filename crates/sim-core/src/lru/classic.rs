@@ -463,12 +463,7 @@ impl Lru for ClassicLru {
             assert_eq!(n, len, "lru {which}: length counter");
             seen += n;
         }
-        let flagged: u64 = mm
-            .frames
-            .folios()
-            .filter(|&p| mm.frames.test(p, flag::LRU))
-            .map(|p| u64::from(mm.frames.nr_pages(p)))
-            .sum();
+        let flagged = mm.frames.lru_flagged_pages();
         assert_eq!(seen, flagged, "pages of folios flagged LRU vs pages on lists");
     }
 }

@@ -357,6 +357,12 @@ impl Frames {
         m.flags & flag::IN_USE != 0 && m.order & TAIL == 0
     }
 
+    /// Pages of the folios flagged `PG_lru`, recounted from the flags (for the LRUs'
+    /// invariant checks).
+    pub(crate) fn lru_flagged_pages(&self) -> u64 {
+        self.folios().filter(|&p| self.test(p, flag::LRU)).map(|p| u64::from(self.nr_pages(p))).sum()
+    }
+
     /// Heads of the folios in use, in index order.
     pub(crate) fn folios(&self) -> impl Iterator<Item = Pfn> + '_ {
         let mut i = 0;

@@ -47,11 +47,7 @@ impl LineReader {
         }
         self.partial.clear();
         loop {
-            let available = match self.reader.fill_buf() {
-                Ok(available) => available,
-                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
-                Err(err) => return Err(LineError::Io(err)),
-            };
+            let available = fill(&mut self.reader)?;
             if available.is_empty() {
                 if self.partial.is_empty() {
                     return Ok(None);
@@ -96,13 +92,7 @@ impl LineReader {
         if self.discarding {
             self.discard_rest_of_line()?;
         }
-        loop {
-            match self.reader.fill_buf() {
-                Ok(available) => return Ok(available.first() == Some(&byte)),
-                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
-                Err(err) => return Err(LineError::Io(err)),
-            }
-        }
+        Ok(fill(&mut self.reader)?.first() == Some(&byte))
     }
 
     /// The bytes in the reader's buffer, filled first if it is empty; for a caller that
@@ -138,11 +128,7 @@ impl LineReader {
     /// Consumes input up to and including the next newline.
     fn discard_rest_of_line(&mut self) -> Result<(), LineError> {
         loop {
-            let available = match self.reader.fill_buf() {
-                Ok(available) => available,
-                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
-                Err(err) => return Err(LineError::Io(err)),
-            };
+            let available = fill(&mut self.reader)?;
             if available.is_empty() {
                 self.discarding = false;
                 return Ok(());
@@ -164,4 +150,18 @@ impl LineReader {
 
 fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// `reader`'s buffer, filled if it is empty, retrying a read the OS interrupted.
+#[inline]
+fn fill<R: BufRead>(reader: &mut R) -> Result<&[u8], LineError> {
+    loop {
+        match reader.fill_buf() {
+            // The borrow checker cannot see that the retry ends the first borrow: read
+            // the buffer again once it is known to be filled.
+            Ok(_) => return reader.fill_buf().map_err(LineError::Io),
+            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+            Err(err) => return Err(LineError::Io(err)),
+        }
+    }
 }

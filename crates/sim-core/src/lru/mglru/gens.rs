@@ -216,12 +216,7 @@ impl Gens {
             });
         }
         assert_eq!(counted, self.nr_pages, "pages per generation vs nr_pages");
-        let flagged: u64 = mm
-            .frames
-            .folios()
-            .filter(|&p| mm.frames.test(p, flag::LRU))
-            .map(|p| u64::from(mm.frames.nr_pages(p)))
-            .sum();
+        let flagged = mm.frames.lru_flagged_pages();
         assert_eq!(listed, flagged, "pages of folios flagged LRU vs pages on generations");
         for p in mm.frames.folios() {
             let on = mm.frames.test(p, flag::LRU);
