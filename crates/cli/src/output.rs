@@ -78,6 +78,10 @@ pub(crate) fn workload_line(workload: &ResolvedWorkload) -> String {
             jobs.link_fraction * 100.0
         );
     }
+    if let Some(queue) = &workload.queue {
+        let traces = if queue.jobs.len() == 1 { "trace" } else { "traces" };
+        return format!("workload: queue of {} {traces}, -j {}", queue.jobs.len(), queue.concurrency);
+    }
     match (&workload.trace, &workload.generator) {
         (Some(path), _) => {
             let mut line = format!("workload: trace {path}");
@@ -127,8 +131,46 @@ pub(crate) fn jobs_text(jobs: &JobsReport) -> String {
     if jobs.oom_killed > 0 {
         text.push_str(&format!(", {} OOM-killed", jobs.oom_killed));
     }
-    text.push_str(&format!(", wall {:.6} s", jobs.wall_s));
+    text.push_str(&format!(", wall {:.6} s, makespan {:.6} s", jobs.wall_s, jobs.makespan_s));
     text
+}
+
+/// Most jobs the table report lists one by one; a longer queue's jobs are in the JSON
+/// report.
+const JOBS_LISTED_MAX: usize = 50;
+
+/// Each job's start, end, faults and swap-ins, one line per job.
+fn write_jobs(t: &mut String, jobs: &JobsReport) -> Result<()> {
+    if jobs.per_job.len() > JOBS_LISTED_MAX {
+        writeln!(t, "per job: {} jobs, listed in the JSON report (--format json)", jobs.per_job.len())?;
+        return Ok(());
+    }
+    let width = jobs.per_job.iter().map(|j| j.name.len()).max().unwrap_or(0).clamp(3, 48);
+    writeln!(
+        t,
+        "{:<width$}  {:>10} {:>10} {:>9} {:>9} {:>9}  outcome",
+        "job", "start s", "end s", "faults", "majflt", "swapins"
+    )?;
+    let time = |s: Option<f64>| s.map_or_else(|| "-".to_string(), |s| format!("{s:.4}"));
+    for job in &jobs.per_job {
+        let outcome = match (job.oom_killed, job.start_s, job.end_s) {
+            (true, _, _) => "OOM-killed",
+            (false, None, _) => "not started",
+            (false, Some(_), None) => "running",
+            (false, Some(_), Some(_)) => "exited",
+        };
+        writeln!(
+            t,
+            "{:<width$}  {:>10} {:>10} {:>9} {:>9} {:>9}  {outcome}",
+            job.name,
+            time(job.start_s),
+            time(job.end_s),
+            job.faults,
+            job.major_faults,
+            job.swapins
+        )?;
+    }
+    Ok(())
 }
 
 /// Describes how a run ended.
@@ -187,6 +229,10 @@ pub(crate) fn write_table(
         writeln!(t, "jobs             {}", jobs_text(jobs))?;
     }
     writeln!(t)?;
+    if let Some(jobs) = report.jobs.as_ref().filter(|jobs| !jobs.per_job.is_empty()) {
+        write_jobs(t, jobs)?;
+        writeln!(t)?;
+    }
     if !doc.scenario.timeline.is_empty() || !report.operations.is_empty() {
         write_timeline(t, &doc.scenario.timeline, &report.operations)?;
         writeln!(t)?;

@@ -22,11 +22,31 @@ pub struct MachineConfig {
     pub min_free_kbytes: Option<u64>,
     /// `vm.watermark_scale_factor` in units of 0.01 %. Default 10.
     pub watermark_scale_factor: u32,
+    /// The scheduler's base slice in nanoseconds (EEVDF's `sysctl_sched_base_slice`):
+    /// how long a task runs before another runnable task on its CPU takes its turn.
+    /// Default the kernel's, 750 µs × (1 + log2 of the CPUs online, at most 8)
+    /// ([`MachineConfig::base_slice`]).
+    pub base_slice_ns: Option<u64>,
 }
 
 impl Default for MachineConfig {
     fn default() -> Self {
-        MachineConfig { memory: ByteSize::gib(4), cpus: 1, min_free_kbytes: None, watermark_scale_factor: 10 }
+        MachineConfig {
+            memory: ByteSize::gib(4),
+            cpus: 1,
+            min_free_kbytes: None,
+            watermark_scale_factor: 10,
+            base_slice_ns: None,
+        }
+    }
+}
+
+impl MachineConfig {
+    /// The base slice in nanoseconds: `base_slice_ns`, or the kernel's default for
+    /// `cpus` CPUs (`update_sysctl` with logarithmic tunable scaling: 750 µs ×
+    /// (1 + ilog2(min(cpus, 8)))).
+    pub fn base_slice(&self) -> u64 {
+        self.base_slice_ns.unwrap_or_else(|| 750_000 * u64::from(1 + self.cpus.clamp(1, 8).ilog2()))
     }
 }
 
@@ -190,9 +210,48 @@ pub struct CpuCosts {
     /// cache-friendly sweep of a PTE table with a test-and-clear of each young bit.
     /// Not fitted to a measurement (the validation kernel runs without MGLRU). Default 10.
     pub aging_pte_ns: u64,
+    /// A process started during the run (a job of a queue): `fork`, `execve`, the
+    /// dynamic loader and the program's start-up, on its CPU before its first access.
+    /// Default 500000.
+    pub exec_ns: u64,
+    /// Page faults a process started during the run takes while it starts (its binary,
+    /// libraries and stack, already in the page cache: minor faults that charge no memory
+    /// of the model). Default 0.
+    pub exec_faults: u64,
+    /// Tearing down an exiting process's memory (`exit_mmap`), per PTE that maps a page or
+    /// holds a swap entry, charged to the exiting task before its exit is seen. Default
+    /// 250.
+    pub exit_page_ns: u64,
 }
 
 impl CpuCosts {
+    /// These costs on a machine `factor` times as slow (a `factor` below 1 is faster):
+    /// every time multiplied and rounded to whole nanoseconds, `exec_faults` (a count)
+    /// unchanged.
+    pub fn scaled(&self, factor: f64) -> CpuCosts {
+        let t = |ns: u64| (ns as f64 * factor).round() as u64;
+        CpuCosts {
+            access_ns: t(self.access_ns),
+            fault_ns: t(self.fault_ns),
+            anon_fault_ns: t(self.anon_fault_ns),
+            swapin_map_ns: t(self.swapin_map_ns),
+            swapin_submit_ns: t(self.swapin_submit_ns),
+            reclaim_scan_ns: t(self.reclaim_scan_ns),
+            swapout_submit_ns: t(self.swapout_submit_ns),
+            reclaim_free_ns: t(self.reclaim_free_ns),
+            swapoff_walk_ns: t(self.swapoff_walk_ns),
+            context_switch_ns: t(self.context_switch_ns),
+            wakeup_ns: t(self.wakeup_ns),
+            fault_retry_ns: t(self.fault_retry_ns),
+            zswap_store_ns: t(self.zswap_store_ns),
+            zswap_load_ns: t(self.zswap_load_ns),
+            aging_pte_ns: t(self.aging_pte_ns),
+            exec_ns: t(self.exec_ns),
+            exec_faults: self.exec_faults,
+            exit_page_ns: t(self.exit_page_ns),
+        }
+    }
+
     /// Costs fitted to the timings of this project's validation cases (Linux 6.18 on a
     /// 2-core VM, validation/linux-6.18), by decomposing the measured times rather than
     /// by a free fit:
@@ -219,6 +278,13 @@ impl CpuCosts {
     ///   lzo's ≈1.5 µs plus `zswap_store_ns` 2 µs. The passes then leave ≈6.5 µs per
     ///   zswap load beyond decompression, the same work a fault that slept pays in
     ///   `fault_retry_ns` (the charge and the refault bookkeeping): `zswap_load_ns`.
+    /// - A process started by a launcher (the queue cases' jobs): 335 minor faults from the
+    ///   fork to the program's `main`, measured on the machine for a forked Python launcher
+    ///   that moves the child into the memory cgroup, pins it and execs a small program
+    ///   (about 230 of them copy-on-write faults of the parent's pages before `exec`);
+    ///   `exec_ns` 0.5 ms, the fork and `exec` on the job's CPU (the cgroup move's wait for
+    ///   an RCU grace period, about 7.5 ms, sleeps and belongs to the launcher's delay).
+    /// - Exit: `exit_mmap` of a process measured at about 280 ns per page mapped or swapped.
     pub fn this_vm() -> CpuCosts {
         CpuCosts {
             access_ns: 500,
@@ -236,6 +302,9 @@ impl CpuCosts {
             zswap_store_ns: 2000,
             zswap_load_ns: 6500,
             aging_pte_ns: 10,
+            exec_ns: 500_000,
+            exec_faults: 335,
+            exit_page_ns: 280,
         }
     }
 }
@@ -258,6 +327,9 @@ impl Default for CpuCosts {
             zswap_store_ns: 1500,
             zswap_load_ns: 2000,
             aging_pte_ns: 10,
+            exec_ns: 500_000,
+            exec_faults: 0,
+            exit_page_ns: 250,
         }
     }
 }
@@ -422,6 +494,12 @@ impl CoreConfig {
         }
         if self.machine.cpus == 0 || self.machine.cpus > 1024 {
             return bad("machine.cpus", format!("{} is outside 1..=1024", self.machine.cpus));
+        }
+        if let Some(slice) = self.machine.base_slice_ns.filter(|s| !(100_000..=100_000_000).contains(s)) {
+            return bad(
+                "machine.base_slice_ns",
+                format!("{slice} is outside 100000..=100000000 (0.1 ms to 100 ms)"),
+            );
         }
         if let Some(limit) = self.memcg.limit {
             if limit.pages() < 16 {

@@ -126,6 +126,21 @@ pub enum SetupError {
         /// The ends it waits for.
         ends: u32,
     },
+    /// A task waits for more process exits than there are other processes before it.
+    #[error(
+        "task {task} ({name}): starts after {exits} process exits, outside 1..={processes} (the other processes \
+         before it)"
+    )]
+    StartsAfterExits {
+        /// Index of the task.
+        task: usize,
+        /// Its name.
+        name: String,
+        /// The exits it waits for.
+        exits: u32,
+        /// Other processes among the tasks before it.
+        processes: usize,
+    },
     /// A task's declared region cannot be mapped.
     #[error("task {task}: region at page {start} of {pages} pages: {reason}")]
     Region {

@@ -19,4 +19,6 @@ pub(crate) enum Event {
     ZswapShrink,
     /// The timeline operation with this index starts.
     Timeline(u32),
+    /// A task whose start condition held starts, its start delay over.
+    Start(crate::ids::TaskId),
 }

@@ -71,7 +71,7 @@ pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
 pub use policy::zswap::{NoProtection, ZswapLruView, ZswapProtection, ZswapSwapin, ZswapVisit};
 pub use policy::{Feedback, Policies};
-pub use report::{JobsReport, Outcome, SimReport};
+pub use report::{JobReport, JobsReport, Outcome, SimReport};
 pub use rng::SimRng;
 pub use time::{SimDuration, SimTime};
 pub use timeline::{HibernateOp, HibernationReport, OpReport, OpResult, Operation, TimelineOp, Trigger};

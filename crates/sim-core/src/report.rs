@@ -68,6 +68,32 @@ pub struct JobsReport {
     /// From the first job's start to the last job's end (exit or kill), in simulated
     /// seconds: the build's wall time. 0 when no job has ended.
     pub wall_s: f64,
+    /// From the start of the run to the last job's end, in simulated seconds: the queue's
+    /// makespan as a launcher measures it, its delay before the first job included. 0
+    /// when no job has ended.
+    pub makespan_s: f64,
+    /// Each job (each task whose end is its process's exit), in the order of the setup.
+    pub per_job: Vec<JobReport>,
+}
+
+/// One job of a queue: when it ran and what its faults did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobReport {
+    /// The task's name.
+    pub name: String,
+    /// When it started, in simulated seconds; `None` if it never did.
+    pub start_s: Option<f64>,
+    /// When it ended (exited, its teardown included, or was killed), in simulated
+    /// seconds; `None` if it had not when the run ended.
+    pub end_s: Option<f64>,
+    /// Page faults it took (`pgfault`), its start-up's included.
+    pub faults: u64,
+    /// Major faults (`pgmajfault`): faults that read from swap.
+    pub major_faults: u64,
+    /// Pages its faults read from swap (`pswpin`), readahead included.
+    pub swapins: u64,
+    /// Whether the OOM killer took it.
+    pub oom_killed: bool,
 }
 
 /// Everything a run measured.
@@ -99,6 +125,10 @@ pub struct SimReport {
     /// The job queue's summary, present when some task's end is its process's exit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsReport>,
+    /// Per CPU the workload's tasks run on, the simulated seconds it spent running them
+    /// (their accesses, faults, reclaim and exits, and context switches): the CPU's user
+    /// and system time of `/proc/stat`. The rest of the run it was idle.
+    pub cpu_busy_s: Vec<f64>,
     /// zswap's gauges and counts when it is enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zswap: Option<crate::zswap::ZswapReport>,

@@ -19,6 +19,8 @@ pub struct SimDuration(pub u64);
 impl SimTime {
     /// The start of every run.
     pub const ZERO: SimTime = SimTime(0);
+    /// The end of time: later than any instant a run reaches.
+    pub const MAX: SimTime = SimTime(u64::MAX);
 
     /// Time elapsed since `earlier`, saturating at zero.
     pub fn since(self, earlier: SimTime) -> SimDuration {

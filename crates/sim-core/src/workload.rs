@@ -7,6 +7,7 @@
 
 use crate::error::TraceError;
 use crate::ids::{TaskId, VirtPage};
+use crate::time::SimDuration;
 
 /// One memory access by a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +133,13 @@ pub struct TaskSpec {
     /// request of an object brings in data that exists, and must take memory. Default false,
     /// the kernel's behaviour for anonymous memory.
     pub reads_create: bool,
+    /// Once its start condition holds, the task waits this long before it runs: the time
+    /// a launcher (a shell, `make`, a test harness) takes to start it. Default zero.
+    pub start_delay: SimDuration,
+    /// The task's process is started during the run by `exec`: when it starts, its CPU
+    /// pays `cpu.exec_ns` and counts `cpu.exec_faults` page faults before its first
+    /// access. Default false (the task's process is already running).
+    pub exec: bool,
 }
 
 /// When a task starts. A task that has not started yet is not runnable, holds no memory,
@@ -153,6 +161,11 @@ pub enum TaskStart {
     /// for `i - N + 1` ends, the tasks form a queue served by N workers in index order:
     /// each end hands the next task its slot, as `make -j N` does.
     AfterEnds(u32),
+    /// When `n` processes (address spaces) other than its own have ended, each when its
+    /// last task ended, whichever they are; `n` must be at least 1 and at most the number
+    /// of other processes among the tasks before it. The queue of [`TaskStart::AfterEnds`]
+    /// for processes of several threads: a job's threads start together, when a job ends.
+    AfterExits(u32),
 }
 
 impl TaskSpec {
@@ -171,6 +184,8 @@ impl TaskSpec {
             start: TaskStart::AtStart,
             exit_on_end: false,
             reads_create: false,
+            start_delay: SimDuration::ZERO,
+            exec: false,
         }
     }
 }
@@ -183,6 +198,8 @@ impl std::fmt::Debug for TaskSpec {
             .field("start", &self.start)
             .field("exit_on_end", &self.exit_on_end)
             .field("reads_create", &self.reads_create)
+            .field("start_delay", &self.start_delay)
+            .field("exec", &self.exec)
             .finish_non_exhaustive()
     }
 }

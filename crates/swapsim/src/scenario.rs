@@ -42,6 +42,7 @@ use crate::timeline::{self, CheckedEntry, TimelineEntry};
 use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource, TraceTally};
 
 mod keys;
+pub(crate) mod queue;
 mod resolved;
 mod workload;
 
@@ -363,6 +364,7 @@ enum Workload {
     Trace(TraceInput),
     Generator(GeneratorConfig),
     Jobs(JobsConfig),
+    Queue(queue::QueueInput),
 }
 
 /// A validated scenario, ready to build runs from.
@@ -442,7 +444,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
     } else if file.lru == LruModel::Opt {
         bail!(
             "lru: \"opt\" needs a trace workload: Belady's policy evicts by each access's next use, \
-             which a pass over the trace computes, and a generated workload or job queue has none"
+             which a pass over the trace computes, and a generated workload or a queue has none"
         );
     }
 
@@ -505,15 +507,20 @@ impl Prepared {
     pub fn generator(&self) -> Option<&GeneratorConfig> {
         match &self.workload {
             Workload::Generator(generator) => Some(generator),
-            Workload::Trace(_) | Workload::Jobs(_) => None,
+            Workload::Trace(_) | Workload::Jobs(_) | Workload::Queue(_) => None,
         }
     }
 
-    /// Reads the scenario's trace, if it has one, through `cache`, shared with other
+    /// Reads the scenario's traces, if it has any (a trace or a queue's), through `cache`, shared with other
     /// scenarios replaying the same trace, and announces `setups` calls of
     /// [`Prepared::setup`] to come, after which the cache lets the trace go.
     pub(crate) fn share_trace_reads(&mut self, cache: &Arc<TraceCache>, setups: usize) {
-        if let Workload::Trace(input) = &mut self.workload {
+        let inputs: Vec<&mut TraceInput> = match &mut self.workload {
+            Workload::Trace(input) => vec![input],
+            Workload::Queue(queue) => queue.jobs.iter_mut().map(|job| &mut job.input).collect(),
+            Workload::Generator(_) | Workload::Jobs(_) => Vec::new(),
+        };
+        for input in inputs {
             input.cache = Some(Arc::clone(cache));
             for _ in 0..setups {
                 cache.expect(&input.cache_key());
@@ -524,21 +531,23 @@ impl Prepared {
     /// Builds the device models, the readahead policy and the tasks of one run, and says
     /// what was found in the trace when the workload is one.
     pub fn setup(&self) -> Result<(Setup, Option<TraceReport>)> {
-        let (setup, tally) = self.setup_with(TraceInput::tasks)?;
+        let (setup, tally, _) = self.setup_with(TraceInput::tasks)?;
         Ok((setup, tally))
     }
 
     /// [`Prepared::setup`] for a run of its own: the trace may be counted while the run
-    /// reads it ([`TraceInput::tasks_for_run`]), its report given after the run.
-    pub(crate) fn setup_for_run(&self) -> Result<(Setup, Option<TraceTally>)> {
+    /// reads it ([`TraceInput::tasks_for_run`]), its report given after the run; a queue's
+    /// jobs' traces likewise, each with its own tally, third.
+    pub(crate) fn setup_for_run(&self) -> Result<(Setup, Option<TraceTally>, Vec<TraceTally>)> {
         self.setup_with(TraceInput::tasks_for_run)
     }
 
-    /// [`Prepared::setup`], with `tasks` building a trace's tasks.
+    /// [`Prepared::setup`], with `tasks` building a trace's tasks; also what `tasks` said of
+    /// each of a queue's traces.
     fn setup_with<T>(
         &self,
-        tasks: impl FnOnce(&TraceInput, NextUses) -> Result<(Vec<swapsim_core::TaskSpec>, T)>,
-    ) -> Result<(Setup, Option<T>)> {
+        tasks: impl Fn(&TraceInput, NextUses) -> Result<(Vec<swapsim_core::TaskSpec>, T)>,
+    ) -> Result<(Setup, Option<T>, Vec<T>)> {
         let seed = self.seed;
         let mut devices = Vec::with_capacity(self.profiles.len());
         for (profile, spec) in self.profiles.iter().zip(&self.core.get().devices) {
@@ -546,6 +555,7 @@ impl Prepared {
             devices.push(profile.build(rng).with_context(|| format!("swap device {}", spec.name))?);
         }
         let readahead = self.resolved.swap.readahead.build(&self.readahead_ctx);
+        let mut queue_tallies = Vec::new();
         let (tasks, trace_report) = match &self.workload {
             Workload::Trace(trace) => {
                 let next_uses = match self.core.get().lru {
@@ -557,6 +567,11 @@ impl Prepared {
             }
             Workload::Generator(generator) => (generator.tasks(seed), None),
             Workload::Jobs(jobs) => (jobs.tasks(seed), None),
+            Workload::Queue(queue) => {
+                let (tasks, tallies) = queue.tasks(&tasks)?;
+                queue_tallies = tallies;
+                (tasks, None)
+            }
         };
         let timeline = timeline::operations(&self.timeline, self.resolved.swap.readahead, self.readahead_ctx);
         let (mut tasks, trace_report) = (tasks, trace_report);
@@ -571,7 +586,11 @@ impl Prepared {
             .with_readahead(readahead)
             .with_swapin(self.resolved.thp.swapin.build())
             .with_zswap(self.resolved.zswap.protection.build());
-        Ok((Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline }, trace_report))
+        Ok((
+            Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline },
+            trace_report,
+            queue_tallies,
+        ))
     }
 
     /// Builds and runs the scenario once.

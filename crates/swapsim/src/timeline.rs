@@ -334,7 +334,7 @@ pub(crate) fn operations(
 pub(crate) const DEFAULT_BOOT: SimDuration = SimDuration(3_000_000_000);
 
 /// A duration such as "3s" or "500ms".
-fn duration(text: &str) -> Result<SimDuration, String> {
+pub(crate) fn duration(text: &str) -> Result<SimDuration, String> {
     parse_time(text).map(|t| SimDuration(t.0)).map_err(|err| {
         if err.ends_with("out of range") {
             err

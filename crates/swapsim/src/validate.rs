@@ -47,14 +47,18 @@ use crate::shared_start::{self, SharedStart};
 use crate::trace::TraceCache;
 use std::sync::Arc;
 
+mod jobs;
 mod lru;
 mod score;
+mod sessions;
 mod setup;
 #[cfg(test)]
 mod tests;
 
+pub use jobs::{JobTiming, JobsTiming, SeedOutcomes, QUEUE_SEEDS};
 pub use lru::{LruCase, LruComparison, LruFigure, SWAP_IN_RATIO};
-pub use score::{CaseGroup, CounterSummary, Target, SCORED};
+pub use score::{CaseGroup, CounterSummary, Target, JOBS_END_S, SCORED};
+pub use sessions::{Session, SESSIONS};
 
 /// The block figures compared on zram: the bio-level ones. zram is a bio-based device
 /// that compresses or decompresses each bio in the submitting task, so the kernel's block
@@ -106,7 +110,7 @@ impl KernelOomKills {
 pub struct CaseResult {
     /// The case's id.
     pub id: String,
-    /// "live" or "swapoff".
+    /// "live", "swapoff" or "jobs".
     pub kind: String,
     /// The group of targets the case is held to.
     pub group: CaseGroup,
@@ -119,9 +123,21 @@ pub struct CaseResult {
     /// The kernel's OOM kills, when the case records them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_oom_kills: Option<KernelOomKills>,
+    /// The session the case was measured in, when it ran slower than the speed the costs
+    /// were fitted to, and the case was replayed at its speed (`validate/sessions.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<Session>,
+    /// A queue case's replays over its seeds ([`QUEUE_SEEDS`]): how many lost a job to
+    /// the OOM killer. `outcome` is then the first seed's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<SeedOutcomes>,
     /// The simulated run was OOM-killed where the kernel never killed a run, or was not
-    /// where the kernel killed every run.
+    /// where the kernel killed every run; for a queue case, the rule of
+    /// `validate/jobs.rs` over its seeds.
     pub oom_mismatch: bool,
+    /// A queue case's job start and end times, the kernel's against the model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_timing: Option<JobsTiming>,
     /// The simulated figures, shaped like `real`.
     pub sim: Value,
     /// The kernel's medians of the figures both sides have.
@@ -313,13 +329,23 @@ fn sim_shape(case: &Case, report: &SimReport) -> Result<Value> {
     let totals = run_totals(report);
     let total_s = report.tasks.first().map(|t| t.end_s).unwrap_or(report.sim_time_s);
     let zram = setup::swap_kind(case)? == setup::SwapKind::Zram;
+    let live_block = || {
+        let mut block = block_figures(&totals.reads, &totals.writes, totals.unplugs, zram);
+        if let (Some(d), false) = (report.block.first(), zram) {
+            block.insert("read_service_us_p50".into(), json!(d.read_service.p50_us));
+            block.insert("read_service_us_p99".into(), json!(d.read_service.p99_us));
+        }
+        block
+    };
     match case.doc["kind"].as_str() {
+        Some("jobs") => Ok(json!({
+            "vmstat": vmstat_figures(&report.vmstat),
+            "mthp": mthp_figures(&case.doc["measured"], report),
+            "block": live_block(),
+            "timing": { "total_s": jobs::makespan_s(report) },
+        })),
         Some("live") => {
-            let mut block = block_figures(&totals.reads, &totals.writes, totals.unplugs, zram);
-            if let (Some(d), false) = (report.block.first(), zram) {
-                block.insert("read_service_us_p50".into(), json!(d.read_service.p50_us));
-                block.insert("read_service_us_p99".into(), json!(d.read_service.p99_us));
-            }
+            let block = live_block();
             let fill_s =
                 report.operations.iter().find(|o| o.op == "mark").map(|o| o.start_s).unwrap_or(total_s);
             Ok(json!({
@@ -493,15 +519,17 @@ fn replay_all(
     for group in &groups {
         for (k, &j) in group.iter().enumerate() {
             if let Some(run) = &mut planned[j].run {
-                run.prepared.share_trace_reads(&traces, if k == 0 && group.len() > 1 { 2 } else { 1 });
+                for prepared in &mut run.seeds {
+                    prepared.share_trace_reads(&traces, if k == 0 && group.len() > 1 { 2 } else { 1 });
+                }
             }
         }
     }
-    let reports: Vec<Vec<(usize, Result<Option<SimReport>>)>> = groups
+    let reports: Vec<Vec<(usize, Replayed)>> = groups
         .par_iter()
         .map(|group| {
             let runs: Vec<&Prepared> =
-                group.iter().filter_map(|&j| planned[j].run.as_ref().map(|r| &r.prepared)).collect();
+                group.iter().filter_map(|&j| planned[j].run.as_ref().and_then(|r| r.seeds.first())).collect();
             let start = match runs.as_slice() {
                 [first, _, ..] => {
                     SharedStart::run(first, 0).with_context(|| format!("case {}", jobs[group[0]].1.id))
@@ -518,8 +546,8 @@ fn replay_all(
                     let report = match &planned[j].run {
                         None => Ok(None),
                         Some(run) => match &start {
-                            Some(start) => start.finish(&run.prepared),
-                            None => run.prepared.run(),
+                            Some(start) => run.seeds.iter().map(|prepared| start.finish(prepared)).collect(),
+                            None => run.seeds.par_iter().map(Prepared::run).collect::<Result<Vec<_>>>(),
                         }
                         .map(Some),
                     };
@@ -529,7 +557,7 @@ fn replay_all(
                 .collect()
         })
         .collect();
-    let mut by_job: Vec<Option<Result<Option<SimReport>>>> = (0..jobs.len()).map(|_| None).collect();
+    let mut by_job: Vec<Option<Replayed>> = (0..jobs.len()).map(|_| None).collect();
     for (j, report) in reports.into_iter().flatten() {
         by_job[j] = Some(report);
     }
@@ -540,7 +568,7 @@ fn replay_all(
         .map(|((plan, report), &(_, case))| {
             let report = report.context("every job was run")??;
             match report {
-                Some(report) => compared(case, plan.result, &report),
+                Some(reports) => compared(case, plan.result, &reports),
                 None => Ok(plan.result),
             }
         })
@@ -549,6 +577,9 @@ fn replay_all(
     lrus.iter().map(|_| results.by_ref().take(cases.len()).collect::<Result<Vec<_>>>()).collect()
 }
 
+/// A case's replays, one per seed (`None`: the case was skipped).
+type Replayed = Result<Option<Vec<SimReport>>>;
+
 /// A case ready to replay: its result so far, and its scenario unless it is skipped.
 struct Planned {
     result: CaseResult,
@@ -556,7 +587,8 @@ struct Planned {
 }
 
 struct PlannedRun {
-    prepared: Prepared,
+    /// One scenario per seed: the case's own seed, or [`QUEUE_SEEDS`] for a queue case.
+    seeds: Vec<Prepared>,
     /// Under which key it may share its beginning with other cases (`shared_start::key`);
     /// `None` without a timeline, where there is no point to fork at.
     key: Option<String>,
@@ -574,7 +606,10 @@ fn plan(case: &Case, dir: &Path, lru: LruModel) -> Result<Planned> {
         skipped: setup::unsupported(case),
         outcome: None,
         kernel_oom_kills,
+        session: case.doc["kernel"].as_str().and_then(sessions::session).copied(),
+        seeds: None,
         oom_mismatch: false,
+        jobs_timing: None,
         sim: json!({}),
         real: json!({}),
         real_min: json!({}),
@@ -588,15 +623,42 @@ fn plan(case: &Case, dir: &Path, lru: LruModel) -> Result<Planned> {
     let mut file = setup::scenario_file(case, dir)?;
     file.lru = lru;
     let key = if file.timeline.is_empty() { None } else { Some(shared_start::key(&file)?) };
-    let prepared = Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?;
-    Ok(Planned { result, run: Some(PlannedRun { prepared, key }) })
+    let seeds = if result.kind == "jobs" {
+        (1..=QUEUE_SEEDS)
+            .map(|seed| {
+                let mut file = file.clone();
+                file.seed = seed;
+                setup::jitter_launches(&mut file, seed);
+                Scenario::from_file(file, format!("case {} seed {seed}", case.id), dir).prepare()
+            })
+            .collect::<Result<_>>()?
+    } else {
+        vec![Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?]
+    };
+    Ok(Planned { result, run: Some(PlannedRun { seeds, key }) })
 }
 
-/// Compares a case's replay with the kernel's figures.
-fn compared(case: &Case, mut result: CaseResult, report: &SimReport) -> Result<CaseResult> {
-    let sim = sim_shape(case, report).with_context(|| format!("case {}", case.id))?;
+/// Compares a case's replays (one, or one per seed for a queue case) with the kernel's
+/// figures.
+fn compared(case: &Case, mut result: CaseResult, reports: &[SimReport]) -> Result<CaseResult> {
+    let report = reports.first().context("a case is replayed at least once")?;
+    let sim = if result.kind == "jobs" {
+        let runs = jobs::compared_runs(reports);
+        let shapes = runs.iter().map(|r| sim_shape(case, r)).collect::<Result<Vec<_>>>();
+        let seeds = SeedOutcomes {
+            runs: reports.len() as u64,
+            runs_oom_killed: reports.iter().filter(|r| jobs::killed(r)).count() as u64,
+        };
+        result.oom_mismatch = jobs::oom_mismatch(result.kernel_oom_kills.as_ref(), &seeds);
+        result.seeds = Some(seeds);
+        result.jobs_timing =
+            Some(jobs::jobs_timing(case, &runs).with_context(|| format!("case {}", case.id))?);
+        jobs::median_tree(&shapes.with_context(|| format!("case {}", case.id))?)
+    } else {
+        result.oom_mismatch = oom_mismatch(result.kernel_oom_kills.as_ref(), Some(&report.outcome));
+        sim_shape(case, report).with_context(|| format!("case {}", case.id))?
+    };
     let (real, real_min, real_max, sim_compared, ratio) = compare(&case.doc["measured"], &sim);
-    result.oom_mismatch = oom_mismatch(result.kernel_oom_kills.as_ref(), Some(&report.outcome));
     result.outcome = Some(report.outcome.clone());
     result.sim = sim_compared;
     result.sim_all = sim;

@@ -76,7 +76,9 @@ fn out_of_range_values_name_the_field() {
 fn workload_must_be_exactly_one() {
     let err = run_fails(&data("tiny.toml"), &["--set", "workload.trace=x.trace"]);
     assert!(
-        err.contains("workload: give one of trace, [workload.generator] or [workload.jobs], not trace and [workload.generator]"),
+        err.contains(
+            "workload: give one of trace, [workload.generator], [workload.jobs] or [workload.queue], not trace and [workload.generator]"
+        ),
         "{err}"
     );
     let err = run_fails(&data("tiny.toml"), &["--set", "workload.jobs.concurrency=2"]);

@@ -12,6 +12,7 @@ mod golden;
 mod inputs;
 mod overrides;
 mod progress;
+mod queue;
 mod readme;
 mod scenarios;
 mod support;

@@ -33,6 +33,7 @@ fn every_scenario_has_a_test() {
             "hibernate.toml",
             "jobs.toml",
             "mglru.toml",
+            "queue.toml",
             "seq-thrash.toml",
             "swapoff.toml",
             "two-devices.toml",
@@ -98,9 +99,12 @@ fn hibernate_after_opportunistic_reclaim_writes_a_small_image_and_release_pulls_
         h["image_slots"].as_u64().unwrap() * 4
     );
     assert!(res["duration_s"].as_f64().unwrap() > 3.0, "the boot alone takes 3 s");
-    // Release brings back the pages asked for, reading them as swap-ins.
+    // Release brings back the pages asked for, reading them as swap-ins, but for those
+    // still in the swap cache (the four tasks' pages interleave in the swap area, so
+    // readahead of one brings others in).
     assert_eq!(release["released_pages"], 20000);
-    assert!(release["pswpin"].as_u64().unwrap() >= 20000);
+    let read = release["pswpin"].as_u64().unwrap();
+    assert!((18_000..=20_000 + release["swap_ra"].as_u64().unwrap()).contains(&read), "{release}");
 }
 
 #[test]

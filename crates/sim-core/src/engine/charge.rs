@@ -8,10 +8,12 @@
 use super::task::TaskState;
 use super::wait::Wait;
 use super::World;
-use crate::ids::{Pfn, TaskId};
+use crate::ids::{Pfn, SpaceId, TaskId};
 use crate::mm::frames::flag;
+use crate::mm::pagetable::PteState;
 use crate::mm::vmscan::{Reclaimer, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::report::Outcome;
+use crate::time::SimTime;
 
 /// Result of trying to get a charged frame.
 pub(crate) enum Alloc {
@@ -95,16 +97,47 @@ impl World {
         (*retries >= MAX_RECLAIM_RETRIES).then_some(Alloc::Oom)
     }
 
-    /// The OOM killer: records the outcome and releases the task's memory and swap.
-    pub(super) fn oom_kill(&mut self, t: TaskId) {
+    /// The OOM killer's choice (`select_bad_process` in the memory cgroup): the process
+    /// whose memory is largest by `oom_badness`, its resident pages plus its swap entries
+    /// plus its page tables, the first among equals in task order; `None` when no user
+    /// task runs. A process whose tasks have not started holds nothing and is passed over.
+    pub(super) fn oom_victim(&self) -> Option<SpaceId> {
+        let mut best: Option<(u64, SpaceId)> = None;
+        for task in &self.tasks {
+            let live = matches!(task.state, TaskState::Runnable | TaskState::Blocked);
+            if !task.is_user() || !live || best.is_some_and(|(_, s)| s == task.space) {
+                continue;
+            }
+            let points = self.oom_badness(task.space);
+            if best.is_none_or(|(b, _)| points > b) {
+                best = Some((points, task.space));
+            }
+        }
+        best.map(|(_, space)| space)
+    }
+
+    /// `oom_badness` of address space `space`: resident pages, swap entries and page-table
+    /// pages (one per 512-page chunk of PTEs).
+    fn oom_badness(&self, space: SpaceId) -> u64 {
+        let pt = &self.mm.pt;
+        let mapped = pt
+            .space_pages(space)
+            .iter()
+            .filter(|&&p| matches!(pt.pte(p).state(), PteState::Present(_) | PteState::Swap(_)))
+            .count();
+        mapped as u64 + pt.space_chunks(space).count() as u64
+    }
+
+    /// The OOM killer kills process `space` at `at`: records the outcome and releases
+    /// its memory and swap (`exit_mmap`, as the OOM reaper and the exit do).
+    pub(super) fn oom_kill(&mut self, space: SpaceId, at: SimTime) {
         self.mm.vmstat.oom_kill += 1;
-        let at = self.tasks[t].clock;
         if self.outcome.is_none() {
+            let name = self.tasks.iter().find(|u| u.is_user() && u.space == space).map(|u| u.name.clone());
             self.outcome =
-                Some(Outcome::OomKilled { task: self.tasks[t].name.clone(), at_s: at.as_secs_f64() });
+                Some(Outcome::OomKilled { task: name.unwrap_or_default(), at_s: at.as_secs_f64() });
         }
         // The whole process goes: every task sharing the address space.
-        let space = self.tasks[t].space;
         for u in (0..self.tasks.len()).map(TaskId::from_index) {
             if self.tasks[u].space != space || !self.tasks[u].is_user() {
                 continue;
@@ -118,6 +151,7 @@ impl World {
                 }
             }
             self.tasks[u].state = TaskState::Killed;
+            self.tasks[u].clock = self.tasks[u].clock.max(at);
         }
         self.end = self.end.max(at);
         self.exit_mmap(space);

@@ -32,8 +32,9 @@ use crate::mm::pagetable::{Pte, PteState};
 impl World {
     /// `exit_mm`: task `t` has ended and drops its use of its address space; the last
     /// user tears the space down. A task that has not started yet still counts as a user,
-    /// as a thread created by the process would.
-    pub(super) fn exit_mm(&mut self, t: TaskId) {
+    /// as a thread created by the process would. Returns the PTEs the teardown released
+    /// (0 when another task still uses the space).
+    pub(super) fn exit_mm(&mut self, t: TaskId) -> u64 {
         let space = self.tasks[t].space;
         let in_use = self.tasks.iter().enumerate().any(|(u, task)| {
             u != t.index()
@@ -41,31 +42,37 @@ impl World {
                 && task.is_user()
                 && !matches!(task.state, TaskState::Done | TaskState::Killed)
         });
-        if !in_use {
-            self.exit_mmap(space);
+        if in_use {
+            return 0;
         }
+        self.exit_mmap(space)
     }
 
     /// `exit_mmap`: releases every page of address space `space`. Its PTEs are left
     /// empty; frames, swap references and swap-cache-only folios are released as the
-    /// module documentation describes.
-    pub(super) fn exit_mmap(&mut self, space: SpaceId) {
+    /// module documentation describes. Returns how many PTEs mapped a page or held a swap
+    /// entry.
+    pub(super) fn exit_mmap(&mut self, space: SpaceId) -> u64 {
+        let mut released = 0;
         for page in self.mm.pt.space_pages(space) {
             match self.mm.pt.pte(page).state() {
                 PteState::Present(pfn) => {
                     self.mm.frames.set_owner(pfn, None);
                     self.drop_unmapped(pfn);
+                    released += 1;
                 }
                 PteState::Swap(slot) => {
                     self.mm.swap.dec_count(slot);
                     if let Some(pfn) = self.mm.swap.cached_frame(slot) {
                         self.drop_unmapped(pfn);
                     }
+                    released += 1;
                 }
                 PteState::None | PteState::Zero => {}
             }
             *self.mm.pt.pte_mut(page) = Pte::default();
         }
+        released
     }
 
     /// Frees an unmapped folio unless I/O holds it; reclaim drops the rest later.

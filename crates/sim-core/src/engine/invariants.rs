@@ -189,7 +189,7 @@ impl World {
         let user = |t: &&super::task::Task| t.is_user();
         let mut live = vec![0u32; self.cpus.len()];
         for (i, t) in self.tasks.iter().enumerate().filter(|(_, t)| user(t)) {
-            if t.state == TaskState::Waiting {
+            if matches!(t.state, TaskState::Waiting | TaskState::Starting) {
                 assert!(
                     t.started_at.is_none() && t.accesses == 0 && t.wait.is_none(),
                     "waiting task {} has run",

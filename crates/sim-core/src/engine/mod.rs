@@ -195,8 +195,14 @@ pub(crate) struct World {
     after_task: Vec<(TaskId, TaskId)>,
     /// Tasks waiting for a number of ends, as (ends, the waiting task), sorted.
     after_ends: Vec<(u32, TaskId)>,
+    /// Tasks waiting for a number of process exits, as (exits, the waiting task), sorted.
+    after_exits: Vec<(u32, TaskId)>,
+    /// Processes (address spaces of user tasks) whose last task has ended.
+    n_exits: u32,
     /// The simulated time a run may reach (`limits.max_sim_seconds`).
     time_limit: SimTime,
+    /// The scheduler's base slice (`machine.base_slice_ns`).
+    slice: SimDuration,
     /// Scratch for a swap fault's readahead window, kept so that a fault allocates none.
     window_scratch: Vec<SwapSlot>,
     /// A page has been swapped in (a swap fault or swapoff began): the swap-in knobs have
@@ -375,6 +381,7 @@ impl World {
                 None => self.zswap_worker_run(now),
             },
             Event::Timeline(i) => self.start_op(i as usize, now),
+            Event::Start(t) => self.start_now(t, now, None),
         }
         Ok(true)
     }

@@ -7,7 +7,7 @@
 use super::World;
 use crate::block::PlugOwner;
 use crate::event::Event;
-use crate::ids::{CpuId, TaskId};
+use crate::ids::CpuId;
 use crate::mm::vmscan::{Reclaimer, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::time::{SimDuration, SimTime};
 
@@ -62,40 +62,13 @@ impl World {
         sc.nr_reclaimed
     }
 
-    /// `out_of_memory` from kswapd (`lru_gen_age_node`): kills the user task with the
-    /// most memory (resident plus swapped pages of its address space, the lowest index
-    /// among equals), if any task runs.
+    /// `out_of_memory` from kswapd (`lru_gen_age_node`): kills the process the OOM
+    /// killer chooses ([`World::oom_victim`]), if any task runs.
     fn min_ttl_oom_kill(&mut self) {
-        use super::task::TaskState;
-        let mut best: Option<(u64, TaskId)> = None;
-        for (t, task) in self.tasks.iter().enumerate() {
-            let t = TaskId::from_index(t);
-            let live = matches!(task.state, TaskState::Runnable | TaskState::Blocked);
-            if !task.is_user() || !live {
-                continue;
-            }
-            let pages = self
-                .mm
-                .pt
-                .space_pages(task.space)
-                .iter()
-                .filter(|&&p| {
-                    matches!(
-                        self.mm.pt.pte(p).state(),
-                        crate::mm::pagetable::PteState::Present(_) | crate::mm::pagetable::PteState::Swap(_)
-                    )
-                })
-                .count() as u64;
-            if best.is_none_or(|(b, _)| pages > b) {
-                best = Some((pages, t));
-            }
-        }
-        let Some((_, t)) = best else { return };
+        let Some(space) = self.oom_victim() else { return };
         let at = self.mm.now();
-        self.tasks[t].clock = self.tasks[t].clock.max(at);
-        self.oom_kill(t);
-        let kswapd_cpu = CpuId::from_index(self.mm.cfg.machine.cpus as usize);
-        self.process_ended(self.tasks[t].space, at, kswapd_cpu);
+        self.oom_kill(space, at);
+        self.process_ended(space, at, None);
     }
 
     pub(super) fn wake_kswapd(&mut self) {

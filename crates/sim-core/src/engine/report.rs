@@ -2,7 +2,7 @@
 
 use super::task::TaskState;
 use super::World;
-use crate::report::{FaultLatency, JobsReport, Outcome, SimReport, TaskReport};
+use crate::report::{FaultLatency, JobReport, JobsReport, Outcome, SimReport, TaskReport};
 use crate::stats::Gauges;
 
 impl World {
@@ -61,6 +61,10 @@ impl World {
                 })
                 .collect(),
             jobs: self.jobs_report(),
+            cpu_busy_s: self.cpus[..self.mm.cfg.machine.cpus as usize]
+                .iter()
+                .map(|c| c.busy.as_secs_f64())
+                .collect(),
             zswap: mm.zswap_on().then(|| mm.zswap_report()),
             lru_gen,
         }
@@ -84,6 +88,19 @@ impl World {
             exited: jobs.iter().filter(|t| t.state == TaskState::Done).count() as u64,
             oom_killed: jobs.iter().filter(|t| t.state == TaskState::Killed).count() as u64,
             wall_s,
+            makespan_s: last_end.map_or(0.0, |end| end.as_secs_f64()),
+            per_job: jobs
+                .iter()
+                .map(|t| JobReport {
+                    name: t.name.clone(),
+                    start_s: t.started_at.map(|at| at.as_secs_f64()),
+                    end_s: t.ended_at.map(|at| at.as_secs_f64()),
+                    faults: t.faults.faults,
+                    major_faults: t.faults.major,
+                    swapins: t.faults.swapins,
+                    oom_killed: t.state == TaskState::Killed,
+                })
+                .collect(),
         })
     }
 }

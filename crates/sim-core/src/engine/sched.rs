@@ -151,14 +151,18 @@ thread_local! {
 pub(crate) enum Yield {
     /// Its clock passed the queue's next event: the CPU runs it again at its clock.
     Preempted,
+    /// Its slice is over and another task waits on its CPU's run queue: it goes to the
+    /// queue's tail and the next task takes the CPU.
+    SliceEnd,
     /// It sleeps until what it waits for completes (its `wait`, which the runner set).
     Slept,
     /// A user task's stream is over.
     Ended,
     /// A kernel task's job is over, with this result.
     Finished(Finish),
-    /// The OOM killer took its process.
-    Killed,
+    /// Its charge found no memory after reclaim gave up: the OOM killer chooses a
+    /// victim, its own process or another, and it retries its access if it lives.
+    OutOfMemory,
 }
 
 impl World {
@@ -229,16 +233,21 @@ impl World {
                     self.cpus[c].scheduled = true;
                     return Ok(());
                 }
+                Yield::SliceEnd => {
+                    self.leave_cpu(t, c);
+                    self.enqueue(c, t);
+                }
                 Yield::Slept => self.sleep(t, c),
                 Yield::Ended => self.end_task(t, c),
                 Yield::Finished(finish) => self.end_job(t, c, finish),
-                Yield::Killed => self.kill_process_of(t, c),
+                Yield::OutOfMemory => self.out_of_memory(t, c),
             }
         }
     }
 
     /// The task CPU `c` runs next: the one it was running, else the head of its run
-    /// queue, which then pays a context switch if another task ran last. Killed tasks are
+    /// queue, which starts no earlier than the CPU finished its last work and pays a
+    /// context switch if another task ran last, with a new slice. Killed tasks are
     /// dropped on the way. `None`: nothing to run.
     fn pick_next(&mut self, c: CpuId, now: SimTime) -> Option<TaskId> {
         loop {
@@ -250,24 +259,61 @@ impl World {
                     if self.tasks[t].state == TaskState::Killed {
                         continue;
                     }
-                    self.cpus[c].current = Some(t);
+                    let cpu = &mut self.cpus[c];
+                    cpu.current = Some(t);
                     let task = &mut self.tasks[t];
-                    task.clock = task.clock.max(now);
-                    if self.cpus[c].last.is_some_and(|l| l != t) {
-                        task.clock += SimDuration(self.mm.cfg.cpu.context_switch_ns);
-                    }
-                    self.cpus[c].last = Some(t);
+                    // What the task owes its CPU runs from when both were free, which may be
+                    // before this pick when the engine saw the wake-up late; the task itself
+                    // runs no earlier than now.
+                    let owed = std::mem::replace(&mut task.owed_cpu, SimDuration::ZERO);
+                    let start = if owed > SimDuration::ZERO { task.clock } else { task.clock.max(now) };
+                    let switch = if cpu.last.is_some_and(|l| l != t) {
+                        SimDuration(self.mm.cfg.cpu.context_switch_ns)
+                    } else {
+                        SimDuration::ZERO
+                    };
+                    task.clock = (start.max(cpu.busy_until) + switch + owed).max(now);
+                    cpu.busy += switch + owed;
+                    cpu.run_from = task.clock;
+                    cpu.last = Some(t);
+                    cpu.slice_start = task.clock;
+                    cpu.slice_end =
+                        if cpu.runq.is_empty() { SimTime::MAX } else { cpu.slice_start + self.slice };
                     return Some(t);
                 }
             }
         }
     }
 
-    /// Whether task `t`'s clock has passed the queue's next event, which must come first.
-    #[inline]
-    fn preempted(&self, t: TaskId) -> bool {
+    /// Puts task `t` at the tail of CPU `c`'s run queue. The task running there, if any,
+    /// now has a competitor: its slice ends `base_slice` after it began.
+    fn enqueue(&mut self, c: CpuId, t: TaskId) {
+        let cpu = &mut self.cpus[c];
+        cpu.runq.push_back(t);
+        if cpu.current.is_some() && cpu.slice_end == SimTime::MAX {
+            cpu.slice_end = cpu.slice_start + self.slice;
+        }
+    }
+
+    /// Task `t` leaves CPU `c`, which was busy with it until its clock.
+    fn leave_cpu(&mut self, t: TaskId, c: CpuId) {
+        let cpu = &mut self.cpus[c];
         let clock = self.tasks[t].clock;
-        self.mm.queue.peek_time().is_some_and(|next| clock > next)
+        cpu.current = None;
+        cpu.busy += clock.since(cpu.run_from.min(clock));
+        cpu.busy_until = cpu.busy_until.max(clock);
+    }
+
+    /// Whether task `t` must stop running now: its clock has passed the queue's next
+    /// event, which must come first ([`Yield::Preempted`]), or the end of its slice while
+    /// another task waits for its CPU ([`Yield::SliceEnd`]).
+    #[inline]
+    fn must_yield(&self, t: TaskId) -> Option<Yield> {
+        let task = &self.tasks[t];
+        if self.mm.queue.peek_time().is_some_and(|next| task.clock > next) {
+            return Some(Yield::Preempted);
+        }
+        (task.clock > self.cpus[task.cpu].slice_end).then_some(Yield::SliceEnd)
     }
 
     /// Runs user task `t`, reading `stream`, until it yields.
@@ -280,8 +326,8 @@ impl World {
     ) -> Result<Yield, SimError> {
         let access_ns = self.mm.cfg.cpu.access_ns;
         loop {
-            if self.preempted(t) {
-                return Ok(Yield::Preempted);
+            if let Some(why) = self.must_yield(t) {
+                return Ok(why);
             }
             if self.tasks[t].retry.is_none() && self.run_resident_hits(t, &mut stream.ahead, progress) > 0 {
                 // The clock moved: look at the queue again before the next access.
@@ -299,7 +345,8 @@ impl World {
                 },
             };
             self.mm.act_at(self.tasks[t].clock);
-            let step = if self.resident_hit(&access, peeked) { Step::Done } else { self.access(t, access)? };
+            let step =
+                if self.resident_hit(&access, peeked) { Step::Done } else { self.counted_access(t, access)? };
             self.tasks[t].clock = self.mm.now();
             self.flush_dispatched();
             // Completions absorbed during this access are delivered once the task's
@@ -319,9 +366,25 @@ impl World {
                     self.tasks[t].wait = Some(wait);
                     return Ok(Yield::Slept);
                 }
-                Step::Oom => return Ok(Yield::Killed),
+                Step::Oom => {
+                    self.tasks[t].retry = Some(access);
+                    return Ok(Yield::OutOfMemory);
+                }
             }
         }
+    }
+
+    /// [`World::access`], counting the faults, major faults and swap-ins it made in the
+    /// task's own figures.
+    fn counted_access(&mut self, t: TaskId, access: Access) -> Result<Step, SimError> {
+        let before = (self.mm.vmstat.pgfault, self.mm.vmstat.pgmajfault, self.mm.vmstat.pswpin);
+        let step = self.access(t, access)?;
+        let v = &self.mm.vmstat;
+        let faults = &mut self.tasks[t].faults;
+        faults.faults += v.pgfault - before.0;
+        faults.major += v.pgmajfault - before.1;
+        faults.swapins += v.pswpin - before.2;
+        Ok(step)
     }
 
     /// Runs kernel task `t`'s job, step by step, until it yields. The steps work on the
@@ -330,8 +393,8 @@ impl World {
     fn run_kernel(&mut self, t: TaskId) -> Yield {
         let mut job = self.take_job(t);
         let why = loop {
-            if self.preempted(t) {
-                break Yield::Preempted;
+            if let Some(why) = self.must_yield(t) {
+                break why;
             }
             self.mm.act_at(self.tasks[t].clock);
             let step = self.job_step(t, &mut job);
@@ -355,15 +418,16 @@ impl World {
     /// User task `t` on CPU `c` has ended its stream: its process exits if its end is
     /// the exit, and tasks waiting for its end start.
     fn end_task(&mut self, t: TaskId, c: CpuId) {
-        let task = &mut self.tasks[t];
-        task.state = TaskState::Done;
-        self.end = self.end.max(task.clock);
-        self.cpus[c].current = None;
-        let at = task.clock;
+        self.tasks[t].state = TaskState::Done;
         if self.tasks[t].exit_on_end {
-            self.exit_mm(t);
+            // The teardown runs in the exiting task, before its parent sees it exit.
+            let pages = self.exit_mm(t);
+            self.tasks[t].clock += SimDuration(pages.saturating_mul(self.mm.cfg.cpu.exit_page_ns));
         }
-        self.task_ended(t, at, c);
+        let at = self.tasks[t].clock;
+        self.end = self.end.max(at);
+        self.leave_cpu(t, c);
+        self.task_ended(t, at, Some(c));
         self.check_workload_done(at);
     }
 
@@ -371,25 +435,31 @@ impl World {
     /// and the timeline moves on.
     fn end_job(&mut self, t: TaskId, c: CpuId, finish: Finish) {
         self.tasks[t].state = TaskState::Done;
-        self.cpus[c].current = None;
+        self.leave_cpu(t, c);
         self.after_io();
         self.job_finished(t, finish, self.tasks[t].clock);
     }
 
-    /// User task `t` on CPU `c` found no memory: the OOM killer takes its process, and
-    /// every task of it ends.
-    fn kill_process_of(&mut self, t: TaskId, c: CpuId) {
-        self.oom_kill(t);
-        self.cpus[c].current = None;
-        self.after_io();
+    /// User task `t` on CPU `c` found no memory: the memory cgroup's OOM killer
+    /// (`mem_cgroup_out_of_memory`) kills the process with the most memory, and every task
+    /// of it ends. When that is another process, `t` keeps the CPU and retries its access;
+    /// when it is its own, `t` is gone.
+    fn out_of_memory(&mut self, t: TaskId, c: CpuId) {
+        let space = self.tasks[t].space;
+        let victim = self.oom_victim().unwrap_or(space);
         let at = self.tasks[t].clock;
+        self.oom_kill(victim, at);
+        if victim == space {
+            self.leave_cpu(t, c);
+        }
+        self.after_io();
         // The kill took every task of the process, waiting ones included.
-        self.process_ended(self.tasks[t].space, at, c);
+        self.process_ended(victim, at, Some(c));
     }
 
     /// Counts the end of every task of address space `space` the OOM killer took, at
-    /// `at`, as CPU `c` saw it, and checks whether the workload is over.
-    pub(super) fn process_ended(&mut self, space: crate::ids::SpaceId, at: SimTime, c: CpuId) {
+    /// `at`, as CPU `c` (if any) saw it, and checks whether the workload is over.
+    pub(super) fn process_ended(&mut self, space: crate::ids::SpaceId, at: SimTime, c: Option<CpuId>) {
         for u in (0..self.tasks.len()).map(TaskId::from_index) {
             if self.tasks[u].space == space && self.tasks[u].state == TaskState::Killed {
                 self.task_ended(u, at, c);
@@ -417,7 +487,7 @@ impl World {
         if GENERAL_PATH_ONLY.with(std::cell::Cell::get) {
             return 0;
         }
-        let World { tasks, mm, lru, accesses, timeline_next, .. } = self;
+        let World { tasks, mm, lru, accesses, timeline_next, cpus, .. } = self;
         let task = &mut tasks[t];
         // The first access's tests, before anything is set up for a run: most calls on
         // a fault-heavy stream end here.
@@ -426,7 +496,9 @@ impl World {
                 if ahead.at + LOOKAHEAD < ahead.accesses.len() && mm.pt.pte(page).is_present() => {}
             _ => return 0,
         }
-        let next_event = mm.queue.peek_time().unwrap_or(SimTime(u64::MAX));
+        // Hits stop at the queue's next event, and at the slice's end while another task
+        // waits for the CPU.
+        let next_event = mm.queue.peek_time().unwrap_or(SimTime::MAX).min(cpus[task.cpu].slice_end);
         let access_ns = mm.cfg.cpu.access_ns;
         let mut n = 0;
         loop {
@@ -467,7 +539,7 @@ impl World {
             self.sleepers.add(wait);
         }
         task.blocked_since = task.clock;
-        self.cpus[c].current = None;
+        self.leave_cpu(t, c);
         self.after_io();
     }
 
@@ -480,15 +552,19 @@ impl World {
         wait
     }
 
-    /// Makes a blocked task runnable at `clock`.
-    pub(super) fn wake(&mut self, t: TaskId, clock: SimTime, now: SimTime) {
+    /// Makes a blocked task runnable at `now`, owing its CPU the work done for it from
+    /// `now` to `done` (finishing the fault it slept on) and its wake-up: the interrupt,
+    /// the wakeup and the return from sleep run on its CPU, here when it next runs.
+    pub(super) fn wake(&mut self, t: TaskId, done: SimTime, now: SimTime) {
         self.take_wait(t);
         let task = &mut self.tasks[t];
         task.io_wait += now.since(task.blocked_since);
         task.state = TaskState::Runnable;
-        task.clock = task.clock.max(clock) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
+        let woken = task.clock.max(now);
+        task.owed_cpu += done.since(woken.min(done)) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
+        task.clock = woken;
         let c = task.cpu;
-        self.cpus[c].runq.push_back(t);
+        self.enqueue(c, t);
         if self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
             self.cpus[c].scheduled = true;
             let at = now.max(self.mm.queue.now());
@@ -498,11 +574,12 @@ impl World {
 
     /// Counts the end of user task `t` at `at` (its stream finished or it was killed) and
     /// starts the tasks that were waiting for it: those waiting for `t` itself, then those
-    /// waiting for this many ends, each group in index order. Counting twice is a no-op,
-    /// so a kill can report every task of the process, whatever ended before. `running`
-    /// is the CPU whose run loop saw the end; it picks up a task started on it without an
-    /// event.
-    pub(super) fn task_ended(&mut self, t: TaskId, at: SimTime, running: CpuId) {
+    /// waiting for this many ends, each group in index order; and when `t` was the last
+    /// task of its process, those waiting for this many process exits. Counting twice is
+    /// a no-op, so a kill can report every task of the process, whatever ended before.
+    /// `running` is the CPU whose run loop saw the end, if one did; it picks up a task
+    /// started on it without an event.
+    pub(super) fn task_ended(&mut self, t: TaskId, at: SimTime, running: Option<CpuId>) {
         let task = &mut self.tasks[t];
         if task.ended_at.is_some() || !task.is_user() {
             return;
@@ -527,17 +604,49 @@ impl World {
             let (_, u) = self.after_ends[k];
             self.start_task(u, at, running);
         }
+        let space = self.tasks[t].space;
+        let process_over =
+            self.tasks.iter().all(|u| !u.is_user() || u.space != space || u.ended_at.is_some());
+        if process_over {
+            self.n_exits += 1;
+            let n = self.n_exits;
+            let first = self.after_exits.partition_point(|&(m, _)| m < n);
+            let last = self.after_exits.partition_point(|&(m, _)| m <= n);
+            for k in first..last {
+                let (_, u) = self.after_exits[k];
+                self.start_task(u, at, running);
+            }
+        }
     }
 
-    /// Starts waiting task `t` at `at` on the user CPU with the fewest live user tasks
-    /// (the lowest-numbered among equals), as `wake_up_new_task` places a new task on an
-    /// idle CPU when there is one. A task the OOM killer took before it started stays
+    /// Waiting task `t`'s start condition held at `at`: it starts then, or after its start
+    /// delay (an `Event::Start`). A task the OOM killer took before it started stays
     /// killed.
-    fn start_task(&mut self, t: TaskId, at: SimTime, running: CpuId) {
+    fn start_task(&mut self, t: TaskId, at: SimTime, running: Option<CpuId>) {
         if self.tasks[t].state != TaskState::Waiting {
             return;
         }
-        debug_assert!(self.tasks[t].start != TaskStart::AtStart, "only waiting tasks start late");
+        let delay = self.tasks[t].start_delay;
+        if delay > SimDuration::ZERO {
+            self.tasks[t].state = TaskState::Starting;
+            let at = at.max(self.mm.queue.now()) + delay;
+            self.schedule(at, Event::Start(t));
+            return;
+        }
+        self.start_now(t, at, running);
+    }
+
+    /// Starts task `t` at `at` on the user CPU with the fewest live user tasks (the
+    /// lowest-numbered among equals), as `wake_up_new_task` places a new task on an idle
+    /// CPU when there is one. A task killed meanwhile stays killed.
+    pub(super) fn start_now(&mut self, t: TaskId, at: SimTime, running: Option<CpuId>) {
+        if !matches!(self.tasks[t].state, TaskState::Waiting | TaskState::Starting) {
+            return;
+        }
+        debug_assert!(
+            self.tasks[t].start != TaskStart::AtStart || self.tasks[t].start_delay > SimDuration::ZERO,
+            "only waiting tasks start late"
+        );
         let n_user_cpus = self.mm.cfg.machine.cpus as usize;
         let c = (1..n_user_cpus).map(CpuId::from_index).fold(CpuId(0), |best, c| {
             if self.cpus[c].live_users < self.cpus[best].live_users {
@@ -554,10 +663,25 @@ impl World {
         task.clock = at;
         task.blocked_since = at;
         task.started_at = Some(at);
-        self.cpus[c].runq.push_back(t);
-        if c != running && self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
+        self.exec(t);
+        self.enqueue(c, t);
+        if Some(c) != running && self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
             self.cpus[c].scheduled = true;
             self.schedule(at, Event::CpuRun(c));
         }
+    }
+
+    /// A task whose process starts by `exec` pays for it before its first access: the
+    /// CPU time of `cpu.exec_ns` and the start-up's `cpu.exec_faults` page faults.
+    pub(super) fn exec(&mut self, t: TaskId) {
+        if !self.tasks[t].exec {
+            return;
+        }
+        let cpu = &self.mm.cfg.cpu;
+        let (exec_ns, exec_faults) = (cpu.exec_ns, cpu.exec_faults);
+        let task = &mut self.tasks[t];
+        task.owed_cpu += SimDuration(exec_ns);
+        task.faults.faults += exec_faults;
+        self.mm.vmstat.pgfault += exec_faults;
     }
 }

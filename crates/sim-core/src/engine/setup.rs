@@ -16,7 +16,7 @@ use crate::mm::swap::{Swap, SwaponSpec};
 use crate::mm::vmscan::DEF_PRIORITY;
 use crate::mm::{Mm, MmParts};
 use crate::stats::LatencyHistogram;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::workload::TaskStart;
 
 /// A [`Setup`] that passed [`Setup::validate`]: its address spaces are mapped, each task
@@ -52,8 +52,17 @@ impl Setup {
                 }
             }
         }
+        // The processes before each task, other than its own: what `AfterExits` may wait for.
+        let mut keys: Vec<Option<u64>> = Vec::with_capacity(n_tasks);
         for (i, spec) in self.tasks.iter().enumerate() {
             let name = || spec.name.clone();
+            let own = spec.address_space;
+            let mut others: Vec<Option<u64>> =
+                keys.iter().copied().filter(|k| k.is_none() || *k != own).collect();
+            others.sort_unstable();
+            let n_others = others.iter().filter(|k| k.is_none()).count()
+                + others.iter().filter(|k| k.is_some()).collect::<std::collections::BTreeSet<_>>().len();
+            keys.push(own);
             match spec.start {
                 TaskStart::AtStart => {}
                 TaskStart::AfterTask(j) if j.index() < i => {}
@@ -63,6 +72,15 @@ impl Setup {
                 TaskStart::AfterEnds(n) if n >= 1 && n as usize <= i => {}
                 TaskStart::AfterEnds(n) => {
                     return Err(SetupError::StartsAfterEnds { task: i, name: name(), ends: n })
+                }
+                TaskStart::AfterExits(n) if n >= 1 && n as usize <= n_others => {}
+                TaskStart::AfterExits(n) => {
+                    return Err(SetupError::StartsAfterExits {
+                        task: i,
+                        name: name(),
+                        exits: n,
+                        processes: n_others,
+                    })
                 }
             }
         }
@@ -133,16 +151,22 @@ impl Simulation {
         let mut streams = Vec::with_capacity(n_tasks);
         let mut after_task = Vec::new();
         let mut after_ends = Vec::new();
+        let mut after_exits = Vec::new();
+        let mut start_at_delays = Vec::new();
         for (i, (spec, space)) in setup.tasks.into_iter().zip(spaces).enumerate() {
             let id = TaskId::from_index(i);
             match spec.start {
+                TaskStart::AtStart if spec.start_delay > SimDuration::ZERO => start_at_delays.push(id),
                 TaskStart::AtStart => {}
                 TaskStart::AfterTask(j) => after_task.push((j, id)),
                 TaskStart::AfterEnds(n) => after_ends.push((n, id)),
+                TaskStart::AfterExits(n) => after_exits.push((n, id)),
             }
             streams.push(Stream::new(spec.accesses));
             let start = UserStart {
                 start: spec.start,
+                start_delay: spec.start_delay,
+                exec: spec.exec,
                 exit_on_end: spec.exit_on_end,
                 reads_create: spec.reads_create,
             };
@@ -160,6 +184,7 @@ impl Simulation {
         let zswap_policy =
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
         let mm_time_limit = cfg.limits.max_sim_seconds.saturating_mul(1_000_000_000);
+        let base_slice = cfg.machine.base_slice();
         let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
         let mut sim = World {
             mm,
@@ -200,7 +225,13 @@ impl Simulation {
                 after_ends.sort_by_key(|&(n, _)| n);
                 after_ends
             },
+            after_exits: {
+                after_exits.sort_by_key(|&(n, _)| n);
+                after_exits
+            },
+            n_exits: 0,
             time_limit: SimTime(mm_time_limit),
+            slice: SimDuration(base_slice),
             window_scratch: Vec::new(),
             swapped_in: false,
             swapin_knobs_set: false,
@@ -210,7 +241,13 @@ impl Simulation {
                 let cpu = sim.tasks[t].cpu;
                 sim.cpus[cpu].runq.push_back(t);
                 sim.cpus[cpu].live_users += 1;
+                sim.exec(t);
             }
+        }
+        for t in start_at_delays {
+            sim.tasks[t].state = TaskState::Starting;
+            let at = SimTime::ZERO + sim.tasks[t].start_delay;
+            sim.schedule(at, Event::Start(t));
         }
         for c in (0..sim.cpus.len()).map(CpuId::from_index) {
             if !sim.cpus[c].runq.is_empty() {

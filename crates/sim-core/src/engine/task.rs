@@ -13,6 +13,9 @@ use crate::workload::{Access, TaskStart};
 pub(crate) enum TaskState {
     /// Not started yet: waiting for its [`TaskStart`] condition. On no run queue.
     Waiting,
+    /// Its start condition held; it waits out its start delay (an `Event::Start` is due).
+    /// On no run queue.
+    Starting,
     Runnable,
     Blocked,
     Done,
@@ -44,6 +47,10 @@ pub(crate) struct Task {
     pub(crate) checkpoint_at: u64,
     pub(crate) blocked_since: SimTime,
     pub(crate) io_wait: SimDuration,
+    /// CPU work done on the task's behalf while it was off its CPU (finishing a swap fault
+    /// it slept on, its wake-up, the `exec` that starts it), which occupies the CPU when
+    /// the task next runs, before anything else it does.
+    pub(crate) owed_cpu: SimDuration,
     /// When it starts (user tasks; kernel tasks start when spawned).
     pub(crate) start: TaskStart,
     /// Its end is its process's exit: the address space is torn down.
@@ -54,13 +61,27 @@ pub(crate) struct Task {
     pub(crate) started_at: Option<SimTime>,
     /// When its end was counted (stream finished or OOM-killed); `None` before.
     pub(crate) ended_at: Option<SimTime>,
+    /// Once its start condition holds, how long it waits before it runs.
+    pub(crate) start_delay: SimDuration,
+    /// Its process is started by `exec` when it starts (`TaskSpec::exec`).
+    pub(crate) exec: bool,
+    /// Page faults, major faults and pages read from swap by its own faults.
+    pub(crate) faults: FaultCounts,
+}
+
+/// What a task's own faults did, for the per-job report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FaultCounts {
+    pub(crate) faults: u64,
+    pub(crate) major: u64,
+    pub(crate) swapins: u64,
 }
 
 impl Task {
     /// User task `name` of address space `space`, on `cpu` with plug `owner`, starting as
     /// `start` says: runnable at time zero, or waiting for its condition.
     pub(crate) fn user(name: String, space: SpaceId, cpu: CpuId, owner: PlugOwner, spec: UserStart) -> Task {
-        let at_start = spec.start == TaskStart::AtStart;
+        let at_start = spec.start == TaskStart::AtStart && spec.start_delay == SimDuration::ZERO;
         Task {
             name,
             kind: TaskKind::User,
@@ -76,11 +97,15 @@ impl Task {
             checkpoint_at: u64::MAX,
             blocked_since: SimTime::ZERO,
             io_wait: SimDuration::ZERO,
+            owed_cpu: SimDuration::ZERO,
             start: spec.start,
             exit_on_end: spec.exit_on_end,
             reads_create: spec.reads_create,
             started_at: at_start.then_some(SimTime::ZERO),
             ended_at: None,
+            start_delay: spec.start_delay,
+            exec: spec.exec,
+            faults: FaultCounts::default(),
         }
     }
 
@@ -101,11 +126,15 @@ impl Task {
             checkpoint_at: u64::MAX,
             blocked_since: now,
             io_wait: SimDuration::ZERO,
+            owed_cpu: SimDuration::ZERO,
             start: TaskStart::AtStart,
             exit_on_end: false,
             reads_create: false,
             started_at: Some(now),
             ended_at: None,
+            start_delay: SimDuration::ZERO,
+            exec: false,
+            faults: FaultCounts::default(),
         }
     }
 
@@ -143,12 +172,25 @@ pub(crate) struct Cpu {
     /// User tasks placed on this CPU that have started and not ended: what a new task's
     /// placement compares.
     pub(crate) live_users: u32,
+    /// When the CPU finished the work of the task it last ran: a task picked after it
+    /// starts no earlier.
+    pub(crate) busy_until: SimTime,
+    /// When the current task's slice began, and when it ends: past its end, a task
+    /// waiting on the run queue takes the CPU (`SimTime::MAX` while none waits).
+    pub(crate) slice_start: SimTime,
+    pub(crate) slice_end: SimTime,
+    /// When the current task was put on the CPU (before its context switch).
+    pub(crate) run_from: SimTime,
+    /// Time the CPU spent running tasks, context switches included.
+    pub(crate) busy: SimDuration,
 }
 
 /// How a user task starts and ends, from its [`crate::TaskSpec`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct UserStart {
     pub(crate) start: TaskStart,
+    pub(crate) start_delay: SimDuration,
+    pub(crate) exec: bool,
     pub(crate) exit_on_end: bool,
     pub(crate) reads_create: bool,
 }

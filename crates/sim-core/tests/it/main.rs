@@ -5,5 +5,6 @@ mod determinism;
 mod mthp;
 mod opt;
 mod properties;
+mod queue;
 mod support;
 mod zswap;

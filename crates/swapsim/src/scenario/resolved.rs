@@ -131,6 +131,9 @@ pub struct ResolvedWorkload {
     /// The job queue with every default filled in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsConfig>,
+    /// The queue of traces: its concurrency and each job's trace and delay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<super::queue::ResolvedQueue>,
 }
 
 impl ResolvedWorkload {
@@ -154,6 +157,7 @@ impl ResolvedWorkload {
             contents: None,
             generator: None,
             jobs: None,
+            queue: None,
         }
     }
 }

@@ -465,7 +465,7 @@ fn a_job_queue_is_a_workload_of_its_own() {
         &format!("{BASE}\n[workload.jobs]\n"),
         &[],
         expect![
-            "error: scenario s.toml: workload: give one of trace, [workload.generator] or [workload.jobs], not [workload.generator] and [workload.jobs]"
+            "error: scenario s.toml: workload: give one of trace, [workload.generator], [workload.jobs] or [workload.queue], not [workload.generator] and [workload.jobs]"
         ],
     );
     check(

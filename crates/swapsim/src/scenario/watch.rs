@@ -4,12 +4,12 @@
 //! The engine counts accesses anyway; it tells the count at coarse intervals
 //! ([`swapsim_core::PROGRESS_ACCESSES`]), so watching costs the access path one compare.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use swapsim_core::SimReport;
 
 use super::{Prepared, Workload};
 use crate::progress::Progress;
-use crate::trace::TraceReport;
+use crate::trace::{TraceReport, TraceTally};
 
 impl Prepared {
     /// Builds and runs the scenario once, telling `progress` the accesses replayed of the
@@ -19,16 +19,23 @@ impl Prepared {
     /// counted the records, for a trace. A run that ends early (an OOM kill of every task, a limit) reports
     /// fewer accesses than the total.
     pub fn run_with_progress(&self, progress: &dyn Progress) -> Result<(SimReport, Option<TraceReport>)> {
-        let (setup, trace) = self.setup_for_run()?;
+        let (setup, trace, jobs) = self.setup_for_run()?;
         let fixed_total = match &self.workload {
             Workload::Generator(generator) => {
                 Some(generator.total_accesses().saturating_mul(u64::from(generator.tasks)))
             }
             Workload::Jobs(jobs) => Some(jobs.total_accesses(self.seed)),
-            Workload::Trace(_) => None,
+            Workload::Trace(_) | Workload::Queue(_) => None,
         };
-        // A trace counted while the run reads it has its total once the reading has ended.
-        let total = || fixed_total.or_else(|| trace.as_ref().and_then(|trace| trace.records()));
+        // A trace counted while the run reads it has its total once the reading has ended;
+        // a queue's, once every job's trace has been counted.
+        let queue_total = || jobs.iter().map(TraceTally::records).sum::<Option<u64>>();
+        let total = || {
+            fixed_total.or_else(|| match &self.workload {
+                Workload::Queue(_) => queue_total(),
+                _ => trace.as_ref().and_then(|trace| trace.records()),
+            })
+        };
         progress.advanced(0, total());
         // The core's message already includes its cause; formatting it once keeps the
         // `{:#}` chain from printing the cause twice.
@@ -36,8 +43,15 @@ impl Prepared {
             .map_err(|err| anyhow!("{err}"));
         // An error of the trace is the run's error, as when a first pass found it before the run.
         let trace = trace.map(|trace| trace.finish()).transpose()?;
+        let jobs: Vec<TraceReport> = jobs
+            .into_iter()
+            .enumerate()
+            .map(|(j, tally)| tally.finish().with_context(|| format!("workload.queue job {j}")))
+            .collect::<Result<_>>()?;
         let report = run?;
+        let queue_total = (!jobs.is_empty()).then(|| jobs.iter().map(|job| job.records).sum::<u64>());
         let total = fixed_total
+            .or(queue_total)
             .or_else(|| trace.as_ref().map(|trace| trace.records.saturating_mul(u64::from(trace.repeat))));
         progress.advanced(report.accesses, total);
         Ok((report, trace))

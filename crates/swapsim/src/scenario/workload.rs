@@ -14,6 +14,7 @@ use swapsim_core::ByteSize;
 use swapsim_trace_formats::oracle::{REGION_PAGES_DEFAULT, REGION_PAGES_MAX};
 use swapsim_trace_formats::{Format, ObjectMap, Pace, TraceParams};
 
+use super::queue::QueueSection;
 use super::{ResolvedWorkload, Scenario, Workload};
 use crate::trace::{self, PathOrigin, TraceInput, TraceSource};
 
@@ -74,6 +75,9 @@ pub(crate) struct WorkloadSection {
     /// A queue of short-lived processes run `-j N` at a time, shaped like a kernel build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) jobs: Option<JobsConfig>,
+    /// A queue of traces, each replayed as a process of its own, `-j N` at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) queue: Option<QueueSection>,
 }
 
 impl WorkloadSection {
@@ -147,6 +151,7 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
         ("trace", section.trace.is_some()),
         ("[workload.generator]", section.generator.is_some()),
         ("[workload.jobs]", section.jobs.is_some()),
+        ("[workload.queue]", section.queue.is_some()),
     ]
     .into_iter()
     .filter(|(_, given)| *given)
@@ -154,16 +159,39 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
     .collect();
     if scenario.trace.is_none() && given.len() > 1 {
         bail!(
-            "workload: give one of trace, [workload.generator] or [workload.jobs], not {}",
+            "workload: give one of trace, [workload.generator], [workload.jobs] or [workload.queue], not {}",
             given.join(" and ")
         );
+    }
+    if let (None, Some(queue)) = (&scenario.trace, &section.queue) {
+        if let Some(flag) = [("--repeat", flags.repeat.is_some()), ("--instructions", flags.instructions)]
+            .into_iter()
+            .find(|(_, given)| *given)
+            .map(|(flag, _)| flag)
+        {
+            bail!("{flag}: does not apply to a queue of traces");
+        }
+        if section.repeat.is_some() {
+            bail!("workload.repeat: does not apply to a queue of traces");
+        }
+        let template = trace_options(
+            &section,
+            flags,
+            TraceSource::Embedded { name: "", bytes: &[] },
+            PathOrigin::TraceFlag,
+        )?;
+        let (input, resolved_queue) = queue.resolve(&scenario.base_dir, &template)?;
+        let mut resolved = ResolvedWorkload::of_trace(String::new(), &template);
+        resolved.trace = None;
+        resolved.queue = Some(resolved_queue);
+        return Ok((Workload::Queue(input), resolved));
     }
     let (trace, written, origin) = match (&scenario.trace, &section) {
         (Some(trace), _) => (trace.clone(), trace.name(), PathOrigin::TraceFlag),
         (None, WorkloadSection { trace: None, generator: None, jobs: None, .. }) => {
             bail!(
-                "workload: missing; give [workload] trace = \"FILE\", a [workload.generator] or \
-                 [workload.jobs] section, or --trace"
+                "workload: missing; give [workload] trace = \"FILE\", a [workload.generator], [workload.jobs] \
+                 or [workload.queue] section, or --trace"
             )
         }
         (None, WorkloadSection { jobs: Some(jobs), .. }) => {
@@ -188,6 +216,18 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
             return Ok((Workload::Generator(generator.clone()), resolved));
         }
     };
+    let input = trace_options(&section, flags, trace, origin)?;
+    let resolved = ResolvedWorkload::of_trace(written, &input);
+    Ok((Workload::Trace(input), resolved))
+}
+
+/// The trace options of `[workload]` and the replacing flags, for a trace at `source`.
+fn trace_options(
+    section: &WorkloadSection,
+    flags: TraceFlags,
+    source: TraceSource,
+    origin: PathOrigin,
+) -> Result<TraceInput> {
     let format = match (flags.format, &section.trace_format) {
         (Some(format), _) => Some(format),
         (None, Some(name)) => {
@@ -208,15 +248,15 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
     }
     let object_map = match flags.object_map {
         Some(object_map) => object_map,
-        None => object_map_of(&section)?,
+        None => object_map_of(section)?,
     };
     let params = match (flags.params, &section.trace_params) {
         (Some(params), _) => params,
         (None, Some(text)) => TraceParams::parse(text).map_err(|e| anyhow!("workload.trace_params: {e}"))?,
         (None, None) => TraceParams::default(),
     };
-    let input = TraceInput {
-        source: trace,
+    Ok(TraceInput {
+        source,
         origin,
         format,
         lenient: flags.lenient || section.lenient.unwrap_or(false),
@@ -227,9 +267,7 @@ pub(super) fn resolve(section: WorkloadSection, scenario: &Scenario) -> Result<(
         pace,
         repeat,
         cache: None,
-    };
-    let resolved = ResolvedWorkload::of_trace(written, &input);
-    Ok((Workload::Trace(input), resolved))
+    })
 }
 
 /// `workload.object_map` and `workload.object_region`, checked.

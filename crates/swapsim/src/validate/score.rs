@@ -25,6 +25,9 @@ pub enum CaseGroup {
     /// zswap enabled.
     #[serde(rename = "zswap")]
     Zswap,
+    /// A queue of processes (`kind: "jobs"`), whatever its device.
+    #[serde(rename = "queue")]
+    Queue,
 }
 
 impl CaseGroup {
@@ -34,6 +37,7 @@ impl CaseGroup {
             CaseGroup::SwapFileOrder0 => "swapfile-order0",
             CaseGroup::MthpOrZram => "mthp-or-zram",
             CaseGroup::Zswap => "zswap",
+            CaseGroup::Queue => "queue",
         }
     }
 }
@@ -79,6 +83,10 @@ impl Target {
 /// - Wall-clock times: 20%; the run time of the cases with large folios or zram, 25%.
 /// - zswap: stores, loads and writebacks, and the pool's size and page count when the
 ///   pattern finished: 35%, and 15% on the median case; the run time of zswap cases, 25%.
+/// - Queues of processes: the makespan, 25%; and each job's end time, as the median over
+///   the case's jobs of each one's error (`jobs_timing.end_s`), 25%. Every target for all
+///   cases holds the queue cases too, summarised apart from the single-process cases
+///   under the group `queue`.
 /// - Large folios: per size, the `hugepages-<size>kB/stats` counters the cases measure
 ///   (faults that allocated a large folio or fell back, large folios swapped out whole or
 ///   split, swapped in whole or fallen back to order 0), and the PMD-size
@@ -106,6 +114,8 @@ pub const SCORED: &[Target] = &[
     Target::worst("timing.total_s", 0.2).only(CaseGroup::SwapFileOrder0),
     Target::worst("timing.total_s", 0.25).only(CaseGroup::MthpOrZram),
     Target::worst("timing.total_s", 0.25).only(CaseGroup::Zswap),
+    Target::worst("timing.total_s", 0.25).only(CaseGroup::Queue),
+    Target::worst(JOBS_END_S, 0.25).only(CaseGroup::Queue),
     Target::worst("vmstat.zswpout", 0.35).median(0.15),
     Target::worst("vmstat.zswpin", 0.35).median(0.15),
     Target::worst("vmstat.zswpwb", 0.35).median(0.15),
@@ -126,6 +136,10 @@ pub const SCORED: &[Target] = &[
     Target::worst("mthp.64kB.swpin", 0.35).median(0.15),
     Target::worst("mthp.64kB.swpin_fallback", 0.35).median(0.15),
 ];
+
+/// The figure a queue case's job end times are scored as: its error on a case is the
+/// median over the case's jobs of each job's end-time error ([`super::JobsTiming`]).
+pub const JOBS_END_S: &str = "jobs_timing.end_s";
 
 /// Errors across cases for one figure.
 #[derive(Debug, Serialize)]
@@ -192,14 +206,27 @@ pub(super) fn summarize(cases: &[CaseResult]) -> Vec<CounterSummary> {
             }
         }
     }
-    let scored = SCORED.iter().map(|t| (t.figure.to_string(), Some(*t)));
+    // A target for every case is summarised over the single-process cases, and again over
+    // the queue cases under their group: a queue's wider run-to-run spread then leaves the
+    // single-process cases' figures, and their bounds, as they are.
+    let scored = SCORED.iter().flat_map(|t| {
+        let queue = (t.group.is_none()
+            && !SCORED.iter().any(|u| u.figure == t.figure && u.group == Some(CaseGroup::Queue)))
+        .then_some(Target { group: Some(CaseGroup::Queue), ..*t });
+        [Some(*t), queue].into_iter().flatten().map(|t| (t.figure.to_string(), Some(t)))
+    });
     let paths = scored.chain(others.into_iter().map(|p| (p, None)));
     let mut out = Vec::new();
     for (path, target) in paths {
         let group = target.and_then(|t| t.group);
         let mut errors: Vec<(f64, &str)> = cases
             .iter()
-            .filter(|c| group.is_none_or(|g| c.group == g))
+            .filter(|c| match group {
+                Some(g) => c.group == g,
+                // Unscored figures are listed over every case; scored ones for every case
+                // leave the queue cases to their own row.
+                None => target.is_none() || c.group != CaseGroup::Queue,
+            })
             .filter_map(|c| case_error(c, &path).map(|e| (e, c.id.as_str())))
             .collect();
         if errors.is_empty() {
@@ -240,10 +267,13 @@ fn leaf_paths(prefix: &str, tree: &Value, out: &mut Vec<String>) {
 
 /// The error of one figure of one case, as the summary counts it: zero when the simulated
 /// value lies within the kernel's own run-to-run range (min..max); otherwise
-/// |sim / median - 1|, where a median below 0.1% of the case's swap-ins is raised to that
-/// floor, so that a counter that is almost zero on both sides (a few readahead pages in a
-/// random workload) is not reported as hundreds of percent off.
+/// |sim / median - 1|, where a median below 0.1% of the case's swap-ins (`pswpin` plus
+/// `zswpin`) is raised to that floor, so that a counter that is almost zero on both sides
+/// (a few readahead pages in a random workload) is not reported as hundreds of percent off.
 pub(super) fn case_error(c: &CaseResult, path: &str) -> Option<f64> {
+    if path == JOBS_END_S {
+        return c.jobs_timing.as_ref().map(|t| t.end_error_median);
+    }
     let real = lookup(&c.real, path)?.as_f64()?;
     let sim = lookup(&c.sim, path)?.as_f64()?;
     let lo = lookup(&c.real_min, path).and_then(Value::as_f64).unwrap_or(real);
@@ -252,20 +282,20 @@ pub(super) fn case_error(c: &CaseResult, path: &str) -> Option<f64> {
         return Some(0.0);
     }
     let phase = path.split('.').next().filter(|p| *p == "fill" || *p == "swapoff");
-    let pswpin_path = match phase {
-        Some(p) => format!("{p}.vmstat.pswpin"),
-        None => "vmstat.pswpin".to_string(),
+    let swapins = |counter: &str| {
+        let path = match phase {
+            Some(p) => format!("{p}.vmstat.{counter}"),
+            None => format!("vmstat.{counter}"),
+        };
+        lookup(&c.real, &path).and_then(Value::as_f64).unwrap_or(0.0)
     };
     // The floor applies to event counts only, never to times or sizes.
     let is_count = path.contains("vmstat.")
         || path.starts_with("mthp.")
         || path.ends_with("_requests")
         || path.ends_with("_all");
-    let floor = if is_count {
-        lookup(&c.real, &pswpin_path).and_then(Value::as_f64).unwrap_or(0.0) * 0.001
-    } else {
-        0.0
-    };
+    // The case's swap-ins: from the device and, with zswap, from its pool.
+    let floor = if is_count { (swapins("pswpin") + swapins("zswpin")) * 0.001 } else { 0.0 };
     let base = real.max(floor);
     if base == 0.0 {
         return Some(if sim == 0.0 { 0.0 } else { 1.0 });

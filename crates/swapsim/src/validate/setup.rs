@@ -18,6 +18,8 @@
 //!   "incompressible", "text", "zero"; absent means random, as the case format says.
 //! - The memory cgroup, the machine, `page_cluster` and `vma_ra_enabled` as named; the CPU
 //!   costs are `CpuCosts::this_vm`, and the readahead policy is the kernel's own choice.
+//! - `kernel`: the session the case was measured in; a session measured slower than the
+//!   fitted speed scales the CPU costs and the device (`validate/sessions.rs`).
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
@@ -31,6 +33,7 @@ use swapsim_devices::DeviceConfig;
 use swapsim_policies::ReadaheadConfig;
 
 use super::{Case, CaseGroup, KernelOomKills};
+use crate::scenario::queue::{JobEntry, QueueSection};
 use crate::scenario::{DeviceSection, ScenarioFile, ThpSection, WorkloadSection, ZswapSection};
 use crate::timeline::{TimelineEntry, TimelineOp, When};
 
@@ -114,6 +117,9 @@ pub(super) fn mthp_sizes(case: &Case) -> Result<Vec<String>> {
 
 /// Which group of targets a case is held to.
 pub(super) fn case_group(case: &Case) -> Result<CaseGroup> {
+    if text(case, "kind")? == "jobs" {
+        return Ok(CaseGroup::Queue);
+    }
     let zram = swap_kind(case)? == SwapKind::Zram;
     if optional(case, "setup.zswap.enabled") == Some(&Value::Bool(true)) {
         return Ok(CaseGroup::Zswap);
@@ -239,17 +245,85 @@ fn device(case: &Case) -> Result<DeviceSection> {
     })
 }
 
+/// The scheduler's base slice on the validation machine: 750 µs scaled for its 2 CPUs
+/// online (the kernel scales by the CPUs online, not by the one the workload is pinned to).
+const BASE_SLICE_NS: u64 = 1_500_000;
+
+/// The launcher's delays for a queue case, fitted to the visible queue cases' job start
+/// times (`measured.jobs_timing`, medians over runs): the launcher, on the other CPU,
+/// starts the first job 19.5 ms after the queue's start and each further first job 7.5
+/// ms after the one before (it starts them one after another); a later job starts 18.5 ms
+/// after a running job's exit frees its slot (medians of 16.0 to 19.9 ms over the four
+/// visible cases).
+const FIRST_JOB_DELAY_NS: u64 = 19_500_000;
+const NEXT_FIRST_JOB_NS: u64 = 7_500_000;
+const SLOT_JOB_DELAY_NS: u64 = 18_500_000;
+
+/// How far a launch delay strays from its fitted value, either way: the spread of the
+/// visible cases' launch gaps between runs (their middle half lies within about 3 ms of
+/// the median).
+const LAUNCH_JITTER_NS: u64 = 3_000_000;
+
+/// Gives each job of a queue case's scenario a launch delay drawn for `seed`: its fitted
+/// delay ± [`LAUNCH_JITTER_NS`], uniformly. The kernel's runs of a queue differ in which
+/// jobs overlap; the launcher's timing is one cause the model can replay, so each seed
+/// replays the queue as one run of the launcher.
+pub(super) fn jitter_launches(file: &mut ScenarioFile, seed: u64) {
+    use rand::Rng;
+    let Some(queue) = &mut file.workload.queue else { return };
+    let mut rng = swapsim_core::rng::SimRng::derive(seed, "validate.launches");
+    for entry in &mut queue.jobs {
+        if let JobEntry::Job { delay: Some(delay), .. } = entry {
+            let Some(ns) = delay.strip_suffix("ns").and_then(|n| n.parse::<u64>().ok()) else { continue };
+            let jittered = ns - LAUNCH_JITTER_NS + rng.random_range(0..=2 * LAUNCH_JITTER_NS);
+            *delay = format!("{jittered}ns");
+        }
+    }
+}
+
+/// `[workload]` for a queue case: each job's trace with its launch delay.
+fn queue_workload(case: &Case) -> Result<WorkloadSection> {
+    let concurrency: u32 = small(case, "workload.queue.concurrency")?;
+    let jobs = field(case, "workload.queue.jobs")?
+        .as_array()
+        .ok_or_else(|| anyhow!("{}: workload.queue.jobs is not a list", case.file.display()))?;
+    let mut entries = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.iter().enumerate() {
+        let trace = job["trace"].as_str().ok_or_else(|| {
+            anyhow!("{}: workload.queue.jobs[{i}].trace is missing or not a string", case.file.display())
+        })?;
+        let delay_ns = match u64::try_from(i).ok().filter(|&i| i < u64::from(concurrency)) {
+            Some(k) => FIRST_JOB_DELAY_NS + k * NEXT_FIRST_JOB_NS,
+            None => SLOT_JOB_DELAY_NS,
+        };
+        entries.push(JobEntry::Job { trace: PathBuf::from(trace), delay: Some(format!("{delay_ns}ns")) });
+    }
+    Ok(WorkloadSection {
+        queue: Some(QueueSection { concurrency, jobs: entries, traces: None, delay: None }),
+        contents: page_contents(case)?,
+        ..WorkloadSection::default()
+    })
+}
+
 /// The scenario a case describes.
 pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
-    // Relative to the case directory, which the scenario is loaded from.
-    let trace = text(case, "workload.trace")?;
-    let region_pages = num(case, "workload.region_bytes")? / 4096;
+    let kind = text(case, "kind")?;
     let version = num(case, "setup.memcg_version")?;
+    let workload = match kind {
+        "jobs" => queue_workload(case)?,
+        // Relative to the case directory, which the scenario is loaded from.
+        _ => WorkloadSection {
+            trace: Some(PathBuf::from(text(case, "workload.trace")?)),
+            contents: page_contents(case)?,
+            ..WorkloadSection::default()
+        },
+    };
     let mut file = ScenarioFile {
         seed: 1,
         machine: MachineConfig {
             memory: ByteSize(num(case, "setup.machine_ram_bytes")?),
             cpus: small(case, "setup.cpus")?,
+            base_slice_ns: Some(BASE_SLICE_NS),
             ..MachineConfig::default()
         },
         memcg: MemcgConfig {
@@ -263,23 +337,31 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
         thp: thp_section(case)?,
         zswap: zswap_section(case)?,
         cpu: CpuCosts::this_vm(),
-        workload: WorkloadSection {
-            trace: Some(PathBuf::from(trace)),
-            contents: page_contents(case)?,
-            ..WorkloadSection::default()
-        },
+        workload,
         ..ScenarioFile::default()
     };
     file.swap.page_cluster = small(case, "setup.page_cluster")?;
     file.swap.vma_ra_enabled = flag(case, "setup.vma_ra_enabled")?;
     file.swap.readahead = ReadaheadConfig::Kernel;
-    let device = device(case)?;
+    let mut device = device(case)?;
+    let kernel = match optional(case, "kernel") {
+        Some(_) => Some(text(case, "kernel")?),
+        None => None,
+    };
+    if let Some(session) = kernel.and_then(super::sessions::session) {
+        let contents = page_contents(case)?.unwrap_or(Contents::Random);
+        file.cpu = session.cpu_costs(&contents, file.zswap.enabled.then_some(file.zswap.compressor));
+        device.model = session.device(device.model);
+    }
     let device_name = device.name.clone();
     file.swap.devices = vec![device];
-    match text(case, "kind")? {
+    match kind {
+        "jobs" => {}
         "live" => {
             // Mark where the fill ends: the trace header says how many accesses it has;
             // without one, the fill writes every page of the region once.
+            let trace = text(case, "workload.trace")?;
+            let region_pages = num(case, "workload.region_bytes")? / 4096;
             let fill = fill_accesses(&dir.join(trace)).unwrap_or(region_pages);
             let when = When { after_accesses: Some(fill), ..When::default() };
             file.timeline.push(TimelineEntry::new(when, TimelineOp::Mark { label: "fill-end".into() }));
@@ -309,7 +391,7 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
                 }
             }
         }
-        other => bail!("{}: kind \"{other}\" is not \"live\" or \"swapoff\"", case.file.display()),
+        other => bail!("{}: kind \"{other}\" is not \"live\", \"swapoff\" or \"jobs\"", case.file.display()),
     }
     Ok(file)
 }
