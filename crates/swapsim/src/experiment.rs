@@ -29,6 +29,7 @@ mod plug_merge;
 mod support;
 mod swapoff_readahead;
 mod table;
+mod trace_queue;
 mod verdict;
 mod zswap_second_chance;
 

@@ -113,51 +113,87 @@ fn plug_merge_cuts_dispatches_per_mib() {
     check_verdict(&doc);
 }
 
-/// At a tenth of the size the queue still swaps: `order0` never swaps in a large folio,
-/// and the throttle leaves fewer 16 kB swap-ins than the kernel's policy.
+/// At a tenth of the size the job queue still swaps: `order0` never swaps in a large
+/// folio, and the throttle leaves fewer 16 kB swap-ins than the kernel's policy. The queue
+/// of traces gives the same four rows, and its checks follow the job queue's in the verdict.
 #[test]
 fn mthp_swapin_throttle_cuts_large_swapins() {
     let doc = experiment("mthp-swapin", "0.1");
     let rows = doc["rows"].as_array().expect("rows");
     let names: Vec<String> = rows
         .iter()
-        .map(|r| format!("{}/{}", r["lru"].as_str().expect("lru"), r["swapin"].as_str().expect("swapin")))
+        .map(|r| {
+            let field = |key: &str| r[key].as_str().unwrap_or_else(|| panic!("a row lacks {key}"));
+            format!("{}:{}/{}", field("workload"), field("lru"), field("swapin"))
+        })
         .collect();
-    assert_eq!(names, ["classic/order0", "classic/kernel", "classic/throttled", "mglru/kernel"]);
-    let row = |name: &str| {
-        rows.iter()
-            .find(|r| {
-                if name == "mglru" {
-                    r["lru"] == "mglru"
-                } else {
-                    r["lru"] == "classic" && r["swapin"] == name
-                }
-            })
-            .expect("row")
-    };
-    let names = ["order0", "kernel", "throttled", "mglru"];
-    let count =
-        |name: &str, key: &str| row(name)[key].as_u64().unwrap_or_else(|| panic!("{name} lacks {key}"));
-    for name in names {
-        assert!(count(name, "pswpout") > 0, "{name} did not swap");
-        assert_eq!(row(name)["outcome"], "completed", "{}", row(name));
-        assert!(row(name)["wall_s"].as_f64().expect("wall_s") > 0.0);
+    let policies = ["classic/order0", "classic/kernel", "classic/throttled", "mglru/kernel"];
+    let expected: Vec<String> =
+        ["jobs", "queue"].iter().flat_map(|w| policies.iter().map(move |p| format!("{w}:{p}"))).collect();
+    assert_eq!(names, expected);
+    for workload in ["jobs", "queue"] {
+        let row = |name: &str| {
+            rows.iter()
+                .find(|r| {
+                    r["workload"] == workload
+                        && if name == "mglru" {
+                            r["lru"] == "mglru"
+                        } else {
+                            r["lru"] == "classic" && r["swapin"] == name
+                        }
+                })
+                .expect("row")
+        };
+        let count =
+            |name: &str, key: &str| row(name)[key].as_u64().unwrap_or_else(|| panic!("{name} lacks {key}"));
+        for name in ["order0", "kernel", "throttled", "mglru"] {
+            assert!(count(name, "pswpout") > 0, "{workload} {name} did not swap");
+            assert_eq!(row(name)["outcome"], "completed", "{}", row(name));
+            assert!(row(name)["wall_s"].as_f64().expect("wall_s") > 0.0);
+        }
+        assert_eq!(count("order0", "swpin_16k"), 0);
+        assert!(count("kernel", "swpin_16k") > 0);
+        assert!(count("mglru", "swpin_16k") > 0, "MGLRU swaps in large folios too");
+        if workload == "jobs" {
+            assert!(count("throttled", "swpin_16k") < count("kernel", "swpin_16k"), "{}", doc["rows"]);
+            assert!(
+                count("throttled", "swpin_fallback_charge_16k")
+                    > count("kernel", "swpin_fallback_charge_16k")
+            );
+        }
     }
-    assert_eq!(count("order0", "swpin_16k"), 0);
-    assert!(count("kernel", "swpin_16k") > 0);
-    assert!(count("throttled", "swpin_16k") < count("kernel", "swpin_16k"), "{}", doc["rows"]);
-    assert!(count("throttled", "swpin_fallback_charge_16k") > count("kernel", "swpin_fallback_charge_16k"));
-    assert!(count("mglru", "swpin_16k") > 0, "MGLRU swaps in large folios too");
+    let checks = doc["verdict"]["checks"].as_array().expect("checks");
+    assert_eq!(checks.len(), 8);
+    assert!(checks[4..].iter().all(|c| c["curve"].as_str().expect("curve").starts_with("queue of traces ")));
     check_verdict(&doc);
 }
 
 /// At a tenth of the size (one build instead of five) the four settings each give a row
-/// with every column, zswap's counters move as each setting allows, and the verdict is
-/// worded check by check.
+/// on each workload with every column, zswap's counters move as each setting allows, and
+/// the verdict is worded check by check.
 #[test]
 fn zswap_second_chance_gives_four_rows() {
     let doc = experiment("zswap-second-chance", "0.1");
-    let rows = doc["rows"].as_array().expect("rows");
+    let all = doc["rows"].as_array().expect("rows");
+    let workloads: Vec<&str> = all.iter().map(|r| r["workload"].as_str().expect("workload")).collect();
+    assert_eq!(workloads, ["jobs", "jobs", "jobs", "jobs", "queue", "queue", "queue", "queue"]);
+    for workload in ["jobs", "queue"] {
+        let rows: Vec<&serde_json::Value> = all.iter().filter(|r| r["workload"] == workload).collect();
+        four_zswap_rows(&rows);
+    }
+    assert_eq!(doc["verdict"]["checks"].as_array().expect("checks").len(), 4);
+    check_verdict(&doc);
+    let csv = ok(&["experiment", "run", "zswap-second-chance", "--scale", "0.1", "--format", "csv"]);
+    let header: Vec<&str> = csv.lines().next().expect("a header").split(',').collect();
+    for key in ["workload", "zswap", "pswpin", "zswpwb", "wall_s", "builds_finished"] {
+        assert!(header.contains(&key), "{header:?} lacks {key}");
+    }
+    assert!(!header.contains(&"builds"), "the per-build list is for JSON only: {header:?}");
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+}
+
+/// One workload's four zswap rows: every column, and the counters each setting allows.
+fn four_zswap_rows(rows: &[&serde_json::Value]) {
     let names: Vec<&str> = rows.iter().map(|r| r["zswap"].as_str().expect("zswap")).collect();
     assert_eq!(names, ["off", "no-shrinker", "decay", "second-chance"]);
     let row = |name: &str| rows.iter().find(|r| r["zswap"] == name).expect("row");
@@ -181,15 +217,6 @@ fn zswap_second_chance_gives_four_rows() {
         assert!(count(name, "zswpwb") > 0, "{name} wrote nothing back");
         assert!(count(name, "shrinker_scanned") >= count(name, "zswpwb"));
     }
-    assert_eq!(doc["verdict"]["checks"].as_array().expect("checks").len(), 2);
-    check_verdict(&doc);
-    let csv = ok(&["experiment", "run", "zswap-second-chance", "--scale", "0.1", "--format", "csv"]);
-    let header: Vec<&str> = csv.lines().next().expect("a header").split(',').collect();
-    for key in ["zswap", "pswpin", "zswpwb", "wall_s", "builds_finished"] {
-        assert!(header.contains(&key), "{header:?} lacks {key}");
-    }
-    assert!(!header.contains(&"builds"), "the per-build list is for JSON only: {header:?}");
-    assert_eq!(csv.lines().count(), 5, "{csv}");
 }
 
 #[test]

@@ -31,7 +31,17 @@
 //! What this module does not do: jobs share nothing (no fork, no copy-on-write, no shared
 //! libraries or page cache), touch no files, never free memory before they exit, and
 //! carry no timing (the CPU cost profile decides). Which jobs are links is random, where a
-//! real build runs its big links late. The float draws use `ln`, `exp` and `powf`, so, as
+//! real build runs its big links late.
+//!
+//! How a job starts, shares the CPU, charges, reclaims and exits is the engine's, the same
+//! as for a queue of traces (`[workload.queue]`), which the validation's queue cases check
+//! against the kernel; what is not validated is this module's access pattern and sizes.
+//! Those cases' jobs fill their region first and then make two or three passes of a fixed
+//! pattern; a generated job grows its heap all through its life and re-references its
+//! newest pages most, as a compiler does. A generated job starts the instant a slot frees,
+//! as make starts one: the queue cases' 18 ms launch delay is their Python launcher moving
+//! each job into the memory cgroup, which make, whose children inherit its cgroup, does not
+//! do. The float draws use `ln`, `exp` and `powf`, so, as
 //! for the zipf sampler, streams are reproducible per platform.
 
 use super::draw::{draw53, draw_below, draw_unit, probability_threshold, AccessRng};
@@ -199,8 +209,9 @@ impl JobsConfig {
     }
 
     /// Every job as a task, in queue order: the first `concurrency` start with the run,
-    /// job `i` after `i - concurrency + 1` jobs have ended; each exits at its end. Link
-    /// jobs are named `ld#<i>`, compile jobs `cc#<i>`.
+    /// job `i` after `i - concurrency + 1` jobs have ended, at once (make starts the next
+    /// job as soon as it reaps one); each starts by `exec` and exits at its end. Link jobs
+    /// are named `ld#<i>`, compile jobs `cc#<i>`.
     ///
     /// Expects a config that passed [`JobsConfig::validate`]. An invalid one still gives
     /// finite streams and never panics, but their shape is unspecified.
@@ -217,6 +228,9 @@ impl JobsConfig {
                     task.start = TaskStart::AfterEnds(index - concurrency + 1);
                 }
                 task.exit_on_end = true;
+                // make forks and execs each job: the start costs `cpu.exec_ns` and its
+                // start-up faults, as a traced queue's jobs do.
+                task.exec = true;
                 task
             })
             .collect()

@@ -1,5 +1,6 @@
 //! `mthp-swapin`: large folio (16 kB mTHP) swap-in on zram, with and without refault
-//! throttling, on a kernel-build-like job queue (Barry Song, 2025).
+//! throttling, on a kernel-build-like job queue (Barry Song, 2025), and on the bundled
+//! queue of traces ([`super::trace_queue`]).
 
 use anyhow::Result;
 use rayon::prelude::*;
@@ -15,7 +16,8 @@ use super::support::{
     job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file, Runs,
 };
 use super::table::{columns, Table};
-use super::verdict::{check, Tolerance, Verdict, RATIO_TOLERANCE};
+use super::trace_queue;
+use super::verdict::{check, on_two_workloads, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
 use crate::progress::Progress;
 use crate::scenario::{ScenarioFile, ThpSection, WorkloadSection};
@@ -38,6 +40,8 @@ pub(super) const EXPERIMENT: Experiment = Experiment {
 #[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct MthpRow {
+    /// The workload: "jobs" (the generated job queue) or "queue" (the queue of traces).
+    pub workload: &'static str,
     /// The LRU: "classic" or "mglru".
     pub lru: &'static str,
     /// The swap-in size policy: "order0", "kernel" or "throttled".
@@ -110,38 +114,55 @@ impl MthpShape {
     }
 }
 
+/// The LRU and swap-in size policies of the rows.
+const POLICIES: [(LruModel, &str, SwapinConfig); 4] = [
+    (LruModel::Classic, "order0", SwapinConfig::Order0),
+    (LruModel::Classic, "kernel", SwapinConfig::Kernel),
+    (LruModel::Classic, "throttled", SwapinConfig::Throttled),
+    (LruModel::Mglru, "kernel", SwapinConfig::Kernel),
+];
+
+/// The two workloads, by the name the rows carry.
+const WORKLOADS: [&str; 2] = ["jobs", "queue"];
+
 fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
     let shape = MthpShape::new(scale);
-    let policies: [(LruModel, &'static str, SwapinConfig); 4] = [
-        (LruModel::Classic, "order0", SwapinConfig::Order0),
-        (LruModel::Classic, "kernel", SwapinConfig::Kernel),
-        (LruModel::Classic, "throttled", SwapinConfig::Throttled),
-        (LruModel::Mglru, "kernel", SwapinConfig::Kernel),
-    ];
-    let runs = Runs::new(progress, policies.len() as u64);
-    let rows: Vec<Result<MthpRow>> = policies
+    let variants: Vec<(&'static str, (LruModel, &'static str, SwapinConfig))> =
+        WORKLOADS.iter().flat_map(|&w| POLICIES.iter().map(move |&p| (w, p))).collect();
+    let runs = Runs::new(progress, variants.len() as u64);
+    let rows: Vec<Result<MthpRow>> = variants
         .par_iter()
-        .map(|&(lru, name, swapin)| {
+        .map(|&(workload, (lru, name, swapin))| {
             let lru_name = if lru == LruModel::Mglru { "mglru" } else { "classic" };
             let hugepages = [("16kB", ThpSizeEnabled::Always), ("2048kB", ThpSizeEnabled::Never)]
                 .into_iter()
                 .map(|(size, enabled)| (size.to_string(), enabled))
                 .collect();
+            let (machine, memcg_mib, workload_section) = match workload {
+                "queue" => (trace_queue::machine(), trace_queue::MEMCG_MIB, trace_queue::workload(None)),
+                _ => (
+                    MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
+                    shape.memcg_mib,
+                    WorkloadSection { jobs: Some(shape.jobs.clone()), ..WorkloadSection::default() },
+                ),
+            };
             let mut file = ScenarioFile {
-                machine: MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
-                memcg: MemcgConfig { limit: Some(mib_size(shape.memcg_mib)), ..MemcgConfig::default() },
+                machine,
+                memcg: MemcgConfig { limit: Some(mib_size(memcg_mib)), ..MemcgConfig::default() },
                 lru,
                 thp: ThpSection { hugepages, swapin, ..ThpSection::default() },
                 cpu: CpuCosts::this_vm(),
-                workload: WorkloadSection { jobs: Some(shape.jobs.clone()), ..WorkloadSection::default() },
+                workload: workload_section,
                 ..ScenarioFile::default()
             };
             file.swap.devices = one_device("zram0", shape.zram_mib, DeviceConfig::preset("this-vm-zram"));
-            let report = run_file(&format!("mthp-swapin/lru={lru_name},swapin={name}"), file, &runs)?;
+            let label = format!("mthp-swapin/{workload}/lru={lru_name},swapin={name}");
+            let report = run_file(&label, file, &runs)?;
             let m = report.mthp.get("16kB").cloned().unwrap_or_default();
             let jobs = jobs_of(&report)?;
             let outcome = outcome_text(&report.outcome);
             Ok(MthpRow {
+                workload,
                 lru: lru_name,
                 swapin: name,
                 pswpin: report.vmstat.pswpin,
@@ -159,11 +180,14 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
     let rows: Vec<MthpRow> = rows.into_iter().collect::<Result<_>>()?;
     Ok(Findings {
         setup: format!(
-            "{}, in a {} MiB memcg on a 10-CPU machine; {} MiB zram (this-vm-zram), 16 kB mTHP always, \
-             other sizes never, page-cluster 3, this machine's CPU costs; classic LRU with swap-in size \
-             policy order0, kernel and throttled (refault-throttled large swap-in), and MGLRU with kernel",
+            "{}, in a {} MiB memcg on a 10-CPU machine; and the {}, in a {} MiB memcg; {} MiB zram \
+             (this-vm-zram), 16 kB mTHP always, other sizes never, page-cluster 3, this machine's CPU \
+             costs; classic LRU with swap-in size policy order0, kernel and throttled (refault-throttled \
+             large swap-in), and MGLRU with kernel, on each workload",
             job_queue_text(&shape.jobs),
             shape.memcg_mib,
+            trace_queue::text(),
+            trace_queue::MEMCG_MIB,
             shape.zram_mib,
         ),
         table: table(&rows),
@@ -184,6 +208,7 @@ fn table(rows: &[MthpRow]) -> Table {
                 m.outcome.clone()
             };
             vec![
+                m.workload.to_string(),
                 m.lru.to_string(),
                 m.swapin.to_string(),
                 m.pswpin.to_string(),
@@ -198,6 +223,7 @@ fn table(rows: &[MthpRow]) -> Table {
         .collect();
     Table {
         columns: columns(&[
+            ("workload", 8),
             ("lru", 7),
             ("swapin", 9),
             ("pswpin", 10),
@@ -228,7 +254,14 @@ const MTHP_MGLRU_SWPIN_16K: f64 = 286_881.0;
 const MTHP_MGLRU_PSWPIN: f64 = 1_286_081.0;
 const MTHP_MGLRU_PSWPOUT: f64 = 3_147_936.0;
 
-/// The verdict from the rows (classic "order0", "kernel", "throttled", and MGLRU
+/// The verdict from the rows: the same judgement ([`judge`]) on the job queue, then on the
+/// queue of traces, whose checks must hold too.
+fn verdict(rows: &[MthpRow]) -> Verdict {
+    let of = |workload: &str| rows.iter().filter(|r| r.workload == workload).cloned().collect::<Vec<_>>();
+    on_two_workloads(judge(&of("jobs")), judge(&of("queue")), "queue of traces")
+}
+
+/// The verdict on one workload's rows (classic "order0", "kernel", "throttled", and MGLRU
 /// "kernel").
 ///
 /// Judged: how many times fewer 16 kB swap-ins the throttle leaves than the kernel's
@@ -242,7 +275,7 @@ const MTHP_MGLRU_PSWPOUT: f64 = 3_147_936.0;
 /// the published ratios, not judged: the publication's wall times are within 0.2 % of
 /// each other (4 % for MGLRU), and the absolute speed of the model's zram and CPU is this
 /// machine's rather than the arm64 build's.
-fn verdict(rows: &[MthpRow]) -> Verdict {
+fn judge(rows: &[MthpRow]) -> Verdict {
     // "mglru" names MGLRU's run; the others are the classic LRU's swap-in policies.
     let row = |name: &str| {
         rows.iter().find(|r| {
@@ -364,6 +397,7 @@ mod tests {
     /// A row with these counters and a completed run.
     fn mthp_row(swapin: &'static str, pswpin: u64, pswpout: u64, swpin_16k: u64) -> MthpRow {
         MthpRow {
+            workload: "jobs",
             lru: if swapin == "mglru" { "mglru" } else { "classic" },
             swapin: if swapin == "mglru" { "kernel" } else { swapin },
             pswpin,
@@ -387,7 +421,7 @@ mod tests {
             mthp_row("mglru", 1_286_081, 3_147_936, 286_881),
         ];
         check_verdict(
-            &super::verdict(&rows),
+            &super::judge(&rows),
             expect![[r#"
                 throttled: reproduced: 16 kB swap-ins cut against kernel by 4.64, published 4.64 (tolerance ±25 %)
                 throttled: reproduced: pswpin as a fraction of kernel's 0.62, published 0.62 (tolerance ±25 %)
@@ -396,9 +430,9 @@ mod tests {
                 reproduced: true
             "#]],
         );
-        assert!(super::verdict(&rows).direction_matches);
+        assert!(super::judge(&rows).direction_matches);
         rows[2].jobs_oom_killed = 1;
-        let verdict = super::verdict(&rows);
+        let verdict = super::judge(&rows);
         assert!(!verdict.direction_matches);
         assert!(
             verdict.text.contains("classic throttled: completed (1 jobs OOM-killed)"),
@@ -408,7 +442,7 @@ mod tests {
         // MGLRU swapping in less than classic breaks the published order.
         rows[2].jobs_oom_killed = 0;
         rows[3].pswpin = 400_000;
-        let verdict = super::verdict(&rows);
+        let verdict = super::judge(&rows);
         assert!(!verdict.direction_matches);
         assert!(verdict.text.contains("NOT in the published order"), "{}", verdict.text);
     }

@@ -154,10 +154,80 @@ pub(super) fn check(curve: &str, what: &str, simulated: f64, published: f64, tol
     }
 }
 
+/// One verdict from the same judgement on two workloads: `first`'s, with `second`'s checks
+/// after its own under `second_name` (each check's curve and text prefixed with it). It is
+/// reproduced when every check of both is, and moves the published way when both do; its
+/// metric and ratio are the first workload's.
+pub(super) fn on_two_workloads(first: Verdict, second: Verdict, second_name: &str) -> Verdict {
+    let renamed = second.checks.into_iter().map(|c| Check {
+        curve: format!("{second_name} {}", c.curve),
+        text: format!("{second_name} {}", c.text),
+        ..c
+    });
+    let checks: Vec<Check> = first.checks.into_iter().chain(renamed).collect();
+    let details = first
+        .details
+        .into_iter()
+        .chain(
+            second
+                .details
+                .into_iter()
+                .map(|(name, x)| (format!("{}_{name}", second_name.replace(' ', "_")), x)),
+        )
+        .collect();
+    Verdict {
+        metric: first.metric,
+        simulated: first.simulated,
+        published: first.published,
+        direction_matches: first.direction_matches && second.direction_matches,
+        reproduced: checks.iter().all(|c| c.reproduced),
+        checks,
+        text: format!("{}; on the {second_name}: {}", first.text, second.text),
+        details,
+    }
+}
+
 /// Renders a verdict's checks one per line, then whether it is reproduced.
 #[cfg(test)]
 pub(super) fn check_verdict(verdict: &Verdict, expect: expect_test::Expect) {
     let mut actual: String = verdict.checks.iter().map(|c| format!("{}\n", c.text)).collect();
     actual.push_str(&format!("reproduced: {}\n", verdict.reproduced));
     expect.assert_eq(&actual);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(simulated: f64, direction_matches: bool) -> Verdict {
+        let checks = vec![check("throttled", "cut by", simulated, 4.0, Tolerance::Relative(RATIO_TOLERANCE))];
+        Verdict {
+            metric: "cut".into(),
+            simulated,
+            published: 4.0,
+            direction_matches,
+            reproduced: checks.iter().all(|c| c.reproduced),
+            checks,
+            text: format!("cut {simulated}"),
+            details: vec![("ratio".into(), simulated)],
+        }
+    }
+
+    #[test]
+    fn two_workloads_are_reproduced_only_together() {
+        let both = on_two_workloads(one(4.1, true), one(1.0, false), "queue of traces");
+        check_verdict(
+            &both,
+            expect_test::expect![[r#"
+                throttled: reproduced: cut by 4.10, published 4.00 (tolerance ±25 %)
+                queue of traces throttled: not reproduced: cut by 1.00, published 4.00 (tolerance ±25 %)
+                reproduced: false
+            "#]],
+        );
+        assert!(!both.direction_matches);
+        assert_eq!((both.simulated, both.checks[1].curve.as_str()), (4.1, "queue of traces throttled"));
+        assert_eq!(both.details[1], ("queue_of_traces_ratio".to_string(), 1.0));
+        assert_eq!(both.text, "cut 4.1; on the queue of traces: cut 1");
+        assert!(on_two_workloads(one(4.1, true), one(3.9, true), "q").reproduced);
+    }
 }

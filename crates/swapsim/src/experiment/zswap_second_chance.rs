@@ -1,6 +1,6 @@
 //! `zswap-second-chance`: zswap's memory-pressure shrinker protecting entries by a
 //! decaying protected count (6.8-6.11) against second chance (6.12+), in a kernel build
-//! (Nhat Pham, 2024).
+//! (Nhat Pham, 2024), and on the bundled queue of traces ([`super::trace_queue`]).
 
 use anyhow::Result;
 use rayon::prelude::*;
@@ -16,7 +16,8 @@ use super::support::{
     job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file, Runs, SimulatorPanic,
 };
 use super::table::{columns, Table};
-use super::verdict::{check, Tolerance, Verdict, RATIO_TOLERANCE};
+use super::trace_queue;
+use super::verdict::{check, on_two_workloads, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
 use crate::progress::Progress;
 use crate::scenario::{ScenarioFile, WorkloadSection, ZswapSection};
@@ -39,6 +40,8 @@ pub(super) const EXPERIMENT: Experiment = Experiment {
 #[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct ZswapRow {
+    /// The workload: "jobs" (the generated job queue) or "queue" (the queue of traces).
+    pub workload: &'static str,
     /// The setting: "off" (no zswap), "no-shrinker" (zswap, shrinker off), "decay" or
     /// "second-chance" (zswap with the shrinker and that protection).
     pub zswap: &'static str,
@@ -191,40 +194,55 @@ impl ZswapShape {
     }
 }
 
+/// The two workloads, by the name the rows carry.
+const WORKLOADS: [&str; 2] = ["jobs", "queue"];
+
 fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
     let shape = ZswapShape::new(scale);
-    let variants: Vec<(usize, u64)> =
-        (0..SETTINGS.len()).flat_map(|s| shape.seeds.iter().map(move |&seed| (s, seed))).collect();
+    let variants: Vec<(&'static str, usize, u64)> = WORKLOADS
+        .iter()
+        .flat_map(|&w| (0..SETTINGS.len()).map(move |s| (w, s)))
+        .flat_map(|(w, s)| shape.seeds.iter().map(move |&seed| (w, s, seed)))
+        .collect();
     let runs = Runs::new(progress, variants.len() as u64);
-    let builds: Vec<Result<(usize, ZswapBuild)>> = variants
+    let builds: Vec<Result<(&'static str, usize, ZswapBuild)>> = variants
         .par_iter()
-        .map(|&(s, seed)| {
+        .map(|&(workload, s, seed)| {
             let (name, setting) = SETTINGS[s];
+            let (machine, memcg_mib, workload_section) = match workload {
+                "queue" => (
+                    trace_queue::machine(),
+                    trace_queue::MEMCG_MIB,
+                    trace_queue::workload(Some(Contents::Text)),
+                ),
+                _ => (
+                    MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
+                    shape.memcg_mib,
+                    WorkloadSection {
+                        jobs: Some(shape.jobs.clone()),
+                        contents: Some(Contents::Text),
+                        ..WorkloadSection::default()
+                    },
+                ),
+            };
             let mut file = ScenarioFile {
                 seed,
-                machine: MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
-                memcg: MemcgConfig {
-                    limit: Some(mib_size(shape.memcg_mib)),
-                    version: 2,
-                    ..MemcgConfig::default()
-                },
+                machine,
+                memcg: MemcgConfig { limit: Some(mib_size(memcg_mib)), version: 2, ..MemcgConfig::default() },
                 zswap: setting.section(),
                 cpu: CpuCosts::this_vm(),
-                workload: WorkloadSection {
-                    jobs: Some(shape.jobs.clone()),
-                    contents: Some(Contents::Text),
-                    ..WorkloadSection::default()
-                },
+                workload: workload_section,
                 ..ScenarioFile::default()
             };
             file.swap.devices = one_device("vda", shape.swap_mib, DeviceConfig::preset("this-vm"));
-            let report = match run_file(&format!("zswap-second-chance/{name}/seed={seed}"), file, &runs) {
+            let label = format!("zswap-second-chance/{workload}/{name}/seed={seed}");
+            let report = match run_file(&label, file, &runs) {
                 Ok(report) => report,
                 // A model error in one build is reported with the build; the others stand.
                 Err(e) => match e.downcast_ref::<SimulatorPanic>() {
                     Some(panic) => {
                         let outcome = panic.to_string();
-                        return Ok((s, ZswapBuild { seed, outcome, ..ZswapBuild::default() }));
+                        return Ok((workload, s, ZswapBuild { seed, outcome, ..ZswapBuild::default() }));
                     }
                     None => return Err(e),
                 },
@@ -232,6 +250,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
             let jobs = jobs_of(&report)?;
             let v = &report.vmstat;
             Ok((
+                workload,
                 s,
                 ZswapBuild {
                     seed,
@@ -251,25 +270,29 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
             ))
         })
         .collect();
-    let builds: Vec<(usize, ZswapBuild)> = builds.into_iter().collect::<Result<_>>()?;
-    let rows: Vec<ZswapRow> = SETTINGS
+    let builds: Vec<(&str, usize, ZswapBuild)> = builds.into_iter().collect::<Result<_>>()?;
+    let rows: Vec<ZswapRow> = WORKLOADS
         .iter()
-        .enumerate()
-        .map(|(s, &(name, _))| {
-            let mine: Vec<ZswapBuild> = builds.iter().filter(|b| b.0 == s).map(|b| b.1.clone()).collect();
-            zswap_row(name, mine)
+        .flat_map(|&w| SETTINGS.iter().enumerate().map(move |(s, &(name, _))| (w, s, name)))
+        .map(|(workload, s, name)| {
+            let mine: Vec<ZswapBuild> =
+                builds.iter().filter(|b| b.0 == workload && b.1 == s).map(|b| b.2.clone()).collect();
+            ZswapRow { workload, ..zswap_row(name, mine) }
         })
         .collect();
     Ok(Findings {
         setup: format!(
             "{}, pages holding text, in a {} MiB cgroup v2 memcg on a 10-CPU machine of 24 GiB; {} MiB \
              swap on the this-vm disk, page-cluster 3, this machine's CPU costs; zswap with zstd, \
-             max_pool_percent 20, accept_threshold_percent 90. Rows: no zswap, zswap without the shrinker, \
-             zswap with the shrinker under the decaying protected count (6.8-6.11) and under second chance \
-             (6.12+); each the mean of {} builds (seeds {}) that finished",
+             max_pool_percent 20, accept_threshold_percent 90; and the {}, in a {} MiB cgroup v2 memcg. \
+             Rows, per workload: no zswap, zswap without the shrinker, zswap with the shrinker under the \
+             decaying protected count (6.8-6.11) and under second chance (6.12+); each the mean of {} builds \
+             (seeds {}) that finished",
             job_queue_text(&shape.jobs),
             shape.memcg_mib,
             shape.swap_mib,
+            trace_queue::text(),
+            trace_queue::MEMCG_MIB,
             shape.seeds.len(),
             shape.seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
         ),
@@ -301,6 +324,7 @@ fn zswap_row(name: &'static str, builds: Vec<ZswapBuild>) -> ZswapRow {
         jobs_oom_killed: builds.iter().map(|b| b.figures.jobs_oom_killed).sum(),
     };
     ZswapRow {
+        workload: "jobs",
         zswap: name,
         figures,
         builds_finished: finished.len() as u64,
@@ -315,6 +339,7 @@ fn table(rows: &[ZswapRow]) -> Table {
         .iter()
         .map(|z| {
             vec![
+                z.workload.to_string(),
                 z.zswap.to_string(),
                 z.figures.pswpin.to_string(),
                 z.figures.zswpin.to_string(),
@@ -334,6 +359,7 @@ fn table(rows: &[ZswapRow]) -> Table {
     };
     Table {
         columns: columns(&[
+            ("workload", 8),
             ("zswap", 13),
             ("pswpin", 9),
             ("zswpin", 9),
@@ -361,7 +387,14 @@ const ZSWAP_SECOND_CHANCE_REAL_S: f64 = 244.85;
 const ZSWAP_OTHER_RUN_SWAPIN_CUT: f64 = 0.6412;
 const ZSWAP_OTHER_RUN_TIME_CUT: f64 = 0.1032;
 
-/// The verdict from the rows ("off", "no-shrinker", "decay", "second-chance").
+/// The verdict from the rows: the same judgement ([`judge`]) on the job queue, then on the
+/// queue of traces, whose checks must hold too.
+fn verdict(rows: &[ZswapRow]) -> Verdict {
+    let of = |workload: &str| rows.iter().filter(|r| r.workload == workload).cloned().collect::<Vec<_>>();
+    on_two_workloads(judge(&of("jobs")), judge(&of("queue")), "queue of traces")
+}
+
+/// The verdict on one workload's rows ("off", "no-shrinker", "decay", "second-chance").
 ///
 /// Judged, second chance against decay over the builds both finished: the disk swap-ins
 /// (`pswpin`) as a fraction of decay's, against the published 0.36 (the cover letter's
@@ -376,7 +409,7 @@ const ZSWAP_OTHER_RUN_TIME_CUT: f64 = 0.1032;
 /// disk swap-ins, 7.2 % and 10.3 % less build time), hence ranges. The build time is
 /// judged by its reduction rather than by the ratio of times: ±25 % around a ratio of 0.9
 /// would reach past 1 and accept a slower build as reproducing a faster one.
-fn verdict(rows: &[ZswapRow]) -> Verdict {
+fn judge(rows: &[ZswapRow]) -> Verdict {
     let row = |name: &str| rows.iter().find(|r| r.zswap == name);
     // Builds of one seed that finished under both protections, decay's first.
     let mut pairs: Vec<(&ZswapBuild, &ZswapBuild)> = Vec::new();
@@ -525,7 +558,7 @@ mod tests {
     #[test]
     fn the_published_zswap_figures_pass_both_checks() {
         // The averaged runs, then the cover letter's run (64.12 % and 10.32 % less).
-        let verdict = super::verdict(&zswap_rows(
+        let verdict = super::judge(&zswap_rows(
             vec![zswap_build(1, 227_300, 263.89), zswap_build(2, 100_000, 100.0)],
             vec![zswap_build(1, 94_663, 244.85), zswap_build(2, 35_880, 89.68)],
         ));
@@ -545,10 +578,8 @@ mod tests {
     fn a_small_swapin_cut_is_not_reproduced_and_a_slower_build_breaks_the_direction() {
         // 18 % fewer disk swap-ins is outside 0.27..0.52; a 6 % cut in time is inside
         // 5.4 %..12.9 %.
-        let verdict = super::verdict(&zswap_rows(
-            vec![zswap_build(1, 100_000, 10.0)],
-            vec![zswap_build(1, 82_000, 9.4)],
-        ));
+        let verdict =
+            super::judge(&zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 82_000, 9.4)]));
         check_verdict(
             &verdict,
             expect![[r#"
@@ -560,7 +591,7 @@ mod tests {
         assert!(verdict.direction_matches);
         // A ratio of times of 1.05 is within ±25 % of 0.93, but it is a slower build: as a
         // cut it is -5 %, far outside the published range.
-        let verdict = super::verdict(&zswap_rows(
+        let verdict = super::judge(&zswap_rows(
             vec![zswap_build(1, 100_000, 10.0)],
             vec![zswap_build(1, 40_000, 10.5)],
         ));
@@ -578,7 +609,7 @@ mod tests {
             vec![zswap_build(1, 40_000, 9.2), failed.clone()],
         );
         // Seed 2 finished under decay only, so only seed 1 is compared.
-        let verdict = super::verdict(&rows);
+        let verdict = super::judge(&rows);
         assert_eq!(verdict.simulated, 0.4);
         assert!(verdict.checks.iter().all(|c| c.reproduced));
         assert!(!verdict.direction_matches, "a judged row lost a build");
@@ -594,12 +625,12 @@ mod tests {
         failed = zswap_build(2, 200_000, 45.0);
         failed.figures.jobs_oom_killed = 1;
         let rows = zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 40_000, 9.2), failed]);
-        assert!(!super::verdict(&rows).direction_matches);
+        assert!(!super::judge(&rows).direction_matches);
         let mut rows = zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 40_000, 9.2)]);
         let mut killed = zswap_build(1, 0, 1.0);
         killed.figures.jobs_oom_killed = 30;
         rows[1] = zswap_row("no-shrinker", vec![killed]);
-        let verdict = super::verdict(&rows);
+        let verdict = super::judge(&rows);
         assert!(verdict.direction_matches);
         assert!(verdict.text.contains("no-shrinker: completed (30 jobs OOM-killed)"), "{}", verdict.text);
     }

@@ -44,6 +44,10 @@ pub(crate) struct QueueSection {
     /// Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) delay: Option<String>,
+    /// Traces built into the program, by name, instead of `jobs` or `traces` (the
+    /// experiments' bundled queue); not part of the file format.
+    #[serde(skip)]
+    pub(crate) embedded: Vec<(&'static str, &'static [u8])>,
 }
 
 /// One job as written.
@@ -106,6 +110,12 @@ impl QueueSection {
             bail!("workload.queue.concurrency: {} is outside 1..=1024", self.concurrency);
         }
         let default_delay = parse_delay("workload.queue.delay", self.delay.as_deref())?;
+        if !self.embedded.is_empty() {
+            if self.traces.is_some() || !self.jobs.is_empty() {
+                bail!("workload.queue: give jobs or traces, not both");
+            }
+            return Ok(self.resolve_embedded(template, default_delay));
+        }
         let entries: Vec<(PathBuf, String, SimDuration)> = match (&self.traces, self.jobs.is_empty()) {
             (Some(_), false) => bail!("workload.queue: give jobs or traces, not both"),
             (None, true) => {
@@ -182,6 +192,36 @@ impl QueueSection {
             QueueInput { concurrency: self.concurrency, jobs },
             ResolvedQueue { concurrency: self.concurrency, jobs: resolved },
         ))
+    }
+}
+
+impl QueueSection {
+    /// The queue of built-in traces, each started `delay` after its slot frees.
+    fn resolve_embedded(&self, template: &TraceInput, delay: SimDuration) -> (QueueInput, ResolvedQueue) {
+        let jobs: Vec<QueueJob> = self
+            .embedded
+            .iter()
+            .map(|&(name, bytes)| QueueJob {
+                name: name.to_string(),
+                input: TraceInput {
+                    source: TraceSource::Embedded { name, bytes },
+                    origin: PathOrigin::TraceFlag,
+                    ..template.clone()
+                },
+                delay,
+            })
+            .collect();
+        let resolved = jobs
+            .iter()
+            .map(|job| ResolvedJob {
+                trace: format!("embedded {}", job.name),
+                delay_s: (delay > SimDuration::ZERO).then(|| delay.as_secs_f64()),
+            })
+            .collect();
+        (
+            QueueInput { concurrency: self.concurrency, jobs },
+            ResolvedQueue { concurrency: self.concurrency, jobs: resolved },
+        )
     }
 }
 

@@ -299,7 +299,13 @@ fn queue_workload(case: &Case) -> Result<WorkloadSection> {
         entries.push(JobEntry::Job { trace: PathBuf::from(trace), delay: Some(format!("{delay_ns}ns")) });
     }
     Ok(WorkloadSection {
-        queue: Some(QueueSection { concurrency, jobs: entries, traces: None, delay: None }),
+        queue: Some(QueueSection {
+            concurrency,
+            jobs: entries,
+            traces: None,
+            delay: None,
+            embedded: Vec::new(),
+        }),
         contents: page_contents(case)?,
         ..WorkloadSection::default()
     })
