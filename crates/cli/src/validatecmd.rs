@@ -24,6 +24,11 @@ pub(crate) struct ValidateArgs {
     /// `classic` is a validation; `mglru` figures are printed as not validated.
     #[arg(long, value_enum, default_value_t = ValidateLru::Classic)]
     lru: ValidateLru,
+    /// How many seeds each case is replayed with (1 to 64). The bounds in bounds.json and
+    /// docs/validation.md come from the default; fewer seeds are quicker and their medians
+    /// and ranges coarser.
+    #[arg(long, default_value_t = swapsim::validate::SEEDS, value_name = "N")]
+    seeds: u64,
 }
 
 /// The LRU models `validate` replays with.
@@ -61,11 +66,13 @@ pub(crate) fn run(out: &mut impl Write, args: &ValidateArgs) -> Result<()> {
     let lru = args.lru.model();
     if args.format == ValidateFormat::Markdown {
         let (v, cmp) = progress::watch("cases", |bar| {
-            swapsim::validate::run_compared(&args.dir, &args.cases, lru, bar)
+            swapsim::validate::run_compared(&args.dir, &args.cases, lru, args.seeds, bar)
         })?;
         validate_output::write_markdown(out, &v, &cmp, &args.dir)?;
     } else {
-        let v = progress::watch("cases", |bar| swapsim::validate::run_lru(&args.dir, &args.cases, lru, bar))?;
+        let v = progress::watch("cases", |bar| {
+            swapsim::validate::run_lru(&args.dir, &args.cases, lru, args.seeds, bar)
+        })?;
         match args.format {
             ValidateFormat::Json => output::write_json(out, &v)?,
             _ => validate_output::write_table(out, &v)?,

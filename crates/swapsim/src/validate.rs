@@ -4,9 +4,11 @@
 //! memory cgroup, the swap device and knobs, the exact access trace, and the kernel's
 //! counters, block figures and timings (median, min, max of repeated runs). Each case is
 //! turned into a scenario (a typed value, validated as a scenario file is; `validate/setup.rs`
-//! says how each field maps), replayed, and its simulated figures are laid out with the same
-//! shape and names as the case's `measured` object, so that the two can be compared figure by
-//! figure. `validate/score.rs` holds the targets and the error summary.
+//! says how each field maps), replayed over several seeds (`validate/seeds.rs`, run by
+//! `validate/replay.rs`), and its simulated figures are laid out with the same shape and names
+//! as the case's `measured` object, so that the two can be compared figure by figure: the
+//! median over the seeds, and the range. `validate/score.rs` holds the targets and the error
+//! summary.
 //!
 //! Replayed: cases on a swap file or on zram, with or without mTHP sizes, with or without
 //! zswap. A case the model cannot replay would be skipped with a reason; none is today.
@@ -24,16 +26,17 @@
 //!   bio-level figures are compared ([`ZRAM_BLOCK_FIGURES`]).
 //! - OOM kills: a case may say in how many of its runs the kernel's memory cgroup OOM killer
 //!   ended the workload (`measured.oom_kills`). Each case's result holds that record next to
-//!   the simulated run's outcome, and flags a mismatch: a simulated kill where the kernel
-//!   never killed, or a run that was not killed where the kernel always killed.
+//!   how many of the simulated seeds were killed, and flags a mismatch (`validate/seeds.rs`):
+//!   a kill where the kernel never killed, or kills in fewer than a third of the seeds where
+//!   the kernel killed in at least a third of its runs.
+//! - Queues of processes (`validate/jobs.rs`): the jobs' start and end times too.
 //!
 //! The kernel the cases were measured on ran the classic LRU. [`run_lru`] replays them
 //! under MGLRU instead, and says in its result that this is no validation;
 //! [`run_compared`] replays every case under both, for the side-by-side sanity check of
 //! `validate/lru.rs` (no OOM kill, swap-ins of the same order).
 
-use anyhow::{anyhow, bail, Context, Result};
-use rayon::prelude::*;
+use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -42,22 +45,21 @@ use swapsim_core::stats::{BlockTotals, DirStats, Vmstat};
 use swapsim_core::{OpResult, Outcome, SimReport};
 
 use crate::progress::Progress;
-use crate::scenario::{Prepared, Scenario};
-use crate::shared_start::{self, SharedStart};
-use crate::trace::TraceCache;
-use std::sync::Arc;
 
 mod jobs;
 mod lru;
+mod replay;
 mod score;
+mod seeds;
 mod sessions;
 mod setup;
 #[cfg(test)]
 mod tests;
 
-pub use jobs::{JobTiming, JobsTiming, SeedOutcomes, QUEUE_SEEDS};
+pub use jobs::{JobTiming, JobsTiming};
 pub use lru::{LruCase, LruComparison, LruFigure, SWAP_IN_RATIO};
-pub use score::{CaseGroup, CounterSummary, Target, JOBS_END_S, SCORED};
+pub use score::{CaseGroup, CounterSummary, Target, JOBS_END_S, RANGE_TOLERANCE, SCORED};
+pub use seeds::{SeedOutcomes, SEEDS};
 pub use sessions::{Session, SESSIONS};
 
 /// The block figures compared on zram: the bio-level ones. zram is a bio-based device
@@ -127,19 +129,21 @@ pub struct CaseResult {
     /// were fitted to, and the case was replayed at its speed (`validate/sessions.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
-    /// A queue case's replays over its seeds ([`QUEUE_SEEDS`]): how many lost a job to
-    /// the OOM killer. `outcome` is then the first seed's.
+    /// The case's replays over its seeds ([`SEEDS`]): how many the OOM killer cut short.
+    /// `outcome` is the first seed's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seeds: Option<SeedOutcomes>,
-    /// The simulated run was OOM-killed where the kernel never killed a run, or was not
-    /// where the kernel killed every run; for a queue case, the rule of
-    /// `validate/jobs.rs` over its seeds.
+    /// The model's OOM kills over its seeds contradict the kernel's (`validate/seeds.rs`).
     pub oom_mismatch: bool,
     /// A queue case's job start and end times, the kernel's against the model's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs_timing: Option<JobsTiming>,
-    /// The simulated figures, shaped like `real`.
+    /// The simulated figures, shaped like `real`: medians over the seeds compared.
     pub sim: Value,
+    /// The least of each simulated figure over the seeds compared.
+    pub sim_min: Value,
+    /// The largest of each simulated figure over the seeds compared.
+    pub sim_max: Value,
     /// The kernel's medians of the figures both sides have.
     pub real: Value,
     /// The kernel's minimum of each figure.
@@ -161,15 +165,6 @@ impl CaseResult {
     }
 }
 
-/// Whether a simulated outcome contradicts the kernel's OOM-kill record: a kill where the
-/// kernel never killed, or none where it always did. Without a record, or without a run,
-/// nothing contradicts.
-fn oom_mismatch(kernel: Option<&KernelOomKills>, outcome: Option<&Outcome>) -> bool {
-    let (Some(kernel), Some(outcome)) = (kernel, outcome) else { return false };
-    let killed = matches!(outcome, Outcome::OomKilled { .. });
-    (killed && kernel.runs_oom_killed == 0) || (!killed && kernel.always())
-}
-
 /// Everything a validation found.
 #[derive(Debug, Serialize)]
 #[non_exhaustive]
@@ -180,6 +175,8 @@ pub struct Validation {
     /// Why these figures are not a validation, when they are not (a replay under MGLRU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_validated: Option<String>,
+    /// How many seeds each case was replayed with.
+    pub seeds: u64,
     /// Per case, in file-name order.
     pub cases: Vec<CaseResult>,
     /// Per counter, the error across cases.
@@ -198,14 +195,14 @@ impl Validation {
         self.lru == LruModel::Classic
     }
 
-    fn new(lru: LruModel, cases: Vec<CaseResult>) -> Validation {
+    fn new(lru: LruModel, seeds: u64, cases: Vec<CaseResult>) -> Validation {
         let not_validated = (lru != LruModel::Classic).then(|| {
             format!(
                 "replayed with lru = \"{}\"; the kernel ran the classic LRU, so these figures are not a validation",
                 lru_name(lru)
             )
         });
-        Validation { lru, not_validated, summary: score::summarize(&cases), cases }
+        Validation { lru, seeds, not_validated, summary: score::summarize(&cases), cases }
     }
 }
 
@@ -217,6 +214,14 @@ pub fn lru_name(lru: LruModel) -> &'static str {
         LruModel::Opt => "opt",
         LruModel::Mglru => "mglru",
     }
+}
+
+/// At least one seed, and no more than a validation can use.
+fn check_seeds(seeds: u64) -> Result<()> {
+    if !(1..=64).contains(&seeds) {
+        bail!("seeds is {seeds}: each case is replayed with 1 to 64 seeds");
+    }
+    Ok(())
 }
 
 /// The LRU models a case can be replayed with: the kernel's two, not the textbook one.
@@ -444,17 +449,26 @@ pub fn run(dir: &Path, only: &[String]) -> Result<Validation> {
 
 /// [`run`], telling `progress` how many of the cases have been replayed (or skipped).
 pub fn run_with_progress(dir: &Path, only: &[String], progress: &dyn Progress) -> Result<Validation> {
-    run_lru(dir, only, LruModel::Classic, progress)
+    run_lru(dir, only, LruModel::Classic, SEEDS, progress)
 }
 
 /// [`run_with_progress`] with the cases replayed under `lru` (classic or MGLRU). Only a
 /// classic replay is a validation: the kernel the cases were measured on ran the classic
-/// LRU ([`Validation::not_validated`] says so otherwise).
-pub fn run_lru(dir: &Path, only: &[String], lru: LruModel, progress: &dyn Progress) -> Result<Validation> {
+/// LRU ([`Validation::not_validated`] says so otherwise). Each case is replayed with seeds
+/// 1..=`seeds` ([`SEEDS`] is what the bounds were measured with; fewer is quicker and
+/// coarser).
+pub fn run_lru(
+    dir: &Path,
+    only: &[String],
+    lru: LruModel,
+    seeds: u64,
+    progress: &dyn Progress,
+) -> Result<Validation> {
     check_lru(lru)?;
+    check_seeds(seeds)?;
     let cases = read_cases(dir, only)?;
-    let mut results = replay_all(&cases, dir, &[lru], progress)?;
-    Ok(Validation::new(lru, results.remove(0)))
+    let mut results = replay::replay_all(&cases, dir, &[lru], seeds, progress)?;
+    Ok(Validation::new(lru, seeds, results.remove(0)))
 }
 
 /// [`run_lru`], and every case replayed under both the classic LRU and MGLRU, side by
@@ -463,208 +477,17 @@ pub fn run_compared(
     dir: &Path,
     only: &[String],
     lru: LruModel,
+    seeds: u64,
     progress: &dyn Progress,
 ) -> Result<(Validation, LruComparison)> {
     check_lru(lru)?;
+    check_seeds(seeds)?;
     let cases = read_cases(dir, only)?;
-    let mut results = replay_all(&cases, dir, &[LruModel::Classic, LruModel::Mglru], progress)?;
+    let mut results =
+        replay::replay_all(&cases, dir, &[LruModel::Classic, LruModel::Mglru], seeds, progress)?;
     let mglru = results.pop().context("an MGLRU replay")?;
     let classic = results.pop().context("a classic replay")?;
     let comparison = LruComparison::new(&classic, &mglru);
     let scored = if lru == LruModel::Mglru { mglru } else { classic };
-    Ok((Validation::new(lru, scored), comparison))
-}
-
-/// Replays every case under each of `lrus`, in parallel; per LRU, the cases in order.
-///
-/// Cases whose scenarios differ only in their swap-in knobs (the swapoff cases at several
-/// page-cluster values) share the beginning before their first timeline operation when it
-/// swaps nothing in: it is simulated once and each case continues from a copy of it
-/// ([`SharedStart`]), with the report a run of its own gives.
-fn replay_all(
-    cases: &[Case],
-    dir: &Path,
-    lrus: &[LruModel],
-    progress: &dyn Progress,
-) -> Result<Vec<Vec<CaseResult>>> {
-    let jobs: Vec<(LruModel, &Case)> =
-        lrus.iter().flat_map(|&lru| cases.iter().map(move |case| (lru, case))).collect();
-    let n_total = jobs.len() as u64;
-    progress.advanced(0, Some(n_total));
-    let n_done = std::sync::atomic::AtomicU64::new(0);
-    let done = || {
-        let n = n_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        progress.advanced(n, Some(n_total));
-    };
-    let mut planned: Vec<Planned> =
-        jobs.iter().map(|&(lru, case)| plan(case, dir, lru)).collect::<Result<_>>()?;
-    // Jobs in groups that may share a beginning, each group in job order.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut by_key: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (j, plan) in planned.iter().enumerate() {
-        match plan.run.as_ref().and_then(|run| run.key.as_deref()) {
-            Some(key) => match by_key.get(key) {
-                Some(&g) => groups[g].push(j),
-                None => {
-                    by_key.insert(key, groups.len());
-                    groups.push(vec![j]);
-                }
-            },
-            None => groups.push(vec![j]),
-        }
-    }
-    // Cases replaying the same trace read it once. The first case of a shared group sets
-    // its trace up twice: for the shared beginning, then for its own end.
-    let traces = Arc::new(TraceCache::default());
-    for group in &groups {
-        for (k, &j) in group.iter().enumerate() {
-            if let Some(run) = &mut planned[j].run {
-                for prepared in &mut run.seeds {
-                    prepared.share_trace_reads(&traces, if k == 0 && group.len() > 1 { 2 } else { 1 });
-                }
-            }
-        }
-    }
-    let reports: Vec<Vec<(usize, Replayed)>> = groups
-        .par_iter()
-        .map(|group| {
-            let runs: Vec<&Prepared> =
-                group.iter().filter_map(|&j| planned[j].run.as_ref().and_then(|r| r.seeds.first())).collect();
-            let start = match runs.as_slice() {
-                [first, _, ..] => {
-                    SharedStart::run(first, 0).with_context(|| format!("case {}", jobs[group[0]].1.id))
-                }
-                _ => Ok(None),
-            };
-            let start = match start {
-                Ok(start) => start,
-                Err(err) => return group.iter().map(|&j| (j, Err(anyhow!("{err:#}")))).collect(),
-            };
-            group
-                .par_iter()
-                .map(|&j| {
-                    let report = match &planned[j].run {
-                        None => Ok(None),
-                        Some(run) => match &start {
-                            Some(start) => run.seeds.iter().map(|prepared| start.finish(prepared)).collect(),
-                            None => run.seeds.par_iter().map(Prepared::run).collect::<Result<Vec<_>>>(),
-                        }
-                        .map(Some),
-                    };
-                    done();
-                    (j, report)
-                })
-                .collect()
-        })
-        .collect();
-    let mut by_job: Vec<Option<Replayed>> = (0..jobs.len()).map(|_| None).collect();
-    for (j, report) in reports.into_iter().flatten() {
-        by_job[j] = Some(report);
-    }
-    let mut results = planned
-        .into_iter()
-        .zip(by_job)
-        .zip(&jobs)
-        .map(|((plan, report), &(_, case))| {
-            let report = report.context("every job was run")??;
-            match report {
-                Some(reports) => compared(case, plan.result, &reports),
-                None => Ok(plan.result),
-            }
-        })
-        .collect::<Vec<Result<CaseResult>>>()
-        .into_iter();
-    lrus.iter().map(|_| results.by_ref().take(cases.len()).collect::<Result<Vec<_>>>()).collect()
-}
-
-/// A case's replays, one per seed (`None`: the case was skipped).
-type Replayed = Result<Option<Vec<SimReport>>>;
-
-/// A case ready to replay: its result so far, and its scenario unless it is skipped.
-struct Planned {
-    result: CaseResult,
-    run: Option<PlannedRun>,
-}
-
-struct PlannedRun {
-    /// One scenario per seed: the case's own seed, or [`QUEUE_SEEDS`] for a queue case.
-    seeds: Vec<Prepared>,
-    /// Under which key it may share its beginning with other cases (`shared_start::key`);
-    /// `None` without a timeline, where there is no point to fork at.
-    key: Option<String>,
-}
-
-/// Reads a case into its scenario (or the reason it is skipped).
-fn plan(case: &Case, dir: &Path, lru: LruModel) -> Result<Planned> {
-    let kind = case.doc["kind"].as_str().unwrap_or("?").to_string();
-    let group = setup::case_group(case)?;
-    let kernel_oom_kills = setup::kernel_oom_kills(case)?;
-    let result = CaseResult {
-        id: case.id.clone(),
-        kind,
-        group,
-        skipped: setup::unsupported(case),
-        outcome: None,
-        kernel_oom_kills,
-        session: case.doc["kernel"].as_str().and_then(sessions::session).copied(),
-        seeds: None,
-        oom_mismatch: false,
-        jobs_timing: None,
-        sim: json!({}),
-        real: json!({}),
-        real_min: json!({}),
-        real_max: json!({}),
-        ratio: json!({}),
-        sim_all: json!({}),
-    };
-    if result.skipped.is_some() {
-        return Ok(Planned { result, run: None });
-    }
-    let mut file = setup::scenario_file(case, dir)?;
-    file.lru = lru;
-    let key = if file.timeline.is_empty() { None } else { Some(shared_start::key(&file)?) };
-    let seeds = if result.kind == "jobs" {
-        (1..=QUEUE_SEEDS)
-            .map(|seed| {
-                let mut file = file.clone();
-                file.seed = seed;
-                setup::jitter_launches(&mut file, seed);
-                Scenario::from_file(file, format!("case {} seed {seed}", case.id), dir).prepare()
-            })
-            .collect::<Result<_>>()?
-    } else {
-        vec![Scenario::from_file(file, format!("case {}", case.id), dir).prepare()?]
-    };
-    Ok(Planned { result, run: Some(PlannedRun { seeds, key }) })
-}
-
-/// Compares a case's replays (one, or one per seed for a queue case) with the kernel's
-/// figures.
-fn compared(case: &Case, mut result: CaseResult, reports: &[SimReport]) -> Result<CaseResult> {
-    let report = reports.first().context("a case is replayed at least once")?;
-    let sim = if result.kind == "jobs" {
-        let runs = jobs::compared_runs(reports);
-        let shapes = runs.iter().map(|r| sim_shape(case, r)).collect::<Result<Vec<_>>>();
-        let seeds = SeedOutcomes {
-            runs: reports.len() as u64,
-            runs_oom_killed: reports.iter().filter(|r| jobs::killed(r)).count() as u64,
-        };
-        result.oom_mismatch = jobs::oom_mismatch(result.kernel_oom_kills.as_ref(), &seeds);
-        result.seeds = Some(seeds);
-        result.jobs_timing =
-            Some(jobs::jobs_timing(case, &runs).with_context(|| format!("case {}", case.id))?);
-        jobs::median_tree(&shapes.with_context(|| format!("case {}", case.id))?)
-    } else {
-        result.oom_mismatch = oom_mismatch(result.kernel_oom_kills.as_ref(), Some(&report.outcome));
-        sim_shape(case, report).with_context(|| format!("case {}", case.id))?
-    };
-    let (real, real_min, real_max, sim_compared, ratio) = compare(&case.doc["measured"], &sim);
-    result.outcome = Some(report.outcome.clone());
-    result.sim = sim_compared;
-    result.sim_all = sim;
-    result.real = real;
-    result.real_min = real_min;
-    result.real_max = real_max;
-    result.ratio = ratio;
-    Ok(result)
+    Ok((Validation::new(lru, seeds, scored), comparison))
 }

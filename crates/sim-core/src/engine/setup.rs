@@ -84,7 +84,7 @@ impl Setup {
                 }
             }
         }
-        let lru = crate::lru::build(cfg.lru, &cfg.lru_gen);
+        let lru = crate::lru::build(cfg.lru, &cfg.lru_gen, self.seed);
         if lru.wants_next_uses() {
             if let Some(i) = self.tasks.iter().position(|t| !t.accesses.knows_next_uses()) {
                 return Err(SetupError::NoNextUses { task: i, name: self.tasks[i].name.clone() });

@@ -14,16 +14,19 @@
 //! that only a flush brings up to date, and that the periodic flusher refreshes every
 //! `FLUSH_TIME` (2 s). Between flushes, `inactive_is_low`, the refault-driven aging and the
 //! refault distance's workingset size all see the values of the last flush, which is why
-//! the kernel's active list is aged in bursts rather than after every refault.
+//! the kernel's active list is aged in bursts rather than after every refault. The
+//! flusher runs on a 2 s grid of its own, unrelated to when the workload started: its
+//! phase against the run is drawn from the seed, and until its first flush the memory
+//! cgroup, created for the run, reads as empty.
 //!
 //! Lists hold folios and count them in pages, as the kernel's list sizes do; isolation
 //! takes folios until the batch's pages are reached.
 //!
 //! Simplified: the model has no file pages, so the file side of the balance has zero size
 //! and zero cost; memory.low/min protection, mlock and the unevictable list are absent.
-//! The flush happens at the first read after each 2 s boundary of simulated time, not on a
-//! timer of its own, and no other reader forces one (the ratelimited flushes of the
-//! kernel only act when the periodic worker is a full cycle late).
+//! The flush happens at the first read after each boundary of the grid, not on a timer of
+//! its own, and no other reader forces one (the ratelimited flushes of the kernel only act
+//! when the periodic worker is a full cycle late).
 
 use super::seq::SeqLists;
 use super::{Fate, Lru, LruSizes, Origin, Placement, ScanControl};
@@ -63,6 +66,9 @@ pub(crate) struct ClassicLru {
     /// `workingset_activate_anon`, as flushed, when the last reclaim cycle ended
     /// (`snapshot_refaults`).
     refaults_snapshot: u64,
+    /// Where the flusher's 2 s grid falls: it flushes at this time and every
+    /// `FLUSH_TIME_NS` after it.
+    flush_phase_ns: u64,
     /// The statistics reclaim decisions read.
     flushed: FlushedStats,
     scratch: Vec<Pfn>,
@@ -85,6 +91,18 @@ const WARM_AHEAD: usize = 64;
 const WARM_LAG: usize = 8;
 
 impl ClassicLru {
+    /// The classic LRU of a run of root `seed`: its statistics flusher's phase, uniform
+    /// over one period, from the stream `memcg.stats_flush`.
+    pub(crate) fn new(seed: u64) -> ClassicLru {
+        use rand::RngCore;
+        let phase = crate::rng::SimRng::derive(seed, "memcg.stats_flush").next_u64() % FLUSH_TIME_NS;
+        ClassicLru {
+            flush_phase_ns: phase,
+            flushed: FlushedStats { next_flush: SimTime(phase), ..FlushedStats::default() },
+            ..ClassicLru::default()
+        }
+    }
+
     /// The exact-LRU reference mode.
     pub(crate) fn exact() -> ClassicLru {
         ClassicLru { exact: true, ..ClassicLru::default() }
@@ -148,8 +166,9 @@ impl ClassicLru {
     /// period boundary has passed since.
     fn flushed_stats(&mut self, mm: &Mm) -> FlushedStats {
         if mm.now() >= self.flushed.next_flush {
+            let since_phase = mm.now().0 - self.flush_phase_ns;
             self.flushed = FlushedStats {
-                next_flush: SimTime((mm.now().0 / FLUSH_TIME_NS + 1) * FLUSH_TIME_NS),
+                next_flush: SimTime(self.flush_phase_ns + (since_phase / FLUSH_TIME_NS + 1) * FLUSH_TIME_NS),
                 inactive_anon: self.lens[INACTIVE],
                 active_anon: self.lens[ACTIVE],
                 workingset_activate_anon: mm.vmstat.workingset_activate_anon,

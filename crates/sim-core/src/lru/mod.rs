@@ -149,10 +149,10 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
 
 dyn_clone::clone_trait_object!(Lru);
 
-/// The LRU a scenario's `lru` setting names.
-pub(crate) fn build(model: LruModel, lru_gen: &crate::config::LruGenConfig) -> Box<dyn Lru> {
+/// The LRU a scenario's `lru` setting names, for a run of root `seed`.
+pub(crate) fn build(model: LruModel, lru_gen: &crate::config::LruGenConfig, seed: u64) -> Box<dyn Lru> {
     match model {
-        LruModel::Classic => Box::new(classic::ClassicLru::default()),
+        LruModel::Classic => Box::new(classic::ClassicLru::new(seed)),
         LruModel::Exact => Box::new(classic::ClassicLru::exact()),
         LruModel::Mglru => Box::new(mglru::MgLru::new(lru_gen)),
         LruModel::Opt => Box::new(opt::OptLru::default()),
