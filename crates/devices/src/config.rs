@@ -57,6 +57,9 @@ pub struct DeviceConfig {
     /// Overrides [`DeviceProfile::bandwidth_mib_s`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bandwidth_mib_s: Option<f64>,
+    /// Overrides [`DeviceProfile::write_bandwidth_mib_s`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_bandwidth_mib_s: Option<f64>,
     /// Overrides [`DeviceProfile::jitter_cv`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jitter_cv: Option<f64>,
@@ -99,6 +102,7 @@ impl DeviceConfig {
             write_base_us: None,
             write_us_per_kib: None,
             bandwidth_mib_s: None,
+            write_bandwidth_mib_s: None,
             jitter_cv: None,
             seek_us_full_stroke: None,
             rotation_us: None,
@@ -140,6 +144,9 @@ impl DeviceConfig {
             seek_span_gib,
             source,
         );
+        if let Some(w) = self.write_bandwidth_mib_s {
+            profile.write_bandwidth_mib_s = Some(w);
+        }
         profile.validate()?;
         Ok(profile)
     }
@@ -219,7 +226,7 @@ mod tests {
             read_base_usec = 10.0
             "#,
             expect![[
-                r#"parse error: unknown field `read_base_usec`, expected one of `preset`, `name`, `rotational`, `synchronous`, `queue_depth`, `max_sectors_kb`, `channels`, `read_base_us`, `read_us_per_kib`, `write_base_us`, `write_us_per_kib`, `bandwidth_mib_s`, `jitter_cv`, `seek_us_full_stroke`, `rotation_us`, `seek_span_gib`, `source`"#
+                r#"parse error: unknown field `read_base_usec`, expected one of `preset`, `name`, `rotational`, `synchronous`, `queue_depth`, `max_sectors_kb`, `channels`, `read_base_us`, `read_us_per_kib`, `write_base_us`, `write_us_per_kib`, `bandwidth_mib_s`, `write_bandwidth_mib_s`, `jitter_cv`, `seek_us_full_stroke`, `rotation_us`, `seek_span_gib`, `source`"#
             ]],
         );
     }
