@@ -180,6 +180,9 @@ pub(crate) fn outcome_text(outcome: &Outcome) -> String {
         Outcome::OomKilled { task, at_s } => format!("oom-killed task {task} at {at_s:.6} s"),
         Outcome::EventLimit => "stopped at the event limit".to_string(),
         Outcome::TimeLimit => "stopped at the simulated-time limit".to_string(),
+        Outcome::Unfinished { tasks, reason } => {
+            format!("unfinished: {tasks} tasks could not go on ({reason})")
+        }
     }
 }
 
@@ -193,8 +196,8 @@ pub(crate) fn status_text(report: &SimReport, status: &RunStatus) -> String {
     let mut text = format!("failed: {}", failures.join("; "));
     match &report.outcome {
         Outcome::Completed => text.push_str(" (the workload ran to its end)"),
-        // The kill is already among the failures.
-        Outcome::OomKilled { .. } => {}
+        // The kill and an unfinished run are already among the failures.
+        Outcome::OomKilled { .. } | Outcome::Unfinished { .. } => {}
         limit => text.push_str(&format!("; {}", outcome_text(limit))),
     }
     if report.vmstat.oom_kill > 1 {

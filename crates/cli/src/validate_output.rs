@@ -126,6 +126,7 @@ fn outcome_cell(outcome: Option<&Outcome>) -> String {
         Some(Outcome::OomKilled { at_s, .. }) => format!("OOM-killed at {at_s:.3} s"),
         Some(Outcome::EventLimit) => "stopped at the event limit".to_string(),
         Some(Outcome::TimeLimit) => "stopped at the time limit".to_string(),
+        Some(Outcome::Unfinished { tasks, .. }) => format!("unfinished ({tasks} tasks)"),
         None => "-".to_string(),
     }
 }

@@ -9,6 +9,9 @@ use crate::error::ConfigError;
 pub use crate::size::ByteSize;
 use serde::{Deserialize, Serialize};
 
+mod cpu;
+pub use cpu::{CpuCosts, CPU_COST_NS_MAX, EXEC_FAULTS_MAX};
+
 /// The simulated machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -166,174 +169,6 @@ impl Default for BlockConfig {
     }
 }
 
-/// Kernel CPU time charged for modelled work, in nanoseconds. The defaults are rough
-/// figures for a modern x86 core; `this-vm` style profiles are fitted from measurements.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CpuCosts {
-    /// User CPU per access when the trace carries no timestamps. Default 200.
-    pub access_ns: u64,
-    /// Fault entry and exit, charged to every fault. Default 500.
-    pub fault_ns: u64,
-    /// Allocating, zeroing and mapping a new anonymous page. Default 1500.
-    pub anon_fault_ns: u64,
-    /// Swap-cache lookup and mapping on a swap fault. Default 800.
-    pub swapin_map_ns: u64,
-    /// Per page read submitted (allocation, swap-cache insert, bio). Default 1200.
-    pub swapin_submit_ns: u64,
-    /// Per page looked at by reclaim (isolate, rmap walk, reference check). Default 250.
-    pub reclaim_scan_ns: u64,
-    /// Per page unmapped and submitted for writeback. Default 1500.
-    pub swapout_submit_ns: u64,
-    /// Per page freed by reclaim. Default 300.
-    pub reclaim_free_ns: u64,
-    /// Per swap slot visited by swapoff's page-table walk. Default 100.
-    pub swapoff_walk_ns: u64,
-    /// Switching a CPU from one task to another. Default 2000.
-    pub context_switch_ns: u64,
-    /// From an I/O completion to the sleeping task running again (interrupt, wakeup,
-    /// scheduling), charged to the task. Default 2000.
-    pub wakeup_ns: u64,
-    /// A fault that slept on a folio's read finishes through `VM_FAULT_RETRY`: it retakes
-    /// the mmap lock, walks the page table again, finds the folio in the swap cache and
-    /// maps it, with the swap-in's memcg charge and refault bookkeeping on the way.
-    /// Charged once per fault that slept, on top of `swapin_map_ns`. Default 2000.
-    pub fault_retry_ns: u64,
-    /// zswap's work per page stored beyond compressing it: the zsmalloc allocation and
-    /// copy, the tree insert, the LRU add and the accounting. Default 1500.
-    pub zswap_store_ns: u64,
-    /// zswap's work per page loaded beyond decompressing it: the lookup, the zsmalloc
-    /// mapping, freeing the entry, and the swap-in's memory cgroup charge and refault
-    /// bookkeeping that a fault which slept pays in `fault_retry_ns`. Default 2000.
-    pub zswap_load_ns: u64,
-    /// MGLRU's aging page-table walk, per PTE it looks at (`walk_pte_range`): a
-    /// cache-friendly sweep of a PTE table with a test-and-clear of each young bit.
-    /// Not fitted to a measurement (the validation kernel runs without MGLRU). Default 10.
-    pub aging_pte_ns: u64,
-    /// A process started during the run (a job of a queue): `fork`, `execve`, the
-    /// dynamic loader and the program's start-up, on its CPU before its first access.
-    /// Default 500000.
-    pub exec_ns: u64,
-    /// Page faults a process started during the run takes while it starts (its binary,
-    /// libraries and stack, already in the page cache: minor faults that charge no memory
-    /// of the model). Default 0.
-    pub exec_faults: u64,
-    /// Tearing down an exiting process's memory (`exit_mmap`), per PTE that maps a page or
-    /// holds a swap entry, charged to the exiting task before its exit is seen. Default
-    /// 250.
-    pub exit_page_ns: u64,
-}
-
-impl CpuCosts {
-    /// These costs on a machine `factor` times as slow (a `factor` below 1 is faster):
-    /// every time multiplied and rounded to whole nanoseconds, `exec_faults` (a count)
-    /// unchanged.
-    pub fn scaled(&self, factor: f64) -> CpuCosts {
-        let t = |ns: u64| (ns as f64 * factor).round() as u64;
-        CpuCosts {
-            access_ns: t(self.access_ns),
-            fault_ns: t(self.fault_ns),
-            anon_fault_ns: t(self.anon_fault_ns),
-            swapin_map_ns: t(self.swapin_map_ns),
-            swapin_submit_ns: t(self.swapin_submit_ns),
-            reclaim_scan_ns: t(self.reclaim_scan_ns),
-            swapout_submit_ns: t(self.swapout_submit_ns),
-            reclaim_free_ns: t(self.reclaim_free_ns),
-            swapoff_walk_ns: t(self.swapoff_walk_ns),
-            context_switch_ns: t(self.context_switch_ns),
-            wakeup_ns: t(self.wakeup_ns),
-            fault_retry_ns: t(self.fault_retry_ns),
-            zswap_store_ns: t(self.zswap_store_ns),
-            zswap_load_ns: t(self.zswap_load_ns),
-            aging_pte_ns: t(self.aging_pte_ns),
-            exec_ns: t(self.exec_ns),
-            exec_faults: self.exec_faults,
-            exit_page_ns: t(self.exit_page_ns),
-        }
-    }
-
-    /// Costs fitted to the timings of this project's validation cases (Linux 6.18 on a
-    /// 2-core VM, validation/linux-6.18), by decomposing the measured times rather than
-    /// by a free fit:
-    ///
-    /// - Fills (A: 131,072 pages, 65,536 written out, 0.79 s; zipf: 196,608 and 131,072,
-    ///   1.37 s; B: 393,216 and 328,613, 3.09 s) solve to ≈3.3 µs per page filled plus
-    ///   ≈5.45 µs per page written out: `access_ns` + `fault_ns` + `anon_fault_ns` = 3.3 µs
-    ///   (the workload writes 4 KiB of random bytes per page), and reclaim's scans, unmap,
-    ///   submission and free ≈ 5.4 µs per page written.
-    /// - Swapoff (B-pc0: 328,543 requests of one page, 8.82 s; B-pc3: 246,409 requests for
-    ///   328,540 pages, 6.89 s; block service ≈17.7 µs) solves to ≈2.7 µs of CPU per page
-    ///   and ≈6.5 µs per request beyond the device's service time: the wakeup after each
-    ///   read (`wakeup_ns`) and the per-page swap-in work (`swapin_submit_ns` +
-    ///   `swapin_map_ns` + `swapoff_walk_ns`).
-    /// - The live cases' passes, replayed with the device's fio fit and the costs above,
-    ///   come out short by a steady ≈6.5 µs per major fault on the cases without readahead
-    ///   (6.1 µs A-seq-pc0, 6.5 µs A-zipf-pc0, 7.5 µs A-rand): the work a fault does that
-    ///   swapoff does not, after its read: the `VM_FAULT_RETRY` round trip and the
-    ///   swap-in's memcg charge (`fault_retry_ns`). The cases with readahead keep a
-    ///   further ≈1.4 µs per readahead page unexplained, which the profile leaves out.
-    /// - zswap (C-zswap-lzo-shrinkerN against C-nozswap-baseline, same trace): the fill
-    ///   that stores 66k pages in zswap takes as long as the one that writes them to the
-    ///   disk (0.82 s and 0.78 s), so a store costs what the disk path's submission does:
-    ///   lzo's ≈1.5 µs plus `zswap_store_ns` 2 µs. The passes then leave ≈6.5 µs per
-    ///   zswap load beyond decompression, the same work a fault that slept pays in
-    ///   `fault_retry_ns` (the charge and the refault bookkeeping): `zswap_load_ns`.
-    /// - A process started by a launcher (the queue cases' jobs): 335 minor faults from the
-    ///   fork to the program's `main`, measured on the machine for a forked Python launcher
-    ///   that moves the child into the memory cgroup, pins it and execs a small program
-    ///   (about 230 of them copy-on-write faults of the parent's pages before `exec`);
-    ///   `exec_ns` 0.5 ms, the fork and `exec` on the job's CPU (the cgroup move's wait for
-    ///   an RCU grace period, about 7.5 ms, sleeps and belongs to the launcher's delay).
-    /// - Exit: `exit_mmap` of a process measured at about 280 ns per page mapped or swapped.
-    pub fn this_vm() -> CpuCosts {
-        CpuCosts {
-            access_ns: 500,
-            fault_ns: 500,
-            anon_fault_ns: 2300,
-            swapin_map_ns: 1000,
-            swapin_submit_ns: 1500,
-            reclaim_scan_ns: 400,
-            swapout_submit_ns: 3500,
-            reclaim_free_ns: 600,
-            swapoff_walk_ns: 200,
-            context_switch_ns: 2000,
-            wakeup_ns: 5000,
-            fault_retry_ns: 6500,
-            zswap_store_ns: 2000,
-            zswap_load_ns: 6500,
-            aging_pte_ns: 10,
-            exec_ns: 500_000,
-            exec_faults: 335,
-            exit_page_ns: 280,
-        }
-    }
-}
-
-impl Default for CpuCosts {
-    fn default() -> Self {
-        CpuCosts {
-            access_ns: 200,
-            fault_ns: 500,
-            anon_fault_ns: 1500,
-            swapin_map_ns: 800,
-            swapin_submit_ns: 1200,
-            reclaim_scan_ns: 250,
-            swapout_submit_ns: 1500,
-            reclaim_free_ns: 300,
-            swapoff_walk_ns: 100,
-            context_switch_ns: 2000,
-            wakeup_ns: 2000,
-            fault_retry_ns: 2000,
-            zswap_store_ns: 1500,
-            zswap_load_ns: 2000,
-            aging_pte_ns: 10,
-            exec_ns: 500_000,
-            exec_faults: 0,
-            exit_page_ns: 250,
-        }
-    }
-}
-
 /// Limits on a run, so that a runaway scenario ends with a reported outcome.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -406,11 +241,13 @@ impl LruGenConfig {
 pub struct HibernationConfig {
     /// The kernel's own memory that every image holds (text, data, slab, page tables,
     /// per-CPU areas), which the model does not otherwise simulate: these pages are not
-    /// frames, they are only counted into the image. Default 256 MiB, what a distribution
+    /// frames, they are only counted into the image. Unset, 256 MiB, what a distribution
     /// kernel with its modules and a few hundred MiB of slab and page tables takes on a
-    /// desktop-sized machine; capped at 1/8 of RAM ([`HibernationConfig::kernel_pages`])
-    /// so that the small machines of tests stay plausible.
-    pub kernel_image: ByteSize,
+    /// desktop-sized machine, capped at 1/8 of RAM ([`HibernationConfig::kernel_pages`])
+    /// so that the small machines of tests stay plausible. Set, it is used as given, and
+    /// must be at most half of `machine.memory`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_image: Option<ByteSize>,
     /// Freezing the tasks, syncing file systems and suspending devices before the image
     /// is made (`freeze_processes`, `ksys_sync`, `dpm_suspend`), in milliseconds. Default
     /// 200: the freezer's typical tens of milliseconds plus device suspend on a VM.
@@ -422,15 +259,21 @@ pub struct HibernationConfig {
 
 impl Default for HibernationConfig {
     fn default() -> Self {
-        HibernationConfig { kernel_image: ByteSize::mib(256), freeze_ms: 200, poweroff_ms: 500 }
+        HibernationConfig { kernel_image: None, freeze_ms: 200, poweroff_ms: 500 }
     }
 }
 
 impl HibernationConfig {
-    /// Pages of kernel memory in an image on a machine of `ram_pages`: `kernel_image`,
-    /// at most 1/8 of RAM.
+    /// The kernel image when `kernel_image` is unset, before the cap at 1/8 of RAM.
+    pub const DEFAULT_KERNEL_IMAGE: ByteSize = ByteSize::mib(256);
+
+    /// Pages of kernel memory in an image on a machine of `ram_pages`: `kernel_image`
+    /// when set, else [`Self::DEFAULT_KERNEL_IMAGE`] but at most 1/8 of RAM.
     pub fn kernel_pages(&self, ram_pages: u64) -> u64 {
-        self.kernel_image.pages().min(ram_pages / 8)
+        match self.kernel_image {
+            Some(size) => size.pages(),
+            None => Self::DEFAULT_KERNEL_IMAGE.pages().min(ram_pages / 8),
+        }
     }
 }
 
@@ -480,6 +323,13 @@ impl ValidatedConfig {
     }
 }
 
+/// Bytes of the simulator's own memory each slot of a swap device takes while the device
+/// is on: its packed per-slot word, plus zswap's entry index when zswap is configured.
+/// Allocated at `swapon`, whether or not the slot is ever used.
+pub fn host_bytes_per_swap_slot(zswap: bool) -> u64 {
+    8 + if zswap { 4 } else { 0 }
+}
+
 impl CoreConfig {
     /// Checks ranges and cross-field rules.
     pub fn validate(self) -> Result<ValidatedConfig, ConfigError> {
@@ -515,6 +365,21 @@ impl CoreConfig {
         if self.swap.page_cluster > 31 {
             return bad("swap.page_cluster", format!("{} is outside 0..=31", self.swap.page_cluster));
         }
+        if let Some(limit) = self.memcg.limit {
+            if 1u64 << self.swap.page_cluster >= limit.pages() {
+                return bad(
+                    "swap.page_cluster",
+                    format!(
+                        "{}: a readahead window of {} pages is at least memcg.limit ({limit}, {} pages), so each \
+                         window would evict what it just read and the run would make no progress; use at most {}",
+                        self.swap.page_cluster,
+                        1u64 << self.swap.page_cluster,
+                        limit.pages(),
+                        (limit.pages().max(2) - 1).ilog2()
+                    ),
+                );
+            }
+        }
         if !self.swap.cluster_slots.is_power_of_two() || self.swap.cluster_slots < 8 {
             return bad(
                 "swap.cluster_slots",
@@ -534,7 +399,14 @@ impl CoreConfig {
                 return bad(&field, format!("{} holds no slot besides the header page", dev.size));
             }
             if slots > u64::from(u32::MAX) {
-                return bad(&field, format!("{} exceeds 16TiB", dev.size));
+                return bad(
+                    &field,
+                    format!(
+                        "{} is above the largest swap device, 16TiB minus one page ({} slots of 4KiB, inclusive)",
+                        dev.size,
+                        u32::MAX
+                    ),
+                );
             }
             if let Some(p) = dev.priority {
                 if p < 0 {
@@ -560,6 +432,33 @@ impl CoreConfig {
         }
         if self.limits.max_events == 0 {
             return bad("limits.max_events", "0 is below 1".to_string());
+        }
+        if let Some(image) = self.hibernation.kernel_image {
+            if image.pages() > mem_pages / 2 {
+                return bad(
+                    "hibernation.kernel_image",
+                    format!(
+                        "{image} is more than half of machine.memory ({}), the most the image's kernel part may take",
+                        self.machine.memory
+                    ),
+                );
+            }
+        }
+        for (name, ns) in self.cpu.costs_ns() {
+            if ns > CPU_COST_NS_MAX {
+                return bad(
+                    &format!("cpu.{name}"),
+                    format!(
+                        "{ns} ns is above the longest cost accepted, {CPU_COST_NS_MAX} ns (10 s, inclusive)"
+                    ),
+                );
+            }
+        }
+        if self.cpu.exec_faults > EXEC_FAULTS_MAX {
+            return bad(
+                "cpu.exec_faults",
+                format!("{} is above the most accepted, {EXEC_FAULTS_MAX} (inclusive)", self.cpu.exec_faults),
+            );
         }
         if self.lru_gen.enabled & !0x0007 != 0 {
             return bad(

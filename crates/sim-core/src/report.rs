@@ -21,6 +21,14 @@ pub enum Outcome {
     EventLimit,
     /// The configured simulated-time limit was reached.
     TimeLimit,
+    /// Nothing was left to happen while tasks had not finished: they were paused and
+    /// never resumed, or waited to start on a condition that never came true.
+    Unfinished {
+        /// Tasks that had not finished.
+        tasks: u64,
+        /// Why they could not go on.
+        reason: String,
+    },
 }
 
 /// Fault latencies: from the access that faulted to the moment the task resumes.

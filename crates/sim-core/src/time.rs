@@ -39,7 +39,7 @@ impl SimDuration {
 
     /// A duration of `us` microseconds.
     pub const fn from_micros(us: u64) -> SimDuration {
-        SimDuration(us * 1_000)
+        SimDuration(us.saturating_mul(1_000))
     }
 
     /// Seconds as a float, for reports only.
@@ -48,10 +48,14 @@ impl SimDuration {
     }
 }
 
+/// Adding to a time saturates at [`SimTime::MAX`], the end of time, about 584 years in:
+/// a trace whose clock jumps that far, repeated, must not wrap the clock back to the
+/// start. No run reaches it: the engine stops at `limits.max_sim_seconds`, which lies
+/// before it, and reports the run as stopped there.
 impl Add<SimDuration> for SimTime {
     type Output = SimTime;
     fn add(self, rhs: SimDuration) -> SimTime {
-        SimTime(self.0.checked_add(rhs.0).expect("simulated time overflowed u64 nanoseconds"))
+        SimTime(self.0.saturating_add(rhs.0))
     }
 }
 
@@ -84,5 +88,22 @@ impl Sub for SimTime {
 impl fmt::Display for SimTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:.6}s", self.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_saturates_at_its_end_instead_of_wrapping_or_panicking() {
+        let late = SimTime(u64::MAX - 5);
+        assert_eq!(late + SimDuration(10), SimTime::MAX);
+        let mut t = SimTime(1 << 63);
+        t += SimDuration(1 << 63);
+        assert_eq!(t, SimTime::MAX);
+        assert_eq!(SimDuration(u64::MAX) + SimDuration(1), SimDuration(u64::MAX));
+        assert_eq!(SimDuration::from_micros(u64::MAX), SimDuration(u64::MAX));
+        assert_eq!(SimTime(5) - SimTime(9), SimDuration::ZERO);
     }
 }

@@ -184,7 +184,10 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12),
+            ..ProptestConfig::default()
+        })]
 
         #[test]
         fn the_engine_keeps_its_invariants_and_the_run_is_deterministic(

@@ -53,7 +53,8 @@
 //!
 //! **What it deliberately does not do.** It never prints, never reads the wall clock and
 //! never writes files: progress, tables, plots and timings belong to the caller. It reads
-//! only the scenario, trace and case files it is asked to load.
+//! only the scenario, trace and case files it is asked to load, and /proc/meminfo to check
+//! that the swap devices a scenario names fit in the host's memory.
 
 #![warn(missing_docs)]
 

@@ -41,6 +41,7 @@ use crate::overrides::Override;
 use crate::timeline::{self, CheckedEntry, TimelineEntry};
 use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource, TraceTally};
 
+mod host;
 mod keys;
 pub(crate) mod queue;
 mod resolved;
@@ -416,6 +417,8 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         implicit_contents: file.workload.contents.clone().unwrap_or_default(),
     };
     let core = core.validate()?;
+    let zswap = core.get().zswap.enabled || core.get().zswap.ever_enabled;
+    host::check_swap_state(&core.get().devices, zswap, host::available_memory())?;
     let device_names: Vec<&str> = swap.devices.iter().map(|d| d.name.as_str()).collect();
     let timeline = file
         .timeline

@@ -1,8 +1,9 @@
 //! Whether the simulated system failed during a run.
 //!
 //! A run can end normally and still record a failure of the system it simulates: a task
-//! OOM-killed, or a timeline operation that could not be carried out (a swapoff that ran
-//! out of memory, a swapoff of a device not in use). Both are legitimate simulated
+//! OOM-killed, a timeline operation that could not be carried out (a swapoff that ran
+//! out of memory, a swapoff of a device not in use), or tasks left unfinished when
+//! nothing more could happen (paused and never resumed). Both are legitimate simulated
 //! outcomes, not errors of the simulator, and the report already holds them (`outcome`,
 //! and `operations[i].result`, which is "completed", "running" or why the operation
 //! failed). This module reads them back as one verdict, so that the command can choose its
@@ -37,12 +38,21 @@ pub enum Failure {
         /// Why it failed, as the report says (without a leading "failed: ").
         reason: String,
     },
+    /// The run ran out of things to do with tasks unfinished (paused and never resumed,
+    /// or waiting to start on a condition that never held).
+    Unfinished {
+        /// How many tasks had not finished.
+        tasks: u64,
+        /// Why, as the report says.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::OomKill { task, at_s } => write!(f, "task {task} OOM-killed at {at_s:.6} s"),
+            Failure::Unfinished { tasks, reason } => write!(f, "{tasks} tasks unfinished: {reason}"),
             Failure::Operation { index, op, device, reason } => {
                 write!(f, "timeline[{index}] {op}")?;
                 if let Some(device) = device {
@@ -65,8 +75,14 @@ impl RunStatus {
     /// Reads the failures out of `report`.
     pub fn of(report: &SimReport) -> RunStatus {
         let mut failures = Vec::new();
-        if let Outcome::OomKilled { task, at_s } = &report.outcome {
-            failures.push(Failure::OomKill { task: task.clone(), at_s: *at_s });
+        match &report.outcome {
+            Outcome::OomKilled { task, at_s } => {
+                failures.push(Failure::OomKill { task: task.clone(), at_s: *at_s })
+            }
+            Outcome::Unfinished { tasks, reason } => {
+                failures.push(Failure::Unfinished { tasks: *tasks, reason: reason.clone() })
+            }
+            _ => {}
         }
         for (index, op) in report.operations.iter().enumerate() {
             let OpResult::Failed(why) = &op.result else { continue };
@@ -92,6 +108,9 @@ impl RunStatus {
         let mut parts = Vec::new();
         if self.failures.iter().any(|failure| matches!(failure, Failure::OomKill { .. })) {
             parts.push("oom".to_string());
+        }
+        if self.failures.iter().any(|failure| matches!(failure, Failure::Unfinished { .. })) {
+            parts.push("unfinished".to_string());
         }
         let mut ops: Vec<&str> = Vec::new();
         for failure in &self.failures {

@@ -9,6 +9,7 @@ mod errors;
 mod exit;
 mod experiments;
 mod golden;
+mod hostile;
 mod inputs;
 mod overrides;
 mod progress;

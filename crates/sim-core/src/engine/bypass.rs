@@ -50,7 +50,6 @@ impl World {
             }
             _ => Placement::Inactive,
         };
-        self.lru.add(&mut self.mm, head, placement, Origin::Fault);
         // swap_read_folio: the zero map and zswap first (a large folio is never read from
         // either: alloc_swap_folio keeps order 0 once zswap exists, and refuses mixed
         // zero-map ranges). Not in the swap cache, so a zswap entry stays until the slot
@@ -79,6 +78,10 @@ impl World {
             // swap_free_nr with the claim of swapcache_prepare released: the slot is free.
             self.mm.swap.dec_count(s);
         }
+        // Mapped, then added to the LRU, as `do_swap_page` does for a folio outside the
+        // swap cache (`folio_add_new_anon_rmap`, then `folio_add_lru_vma`): an LRU that
+        // looks at the pages a folio holds finds them.
+        self.lru.add(&mut self.mm, head, placement, Origin::Fault);
         self.mm.zswap_sync();
         if order > 0 {
             self.mm.mthp.at(order).swpin += 1;

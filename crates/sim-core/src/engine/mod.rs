@@ -340,6 +340,28 @@ impl World {
         }
     }
 
+    /// With nothing left on the event queue: the user tasks that have not finished, if
+    /// any, and why they cannot.
+    fn unfinished(&self) -> Option<Outcome> {
+        let left: Vec<&Task> = self
+            .tasks
+            .iter()
+            .filter(|t| {
+                matches!(t.kind, task::TaskKind::User)
+                    && matches!(t.state, TaskState::Waiting | TaskState::Starting | TaskState::Runnable)
+            })
+            .collect();
+        if left.is_empty() {
+            return None;
+        }
+        let reason = if self.paused && left.iter().any(|t| t.state == TaskState::Runnable) {
+            "tasks paused by the timeline (pause-tasks) and never resumed".to_string()
+        } else {
+            "tasks waiting to start on a condition that never held".to_string()
+        };
+        Some(Outcome::Unfinished { tasks: left.len() as u64, reason })
+    }
+
     /// Processes one event, the user tasks reading `streams`. Returns `Ok(false)` when the
     /// run is over.
     fn step(&mut self, streams: &mut [Stream], progress: &mut dyn FnMut(u64)) -> Result<bool, SimError> {
@@ -355,17 +377,19 @@ impl World {
                 );
             }
             if self.outcome.is_none() {
-                self.outcome = Some(Outcome::Completed);
+                self.outcome = Some(self.unfinished().unwrap_or(Outcome::Completed));
             }
             return Ok(false);
         };
+        if now > self.time_limit {
+            // The run stops at the limit, not at the later event that crossed it.
+            self.end = self.end.max(self.time_limit);
+            self.outcome = Some(Outcome::TimeLimit);
+            return Ok(false);
+        }
         self.end = self.end.max(now);
         if self.mm.events() > self.mm.cfg.limits.max_events {
             self.outcome = Some(Outcome::EventLimit);
-            return Ok(false);
-        }
-        if now > self.time_limit {
-            self.outcome = Some(Outcome::TimeLimit);
             return Ok(false);
         }
         match ev {

@@ -310,7 +310,9 @@ impl World {
     #[inline]
     fn must_yield(&self, t: TaskId) -> Option<Yield> {
         let task = &self.tasks[t];
-        if self.mm.queue.peek_time().is_some_and(|next| task.clock > next) {
+        // Past the time limit (think time in a trace can carry a task there between
+        // events), the task yields: the event queue then ends the run at the limit.
+        if self.mm.queue.peek_time().is_some_and(|next| task.clock > next) || task.clock > self.time_limit {
             return Some(Yield::Preempted);
         }
         (task.clock > self.cpus[task.cpu].slice_end).then_some(Yield::SliceEnd)
@@ -338,6 +340,11 @@ impl World {
                 None => match self.next_access(t, stream) {
                     Ok(Some((a, peeked))) => {
                         self.tasks[t].clock += SimDuration(a.think_ns.unwrap_or(access_ns));
+                        if self.tasks[t].clock > self.time_limit {
+                            // The access would come after the limit: it is not made.
+                            self.tasks[t].retry = Some(a);
+                            return Ok(Yield::Preempted);
+                        }
                         (a, peeked)
                     }
                     Ok(None) => return Ok(Yield::Ended),
@@ -487,7 +494,7 @@ impl World {
         if GENERAL_PATH_ONLY.with(std::cell::Cell::get) {
             return 0;
         }
-        let World { tasks, mm, lru, accesses, timeline_next, cpus, .. } = self;
+        let World { tasks, mm, lru, accesses, timeline_next, cpus, time_limit, .. } = self;
         let task = &mut tasks[t];
         // The first access's tests, before anything is set up for a run: most calls on
         // a fault-heavy stream end here.
@@ -496,9 +503,10 @@ impl World {
                 if ahead.at + LOOKAHEAD < ahead.accesses.len() && mm.pt.pte(page).is_present() => {}
             _ => return 0,
         }
-        // Hits stop at the queue's next event, and at the slice's end while another task
-        // waits for the CPU.
-        let next_event = mm.queue.peek_time().unwrap_or(SimTime::MAX).min(cpus[task.cpu].slice_end);
+        // Hits stop at the queue's next event, at the slice's end while another task
+        // waits for the CPU, and at the time limit.
+        let next_event =
+            mm.queue.peek_time().unwrap_or(SimTime::MAX).min(cpus[task.cpu].slice_end).min(*time_limit);
         let access_ns = mm.cfg.cpu.access_ns;
         let mut n = 0;
         loop {

@@ -29,9 +29,9 @@
 //!
 //! Simplified: pages of a large folio never accessed yet count as never used (their first
 //! use is not known), so with large folios the policy is not Belady's; a frame added
-//! with neither an owner page nor a swap slot (the swap-cache bypass of a synchronous
-//! device, which adds before it maps) takes the next use of the access being handled,
-//! which is the faulting page's. Frames a reclaim meets locked (a read in flight) are
+//! with neither an owner page nor a swap slot (none is today: the swap-cache bypass of a
+//! synchronous device maps its folio before adding it) would take the next use of the
+//! access being handled. Frames a reclaim meets locked (a read in flight) are
 //! passed over for the next candidate, as the kernel's trylock would skip them. With
 //! several tasks, next uses count in the trace's order while the engine interleaves the
 //! tasks by simulated time, so the policy is then optimal for the trace's order only.

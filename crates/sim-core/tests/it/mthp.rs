@@ -120,7 +120,7 @@ fn accesses(pages: u64) -> impl Strategy<Value = Vec<(u64, bool)>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn invariants_hold_with_large_folios(

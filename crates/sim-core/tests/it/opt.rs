@@ -67,7 +67,7 @@ fn opt_machine(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn opt_without_readahead_misses_like_a_brute_force_belady(

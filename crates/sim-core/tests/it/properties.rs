@@ -33,7 +33,7 @@ fn written_tasks(tasks: &[Vec<(u64, bool)>]) -> (Vec<(u64, Vec<Access>)>, u64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn invariants_hold_for_random_workloads(

@@ -99,7 +99,7 @@ fn queue_setup(k: &Knobs, jobs: &[Job], seed: u64) -> Setup {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn random_queues_keep_every_invariant_and_free_what_exits(

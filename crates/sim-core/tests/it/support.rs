@@ -185,3 +185,10 @@ pub(crate) fn run_checked(setup: Setup) -> SimReport {
     }
     sim.into_report()
 }
+
+/// The cases a property test runs: `default`, or `PROPTEST_CASES` when it is set, so that
+/// a long soak (`PROPTEST_CASES=20000 cargo test --release -p swapsim-core --test it`)
+/// raises every property test here, whose own counts keep the default run short.
+pub(crate) fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}

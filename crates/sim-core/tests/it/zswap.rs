@@ -187,7 +187,7 @@ fn setup(k: &Knobs, streams: &[&[(u64, bool)]]) -> Setup {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::cases(40), ..ProptestConfig::default() })]
 
     #[test]
     fn zswap_invariants_hold_for_random_workloads(k in knobs(), acc in accesses(300)) {
@@ -237,7 +237,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::cases(24), ..ProptestConfig::default() })]
 
     /// Two tasks, the first exiting when its stream ends (its slots, and so its zswap
     /// entries, are freed), then swapoff with no limit: every entry is loaded or freed.

@@ -164,6 +164,7 @@ pub(super) fn outcome_text(outcome: &RunOutcome) -> String {
         RunOutcome::OomKilled { task, at_s } => format!("oom-killed {task} at {at_s:.3} s"),
         RunOutcome::EventLimit => "event limit".to_string(),
         RunOutcome::TimeLimit => "time limit".to_string(),
+        RunOutcome::Unfinished { tasks, reason } => format!("{tasks} tasks unfinished: {reason}"),
     }
 }
 

@@ -87,7 +87,7 @@ fn the_hibernation_section_reaches_the_core_and_is_checked() {
     let text = format!("{BASE}\n[hibernation]\nkernel_image = \"64MiB\"\nfreeze_ms = 100\n");
     let prepared = Scenario::from_toml_named(&text, "s.toml", "").and_then(|s| s.prepare()).unwrap();
     let h = &prepared.resolved().hibernation;
-    assert_eq!((h.kernel_image, h.freeze_ms, h.poweroff_ms), (ByteSize::mib(64), 100, 500));
+    assert_eq!((h.kernel_image, h.freeze_ms, h.poweroff_ms), (Some(ByteSize::mib(64)), 100, 500));
     check(
         BASE,
         &["hibernation.poweroff_ms=4000000"],

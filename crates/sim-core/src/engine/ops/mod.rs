@@ -134,6 +134,10 @@ impl World {
             Operation::Swapon { device } => {
                 report.device = Some(device.clone());
                 match self.device_id(&device) {
+                    // The kernel's swapon refuses a device already in use with EBUSY.
+                    Some(dev) if self.mm.swap.writeok(dev) => {
+                        report.result = OpResult::Failed(format!("device \"{device}\" is already on (EBUSY)"))
+                    }
                     Some(dev) => self.mm.swap.enable(dev),
                     None => report.result = OpResult::Failed(format!("no swap device named \"{device}\"")),
                 }
