@@ -58,7 +58,6 @@ impl World {
             sc.priority -= 1;
         }
         self.lru.reclaim_done(&mut self.mm);
-        self.zswap_kick_worker();
         sc.nr_reclaimed
     }
 
@@ -116,7 +115,6 @@ impl World {
         self.kswapd.priority = sc.priority;
         self.mm.finish_plug(kswapd_owner);
         self.zswap_shrink_slab(&sc);
-        self.zswap_kick_worker();
         self.flush_dispatched();
         self.after_io();
         // Spend at least some time so that a futile loop still advances.
