@@ -270,8 +270,7 @@ impl Mm {
             return true;
         }
         if self.zswap.full {
-            // queue_work(shrink_wq, ...): the engine runs the pool-limit worker.
-            self.zswap.worker_kicks += 1;
+            self.queue_shrink_work();
         }
         false
     }
