@@ -321,6 +321,12 @@ impl World {
     #[inline]
     fn finish_reads(&mut self, reads_done: &[(Pfn, SimTime)]) {
         for &(pfn, at) in reads_done {
+            if !self.mm.frames.test(pfn, flag::WAITED) {
+                // The OOM killer took its only waiter between the read's completion and
+                // this delivery: the folio stays in the swap cache, unlocked.
+                self.mm.frames.clear(pfn, flag::LOCKED);
+                continue;
+            }
             self.mm.frames.clear(pfn, flag::LOCKED | flag::WAITED);
             // Every task waiting on the folio wakes (threads of one process can fault
             // on the same page, and swapoff on a page a task faults on), in task
