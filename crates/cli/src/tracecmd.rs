@@ -15,6 +15,7 @@ use swapsim_core::gen::{GeneratorConfig, Pattern};
 use swapsim_core::{ByteSize, TaskSpec};
 use swapsim_trace_formats::native::NativeWriter;
 use swapsim_trace_formats::oracle::OracleGeneralWriter;
+use swapsim_trace_formats::text::PAGE_MAX as TEXT_PAGE_MAX;
 use swapsim_trace_formats::{demux, Format, OpenOptions, Record};
 
 use swapsim::{Prepared, TaskCount, TraceSource};
@@ -246,6 +247,14 @@ impl RecordWriter {
         match self {
             RecordWriter::Text { out, task } => {
                 check_one_task(task, record, WriteFormat::Text)?;
+                if record.page > TEXT_PAGE_MAX {
+                    bail!(
+                        "page {} ({:#x}) is above the largest page the text format holds, \
+                         {TEXT_PAGE_MAX} ({TEXT_PAGE_MAX:#x}); write native instead (--to native)",
+                        record.page,
+                        record.page
+                    );
+                }
                 let op = if record.write { 'W' } else { 'R' };
                 writeln!(out, "{op} {}", record.page)?;
             }
@@ -276,7 +285,8 @@ pub(crate) struct Converted {
 }
 
 /// Rewrites `input` as `to` into `output`. A text trace's `pages=N` region is kept when
-/// text is written.
+/// text is written. `output` is replaced only when every record was read and written;
+/// it may not be the input file.
 pub(crate) fn convert(
     input: &TraceSource,
     options: OpenOptions,
@@ -285,6 +295,9 @@ pub(crate) fn convert(
 ) -> Result<Converted> {
     let to = to.unwrap_or_else(|| WriteFormat::for_path(output));
     let name = input.name();
+    if let TraceSource::File(input_path) = input {
+        crate::outfile::refuse_same_file(input_path, output)?;
+    }
     let mut records = input.records(options)?;
     let from = records.format();
     let mut header = Vec::new();
@@ -296,8 +309,10 @@ pub(crate) fn convert(
     let mut writer = RecordWriter::create(output, to, &header)?;
     let mut n_records = 0u64;
     while let Some(record) = records.next_record().with_context(|| format!("trace {name}"))? {
-        writer.write(&record).with_context(|| format!("writing {}", output.display()))?;
         n_records += 1;
+        writer
+            .write(&record)
+            .with_context(|| format!("writing {}: record {n_records} of trace {name}", output.display()))?;
     }
     writer.finish()?;
     Ok(Converted { records: n_records, from, to, skipped: records.skipped().0.clone() })

@@ -23,7 +23,7 @@
 
 mod header;
 
-use self::header::PAGE_MAX;
+pub use self::header::PAGE_MAX;
 use crate::error::FormatError;
 use crate::format::Format;
 use crate::lines::{

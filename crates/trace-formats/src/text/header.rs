@@ -18,8 +18,10 @@ use crate::lines::{quote, LineError, LineReader, LINE_BYTES_MAX, QUOTE_CHARS_MAX
 /// Largest page index accepted, here and in the access lines: 2^36 - 1, so a header may
 /// declare at most 2^36 pages. Page indexes below 2^36 address 256 TiB, the whole 48-bit
 /// virtual address space of 4-level paging, which no real region exceeds; the cap keeps
-/// every later `page * PAGE_SIZE` far from overflow.
-pub(super) const PAGE_MAX: u64 = (1 << 36) - 1;
+/// every later `page * PAGE_SIZE` far from overflow. Whoever writes text traces must refuse
+/// higher pages (a perf capture of 5-level paging has them), or the tool could not read back
+/// what it wrote.
+pub const PAGE_MAX: u64 = (1 << 36) - 1;
 
 /// Reads the header lines (if any) without consuming the first line after them, and
 /// returns the region size the header declares with `pages=N`, if it does.
