@@ -10,6 +10,7 @@ mod exit;
 mod experiments;
 mod golden;
 mod inputs;
+mod outputs;
 mod overrides;
 mod progress;
 mod queue;

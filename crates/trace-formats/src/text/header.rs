@@ -2,9 +2,10 @@
 //!
 //! Header lines are the `#` lines before the first other line; a `#` line after that is a
 //! comment. Their tokens are `key=value` pairs (a value may be double-quoted to hold
-//! spaces; an unterminated quote runs to the end of the line) or bare words. Only one token
-//! has a meaning: `pages=N` declares the region size, a decimal count of 1..=2^36 pages,
-//! and every access must then lie below it.
+//! spaces; an unterminated quote runs to the end of the line) or bare words. Two tokens
+//! have a meaning: `pages=N` declares the region size, a decimal count of 1..=2^36 pages,
+//! and every access must then lie below it; `end=marked` promises that the trace ends with
+//! the end marker line `# end lines=N` (see `text`).
 //!
 //! The header has a syntax of its own, and its errors stop reading even in lenient mode
 //! (a region nobody could trust would make every later line suspect), so it is read here,
@@ -23,23 +24,44 @@ use crate::lines::{quote, LineError, LineReader, LINE_BYTES_MAX, QUOTE_CHARS_MAX
 /// what it wrote.
 pub const PAGE_MAX: u64 = (1 << 36) - 1;
 
-/// Reads the header lines (if any) without consuming the first line after them, and
-/// returns the region size the header declares with `pages=N`, if it does.
-pub(super) fn read_declared_pages(lines: &mut LineReader) -> Result<Option<u64>, FormatError> {
-    let mut declared_pages = None;
+/// The header token that promises an end marker.
+pub const END_MARKED: &str = "end=marked";
+
+/// What a header says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Header {
+    /// The region size declared with `pages=N`, if any.
+    pub(super) declared_pages: Option<u64>,
+    /// Whether the header holds `end=marked`: the trace's last line is then the end marker
+    /// `# end lines=N`, N being that line's own number, so that a cut trace is told from a
+    /// whole one.
+    pub(super) end_marked: bool,
+}
+
+/// Reads the header lines (if any) without consuming the first line after them.
+pub(super) fn read_header(lines: &mut LineReader) -> Result<Header, FormatError> {
+    let mut header = Header::default();
     loop {
         if !lines.next_line_starts_with(b'#').map_err(|err| line_error(lines, err))? {
-            return Ok(declared_pages);
+            return Ok(header);
         }
         let Some(tokens) = lines.next_line(parse_header_line).map_err(|err| line_error(lines, err))? else {
-            return Ok(declared_pages);
+            return Ok(header);
         };
         let tokens = tokens.map_err(|message| FormatError::line(lines.line(), message))?;
         for (key, value) in tokens {
             if key == "pages" {
-                let pages = parse_declared_pages(&value, declared_pages)
+                let pages = parse_declared_pages(&value, header.declared_pages)
                     .map_err(|message| FormatError::line(lines.line(), message))?;
-                declared_pages = Some(pages);
+                header.declared_pages = Some(pages);
+            } else if key == "end" {
+                if format!("{key}={value}") != END_MARKED {
+                    return Err(FormatError::line(
+                        lines.line(),
+                        format!("header: end={} is not end=marked", quote(value.as_bytes())),
+                    ));
+                }
+                header.end_marked = true;
             }
         }
     }
@@ -138,8 +160,13 @@ mod tests {
     /// or the error.
     fn check(input: &[u8], expect: Expect) {
         let mut lines = LineReader::new(Box::new(Cursor::new(input.to_vec())));
-        let rendered = match read_declared_pages(&mut lines) {
-            Ok(pages) => format!("pages {pages:?}, body after line {}\n", lines.line()),
+        let rendered = match read_header(&mut lines) {
+            Ok(Header { declared_pages: pages, end_marked: false }) => {
+                format!("pages {pages:?}, body after line {}\n", lines.line())
+            }
+            Ok(Header { declared_pages: pages, end_marked: true }) => {
+                format!("pages {pages:?}, end marked, body after line {}\n", lines.line())
+            }
             Err(err) => format!("error: {err}\n"),
         };
         expect.assert_eq(&rendered);
