@@ -29,7 +29,8 @@
 
 mod header;
 
-pub use self::header::{END_MARKED, PAGE_MAX};
+use self::header::end_marker;
+pub use self::header::{END_MARKED, END_MARKER_PREFIX, PAGE_MAX};
 use crate::error::FormatError;
 use crate::format::Format;
 use crate::lines::{
@@ -53,7 +54,7 @@ impl TextReader {
         let format = TextLines {
             declared_pages: header.declared_pages,
             end_marked: header.end_marked,
-            end_lines: None,
+            end_lines: header.end_lines,
         };
         let lines = LineSource::with_lines(lines, format, BadLines::of(&options));
         Ok(TextReader { source: lines })
@@ -189,18 +190,6 @@ impl TextLines {
         }
         Step::Access(LineAccess { pid: 0, tid: 0, time_ns: None, first_page: page, last_page: page, write })
     }
-}
-
-/// The end marker's text before its line count.
-pub const END_MARKER_PREFIX: &str = "# end lines=";
-
-/// The line count of an end marker line, `# end lines=N`; `None` for any other line.
-fn end_marker(line: &[u8]) -> Option<u64> {
-    let digits = line.strip_prefix(END_MARKER_PREFIX.as_bytes())?;
-    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    crate::lines::parse_decimal(digits)
 }
 
 /// What a page number is, for messages.

@@ -36,6 +36,27 @@ pub(super) struct Header {
     /// `# end lines=N`, N being that line's own number, so that a cut trace is told from a
     /// whole one.
     pub(super) end_marked: bool,
+    /// The line count of an end marker among the header lines: a trace without records.
+    pub(super) end_lines: Option<u64>,
+}
+
+/// One header line.
+enum HeaderLine {
+    Tokens(Vec<(String, String)>),
+    /// `# end lines=N`.
+    EndMarker(u64),
+}
+
+/// The end marker's text before its line count.
+pub const END_MARKER_PREFIX: &str = "# end lines=";
+
+/// The line count of an end marker line, `# end lines=N`; `None` for any other line.
+pub(super) fn end_marker(line: &[u8]) -> Option<u64> {
+    let digits = line.strip_prefix(END_MARKER_PREFIX.as_bytes())?;
+    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &digit| n.checked_mul(10)?.checked_add(u64::from(digit - b'0')))
 }
 
 /// Reads the header lines (if any) without consuming the first line after them.
@@ -45,22 +66,27 @@ pub(super) fn read_header(lines: &mut LineReader) -> Result<Header, FormatError>
         if !lines.next_line_starts_with(b'#').map_err(|err| line_error(lines, err))? {
             return Ok(header);
         }
-        let Some(tokens) = lines.next_line(parse_header_line).map_err(|err| line_error(lines, err))? else {
+        let parse = |bytes: &[u8]| match end_marker(bytes) {
+            Some(n_lines) => Ok(HeaderLine::EndMarker(n_lines)),
+            None => parse_header_line(bytes).map(HeaderLine::Tokens),
+        };
+        let Some(parsed) = lines.next_line(parse).map_err(|err| line_error(lines, err))? else {
             return Ok(header);
         };
-        let tokens = tokens.map_err(|message| FormatError::line(lines.line(), message))?;
+        let tokens = match parsed.map_err(|message| FormatError::line(lines.line(), message))? {
+            // A trace without records ends within its header.
+            HeaderLine::EndMarker(n_lines) => {
+                header.end_lines = Some(n_lines);
+                continue;
+            }
+            HeaderLine::Tokens(tokens) => tokens,
+        };
         for (key, value) in tokens {
             if key == "pages" {
                 let pages = parse_declared_pages(&value, header.declared_pages)
                     .map_err(|message| FormatError::line(lines.line(), message))?;
                 header.declared_pages = Some(pages);
-            } else if key == "end" {
-                if format!("{key}={value}") != END_MARKED {
-                    return Err(FormatError::line(
-                        lines.line(),
-                        format!("header: end={} is not end=marked", quote(value.as_bytes())),
-                    ));
-                }
+            } else if format!("{key}={value}") == END_MARKED {
                 header.end_marked = true;
             }
         }
@@ -161,12 +187,10 @@ mod tests {
     fn check(input: &[u8], expect: Expect) {
         let mut lines = LineReader::new(Box::new(Cursor::new(input.to_vec())));
         let rendered = match read_header(&mut lines) {
-            Ok(Header { declared_pages: pages, end_marked: false }) => {
+            Ok(Header { declared_pages: pages, end_marked: false, end_lines: None }) => {
                 format!("pages {pages:?}, body after line {}\n", lines.line())
             }
-            Ok(Header { declared_pages: pages, end_marked: true }) => {
-                format!("pages {pages:?}, end marked, body after line {}\n", lines.line())
-            }
+            Ok(header) => format!("{header:?}, body after line {}\n", lines.line()),
             Err(err) => format!("error: {err}\n"),
         };
         expect.assert_eq(&rendered);

@@ -536,22 +536,22 @@ fn an_end_marked_trace_must_end_with_its_marker() {
         check(
             "# swapsim end=marked\nR 1\nW 2\n",
             options,
-            expect![[r#"
+            expect![[r##"
                 pages None
                 pid 0 tid 0 t - page 0x1 R
                 pid 0 tid 0 t - page 0x2 W
                 error: line 3: the trace is cut: its header says end=marked, and it ends without the end marker "# end lines=3"
-            "#]],
+            "##]],
         );
         check(
             "# swapsim end=marked\nR 1\nW 2\n# end lin",
             options,
-            expect![[r#"
+            expect![[r##"
                 pages None
                 pid 0 tid 0 t - page 0x1 R
                 pid 0 tid 0 t - page 0x2 W
                 error: line 4: the trace is cut: its header says end=marked, and it ends without the end marker "# end lines=4"
-            "#]],
+            "##]],
         );
         check(
             "# swapsim end=marked\nR 1\n# end lines=3\nW 2\n",
@@ -574,11 +574,31 @@ fn an_end_marked_trace_must_end_with_its_marker() {
             end
         "#]],
     );
+    // Other `end` tokens mean nothing, as other header tokens do.
     check(
-        "# end=yes\nR 1\n",
+        "# start=0 end=9\nR 1\n",
         OpenOptions::default(),
         expect![[r#"
-            error: line 1: header: end="yes" is not end=marked
+            pages None
+            pid 0 tid 0 t - page 0x1 R
+            end
+        "#]],
+    );
+    // A trace without records ends within its header.
+    check(
+        "# swapsim end=marked\n# end lines=2\n",
+        OpenOptions::default(),
+        expect![[r#"
+            pages None
+            end
+        "#]],
+    );
+    check(
+        "# swapsim end=marked\n# end lines=3\n",
+        OpenOptions::default(),
+        expect![[r#"
+            pages None
+            error: line 2: the trace is cut or was added to: its end marker says 3 lines, and it has 2
         "#]],
     );
 }
