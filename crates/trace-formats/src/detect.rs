@@ -256,6 +256,11 @@ fn detect_lines(prefix: &[u8], at_end: bool) -> Detected {
         if let Some(format) = line_format(line) {
             return Detected::Format(format);
         }
+        // A text trace without records, as swapsim writes it: header lines, then the end
+        // marker as the last line.
+        if at_end && rest.is_empty() && crate::text::is_end_marker(line) {
+            return Detected::Format(Format::Text);
+        }
         let trimmed = crate::lines::trim_start(line);
         if trimmed.is_empty() || trimmed[0] == b'#' {
             continue;

@@ -192,6 +192,11 @@ impl TextLines {
     }
 }
 
+/// Whether `line` is an end marker, `# end lines=N`.
+pub(crate) fn is_end_marker(line: &[u8]) -> bool {
+    end_marker(line).is_some()
+}
+
 /// What a page number is, for messages.
 const PAGE_EXPECTED: &str = "a page number (decimal, or hexadecimal with 0x)";
 

@@ -214,4 +214,24 @@ fn a_cut_text_trace_is_reported_as_cut() {
     assert!(err.contains("cut.txt: line 8: the trace is cut"), "{err}");
     let err = fails(&["trace", "info", &cut, "--lenient"]);
     assert!(err.contains("the trace is cut"), "{err}");
+    // A trace without records carries its marker too, and reads back empty.
+    let empty = path(&dir, "empty.txt");
+    let native_empty = path(&dir, "empty.swt");
+    ok(&[
+        "trace",
+        "generate",
+        "--pattern",
+        "seq",
+        "--region",
+        "4KiB",
+        "--passes",
+        "0",
+        "--no-fill",
+        "-o",
+        &native_empty,
+    ]);
+    ok(&["trace", "convert", &native_empty, &empty]);
+    assert_eq!(std::fs::read_to_string(&empty).expect("written"), "# swapsim end=marked\n# end lines=2\n");
+    let info = ok(&["trace", "info", &empty, "--json"]);
+    assert!(info.contains("\"records\": 0"), "{info}");
 }

@@ -402,3 +402,16 @@ fn a_corrupt_start_names_its_offset_once() {
         assert!(!cause.contains(": "), "{what}: the cause is said once: {message}");
     }
 }
+
+/// A text trace without records, as swapsim writes it, is still text.
+#[test]
+fn an_empty_end_marked_text_trace_is_text() {
+    check(
+        b"# swapsim end=marked\n# end lines=2\n",
+        OpenOptions::default(),
+        expect![[r#"
+            format text
+            end
+        "#]],
+    );
+}
