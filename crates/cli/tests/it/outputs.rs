@@ -235,3 +235,36 @@ fn a_cut_text_trace_is_reported_as_cut() {
     let info = ok(&["trace", "info", &empty, "--json"]);
     assert!(info.contains("\"records\": 0"), "{info}");
 }
+
+/// Every file the tool writes goes through `outfile.rs`: no other module of the cli, and no
+/// module of the library, creates or writes a file itself.
+#[test]
+fn every_file_is_written_through_outfile() {
+    let forbidden = ["File::create", "fs::write(", ".write(true)", ".append(true)", "create_new("];
+    let mut offenders = Vec::new();
+    for dir in ["crates/cli/src", "crates/swapsim/src", "crates/trace-formats/src"] {
+        let mut stack = vec![crate::support::repo().join(dir)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("the source directory is readable") {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let name = path.file_name().expect("a file name").to_string_lossy().into_owned();
+                if !name.ends_with(".rs") || name == "outfile.rs" || name == "tests.rs" {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).expect("the source is readable");
+                // Unit tests at the end of a file may write scratch files.
+                let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
+                for pattern in forbidden {
+                    if code.contains(pattern) {
+                        offenders.push(format!("{}: {pattern}", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "files written outside crates/cli/src/outfile.rs: {offenders:?}");
+}
