@@ -88,5 +88,5 @@ fn run_one(out: &mut impl Write, args: &ExperimentArgs) -> Result<()> {
 
 /// Writes `bytes` to the file `name` in `dir`.
 fn write_into(dir: &Path, name: &str, bytes: Vec<u8>) -> Result<()> {
-    std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {}", dir.display()))
+    crate::outfile::write_atomically(&dir.join(name), &bytes)
 }

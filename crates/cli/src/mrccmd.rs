@@ -1,13 +1,13 @@
 //! `swapsim mrc`: its arguments, and the glue from them to the library's miss-ratio
 //! curves and to their table, CSV and plot.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
 use swapsim::TraceSource;
 
 use crate::traceargs::TraceReadArgs;
-use crate::{output, plot, tracecmd};
+use crate::{outfile, output, plot, tracecmd};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct MrcArgs {
@@ -45,9 +45,12 @@ fn parse_mrc_size(text: &str) -> Result<u64, String> {
 
 /// `swapsim mrc`.
 pub(crate) fn run(out: &mut impl Write, args: MrcArgs) -> Result<()> {
+    if let Some(path) = &args.plot {
+        outfile::refuse_same_file(&args.file, path)?;
+    }
     let mrc = swapsim::mrc::compute(&TraceSource::File(args.file), args.read.options()?, &args.sizes)?;
     if let Some(path) = &args.plot {
-        std::fs::write(path, plot::mrc_svg(&mrc)?).with_context(|| format!("writing {}", path.display()))?;
+        outfile::write_atomically(path, plot::mrc_svg(&mrc)?.as_bytes())?;
     }
     if args.json {
         output::write_json(out, &mrc)?;

@@ -187,10 +187,7 @@ fn csv_field(text: &str) -> String {
 /// Writes `sweep.json`, `sweep.csv` and `sweep.svg` into `dir`, creating it.
 pub(crate) fn write_dir(dir: &Path, doc: &impl Serialize, view: &SweepView, metric_name: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
-    let write = |name: &str, bytes: Vec<u8>| {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
-    };
+    let write = |name: &str, bytes: Vec<u8>| crate::outfile::write_atomically(&dir.join(name), &bytes);
     let mut json = Vec::new();
     output::write_json(&mut json, doc)?;
     write("sweep.json", json)?;

@@ -15,6 +15,9 @@ use swapsim_core::gen::{GeneratorConfig, Pattern};
 use swapsim_core::{ByteSize, TaskSpec};
 use swapsim_trace_formats::native::NativeWriter;
 use swapsim_trace_formats::oracle::OracleGeneralWriter;
+use swapsim_trace_formats::text::{
+    END_MARKED as TEXT_END_MARKED, END_MARKER_PREFIX as TEXT_END_MARKER_PREFIX, PAGE_MAX as TEXT_PAGE_MAX,
+};
 use swapsim_trace_formats::{demux, Format, OpenOptions, Record};
 
 use swapsim::{Prepared, TaskCount, TraceSource};
@@ -188,10 +191,13 @@ pub(crate) fn head(out: &mut impl Write, source: &TraceSource, options: OpenOpti
 /// Writes records in one of the writable formats.
 enum RecordWriter {
     /// Text has no pid, tid or time; the first record's task is remembered so that a
-    /// second task is an error rather than silently merged.
+    /// second task is an error rather than silently merged. The header says `end=marked`
+    /// and the last line is the end marker, so that a cut copy is told from a whole one.
     Text {
         out: Output,
         task: Option<(u32, u32)>,
+        /// Lines written so far.
+        n_lines: u64,
     },
     Native(Box<NativeWriter<Output>>),
     /// oracleGeneral has no pid or tid either; the task is remembered as for text.
@@ -231,7 +237,8 @@ impl RecordWriter {
                 for line in header {
                     writeln!(out, "# {line}").with_context(context)?;
                 }
-                RecordWriter::Text { out, task: None }
+                writeln!(out, "# swapsim {TEXT_END_MARKED}").with_context(context)?;
+                RecordWriter::Text { out, task: None, n_lines: header.len() as u64 + 1 }
             }
             WriteFormat::Native => {
                 RecordWriter::Native(Box::new(NativeWriter::new(out).with_context(context)?))
@@ -244,10 +251,19 @@ impl RecordWriter {
 
     fn write(&mut self, record: &Record) -> Result<()> {
         match self {
-            RecordWriter::Text { out, task } => {
+            RecordWriter::Text { out, task, n_lines } => {
                 check_one_task(task, record, WriteFormat::Text)?;
+                if record.page > TEXT_PAGE_MAX {
+                    bail!(
+                        "page {} ({:#x}) is above the largest page the text format holds, \
+                         {TEXT_PAGE_MAX} ({TEXT_PAGE_MAX:#x}); write native instead (--to native)",
+                        record.page,
+                        record.page
+                    );
+                }
                 let op = if record.write { 'W' } else { 'R' };
                 writeln!(out, "{op} {}", record.page)?;
+                *n_lines += 1;
             }
             RecordWriter::Native(writer) => writer.write(record)?,
             RecordWriter::OracleGeneral { writer, task } => {
@@ -260,7 +276,10 @@ impl RecordWriter {
 
     fn finish(self) -> Result<()> {
         match self {
-            RecordWriter::Text { out, .. } => out.finish(),
+            RecordWriter::Text { mut out, n_lines, .. } => {
+                writeln!(out, "{TEXT_END_MARKER_PREFIX}{}", n_lines + 1)?;
+                out.finish()
+            }
             RecordWriter::Native(writer) => writer.finish()?.finish(),
             RecordWriter::OracleGeneral { writer, .. } => writer.finish()?.finish(),
         }
@@ -276,7 +295,8 @@ pub(crate) struct Converted {
 }
 
 /// Rewrites `input` as `to` into `output`. A text trace's `pages=N` region is kept when
-/// text is written.
+/// text is written. `output` is replaced only when every record was read and written;
+/// it may not be the input file.
 pub(crate) fn convert(
     input: &TraceSource,
     options: OpenOptions,
@@ -285,6 +305,9 @@ pub(crate) fn convert(
 ) -> Result<Converted> {
     let to = to.unwrap_or_else(|| WriteFormat::for_path(output));
     let name = input.name();
+    if let TraceSource::File(input_path) = input {
+        crate::outfile::refuse_same_file(input_path, output)?;
+    }
     let mut records = input.records(options)?;
     let from = records.format();
     let mut header = Vec::new();
@@ -296,8 +319,10 @@ pub(crate) fn convert(
     let mut writer = RecordWriter::create(output, to, &header)?;
     let mut n_records = 0u64;
     while let Some(record) = records.next_record().with_context(|| format!("trace {name}"))? {
-        writer.write(&record).with_context(|| format!("writing {}", output.display()))?;
         n_records += 1;
+        writer
+            .write(&record)
+            .with_context(|| format!("writing {}: record {n_records} of trace {name}", output.display()))?;
     }
     writer.finish()?;
     Ok(Converted { records: n_records, from, to, skipped: records.skipped().0.clone() })

@@ -37,9 +37,16 @@ pub enum FormatError {
     /// pass, or a native trace's summary frame): the trace changed, or its summary is wrong.
     #[error("{0}")]
     Changed(String),
-    /// Reading failed.
+    /// Reading failed. The I/O error's text is part of this error's own and it is not
+    /// given as the source, so that a chain of causes does not print it twice.
     #[error("read error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for FormatError {
+    fn from(err: std::io::Error) -> FormatError {
+        FormatError::Io(err)
+    }
 }
 
 /// `line 12` or `line 12, column 3`: where in a text trace an error is.

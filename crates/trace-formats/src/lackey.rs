@@ -15,7 +15,7 @@
 //! follows at once. An access whose bytes straddle a page boundary touches both pages and
 //! yields one record for each, in address order. Instruction fetches are read records when
 //! `OpenOptions::instructions` is set; otherwise they are skipped and counted as
-//! "instruction fetch".
+//! "instruction fetch", once their line has parsed: a cut `I` line is an error either way.
 //!
 //! Lines starting `==` are valgrind's own messages, skipped and counted as "valgrind
 //! message". Lackey traces one process and records neither pid nor time, so every record
@@ -59,15 +59,12 @@ impl LineFormat for LackeyLines {
         if line.starts_with(b"==") {
             return Step::Skip("valgrind message");
         }
-        let (write, fields) = match line {
-            [b'I', b' ' | b'\t', rest @ ..] => {
-                if !self.instructions {
-                    return Step::Skip("instruction fetch");
-                }
-                (false, rest)
-            }
-            [b' ', b'L', b' ' | b'\t', rest @ ..] => (false, rest),
-            [b' ', b'S' | b'M', b' ' | b'\t', rest @ ..] => (true, rest),
+        // An instruction fetch is parsed even when it is to be skipped: a cut or garbled
+        // `I` line is an error whatever the options, not a fetch to count.
+        let (fetch, write, fields) = match line {
+            [b'I', b' ' | b'\t', rest @ ..] => (true, false, rest),
+            [b' ', b'L', b' ' | b'\t', rest @ ..] => (false, false, rest),
+            [b' ', b'S' | b'M', b' ' | b'\t', rest @ ..] => (false, true, rest),
             _ if trim_start(line).is_empty() => return Step::Blank,
             _ => {
                 return Step::malformed(format!(
@@ -107,6 +104,9 @@ impl LineFormat for LackeyLines {
             Ok(last_byte) => last_byte,
             Err(step) => return step,
         };
+        if fetch && !self.instructions {
+            return Step::Skip("instruction fetch");
+        }
         Step::Access(LineAccess {
             pid: 0,
             tid: 0,
@@ -216,6 +216,33 @@ I  0401c43,4
                 error: line 2, column 10: line is not valid UTF-8 (byte 0xff)
             "#]],
         );
+    }
+
+    /// Issue 35: a cut `I` line was counted as a skipped instruction fetch unless
+    /// `--instructions` was given. It is an error either way, and lenient mode counts it as
+    /// malformed, not as a fetch.
+    #[test]
+    fn a_cut_instruction_line_is_an_error_whatever_the_options() {
+        for instructions in [false, true] {
+            let options = OpenOptions { instructions, ..OpenOptions::default() };
+            check(
+                " L 1000,4\nI  0401c4",
+                options,
+                expect![[r#"
+                    pid 0 tid 0 t - page 0x1 R
+                    error: line 2, column 4: expected <hex address>,<size>, found "0401c4"
+                "#]],
+            );
+            check(
+                "I  0401c40,\n L 1000,4\n",
+                OpenOptions { lenient: true, ..options },
+                expect![[r#"
+                    pid 0 tid 0 t - page 0x1 R
+                    end
+                    skipped malformed line 1
+                "#]],
+            );
+        }
     }
 
     #[test]

@@ -370,7 +370,7 @@ impl<W: Write> OracleGeneralWriter<W> {
         let Ok(clock_time) = u32::try_from(seconds) else {
             return Err(FormatError::Unwritable(format!(
                 "record {}: time {seconds} s does not fit oracleGeneral's u32 clock_time",
-                self.obj_ids.len()
+                self.obj_ids.len() + 1
             )));
         };
         self.clock_times.push(clock_time);

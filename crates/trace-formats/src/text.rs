@@ -17,13 +17,20 @@
 //! bad access lines are skipped and counted by reason instead; a bad header is an error
 //! in both modes.
 //!
+//! A header token `end=marked` promises an end marker: a last line `# end lines=N`, where
+//! N is the number of lines in the whole trace, the marker's own line included. A trace
+//! whose header promises it and that ends without it, or with another count, is an error in
+//! both modes: it was cut (or added to), and reading it as whole would be wrong. swapsim
+//! writes text traces this way; traces without the token are read as before.
+//!
 //! The format has neither process nor time: every record has pid 0, tid 0 and no time, and
 //! its page is the index as written. What this module does not do: open files or
 //! decompress (see `detect`).
 
 mod header;
 
-use self::header::PAGE_MAX;
+use self::header::end_marker;
+pub use self::header::{END_MARKED, END_MARKER_PREFIX, PAGE_MAX};
 use crate::error::FormatError;
 use crate::format::Format;
 use crate::lines::{
@@ -43,8 +50,13 @@ impl TextReader {
     /// first access. A bad header is an error even in lenient mode.
     pub fn new(reader: Box<dyn BufRead + Send>, options: OpenOptions) -> Result<TextReader, FormatError> {
         let mut lines = LineReader::new(reader);
-        let declared_pages = header::read_declared_pages(&mut lines)?;
-        let lines = LineSource::with_lines(lines, TextLines { declared_pages }, BadLines::of(&options));
+        let header = header::read_header(&mut lines)?;
+        let format = TextLines {
+            declared_pages: header.declared_pages,
+            end_marked: header.end_marked,
+            end_lines: header.end_lines,
+        };
+        let lines = LineSource::with_lines(lines, format, BadLines::of(&options));
         Ok(TextReader { source: lines })
     }
 }
@@ -55,6 +67,10 @@ crate::lines::line_reader!(TextReader, Format::Text);
 #[derive(Default)]
 pub(crate) struct TextLines {
     declared_pages: Option<u64>,
+    /// Whether the header promised the end marker.
+    end_marked: bool,
+    /// The line count the last end marker read states.
+    end_lines: Option<u64>,
 }
 
 impl LineFormat for TextLines {
@@ -66,7 +82,27 @@ impl LineFormat for TextLines {
         if let Some(access) = self.plain_access(line) {
             return Step::Access(access);
         }
+        if self.end_marked {
+            if let Some(n_lines) = end_marker(line) {
+                self.end_lines = Some(n_lines);
+                return Step::Blank;
+            }
+        }
         self.any_line(line)
+    }
+
+    fn check_end(&self, n_lines: u64) -> Result<(), String> {
+        match self.end_lines {
+            _ if !self.end_marked => Ok(()),
+            None => Err(format!(
+                "the trace is cut: its header says end=marked, and it ends without the end marker \
+                 \"{END_MARKER_PREFIX}{n_lines}\""
+            )),
+            Some(end_lines) if end_lines != n_lines => Err(format!(
+                "the trace is cut or was added to: its end marker says {end_lines} lines, and it has {n_lines}"
+            )),
+            Some(_) => Ok(()),
+        }
     }
 
     /// The common line, `R` or `W`, one space and a decimal page within bounds, read
@@ -154,6 +190,11 @@ impl TextLines {
         }
         Step::Access(LineAccess { pid: 0, tid: 0, time_ns: None, first_page: page, last_page: page, write })
     }
+}
+
+/// Whether `line` is an end marker, `# end lines=N`.
+pub(crate) fn is_end_marker(line: &[u8]) -> bool {
+    end_marker(line).is_some()
 }
 
 /// What a page number is, for messages.

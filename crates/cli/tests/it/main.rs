@@ -11,6 +11,7 @@ mod experiments;
 mod golden;
 mod hostile;
 mod inputs;
+mod outputs;
 mod overrides;
 mod progress;
 mod queue;

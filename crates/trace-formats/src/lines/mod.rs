@@ -156,6 +156,12 @@ pub(crate) trait LineFormat: Send {
     fn checks_time_order(&self) -> bool {
         true
     }
+    /// Checks, at the end of the input after `n_lines` lines, that the trace is whole: an
+    /// error says why it is not (a format whose header promised an end marker that never
+    /// came). The default finds every end fine.
+    fn check_end(&self, _n_lines: u64) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The last time seen per thread.
@@ -278,7 +284,16 @@ impl<F: LineFormat> LineSource<F> {
             let skipped = &mut self.skipped;
             let event_key = &mut self.event_key;
             let outcome = match self.lines.next_line(|line| classify(format, line, skipped, event_key)) {
-                Ok(None) => return Ok(None),
+                Ok(None) => {
+                    let n_lines = self.lines.line();
+                    return match self.format.check_end(n_lines) {
+                        Ok(()) => Ok(None),
+                        Err(message) => {
+                            self.failed = true;
+                            Err(FormatError::line(n_lines, message))
+                        }
+                    };
+                }
                 Ok(Some(outcome)) => outcome,
                 Err(LineError::TooLong) => Outcome::Bad {
                     reason: TOO_LONG,

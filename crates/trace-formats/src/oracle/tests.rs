@@ -293,7 +293,7 @@ fn the_writer_computes_next_accesses_backwards() {
     );
     let late = Record { pid: 0, tid: 0, time_ns: Some(1 << 63), page: 0, write: false };
     let err = OracleGeneralWriter::new(Vec::new()).write(&late).expect_err("too late");
-    expect!["record 0: time 9223372036 s does not fit oracleGeneral's u32 clock_time"]
+    expect!["record 1: time 9223372036 s does not fit oracleGeneral's u32 clock_time"]
         .assert_eq(&err.to_string());
 }
 

@@ -2,9 +2,10 @@
 //!
 //! Header lines are the `#` lines before the first other line; a `#` line after that is a
 //! comment. Their tokens are `key=value` pairs (a value may be double-quoted to hold
-//! spaces; an unterminated quote runs to the end of the line) or bare words. Only one token
-//! has a meaning: `pages=N` declares the region size, a decimal count of 1..=2^36 pages,
-//! and every access must then lie below it.
+//! spaces; an unterminated quote runs to the end of the line) or bare words. Two tokens
+//! have a meaning: `pages=N` declares the region size, a decimal count of 1..=2^36 pages,
+//! and every access must then lie below it; `end=marked` promises that the trace ends with
+//! the end marker line `# end lines=N` (see `text`).
 //!
 //! The header has a syntax of its own, and its errors stop reading even in lenient mode
 //! (a region nobody could trust would make every later line suspect), so it is read here,
@@ -18,26 +19,75 @@ use crate::lines::{quote, LineError, LineReader, LINE_BYTES_MAX, QUOTE_CHARS_MAX
 /// Largest page index accepted, here and in the access lines: 2^36 - 1, so a header may
 /// declare at most 2^36 pages. Page indexes below 2^36 address 256 TiB, the whole 48-bit
 /// virtual address space of 4-level paging, which no real region exceeds; the cap keeps
-/// every later `page * PAGE_SIZE` far from overflow.
-pub(super) const PAGE_MAX: u64 = (1 << 36) - 1;
+/// every later `page * PAGE_SIZE` far from overflow. Whoever writes text traces must refuse
+/// higher pages (a perf capture of 5-level paging has them), or the tool could not read back
+/// what it wrote.
+pub const PAGE_MAX: u64 = (1 << 36) - 1;
 
-/// Reads the header lines (if any) without consuming the first line after them, and
-/// returns the region size the header declares with `pages=N`, if it does.
-pub(super) fn read_declared_pages(lines: &mut LineReader) -> Result<Option<u64>, FormatError> {
-    let mut declared_pages = None;
+/// The header token that promises an end marker.
+pub const END_MARKED: &str = "end=marked";
+
+/// What a header says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Header {
+    /// The region size declared with `pages=N`, if any.
+    pub(super) declared_pages: Option<u64>,
+    /// Whether the header holds `end=marked`: the trace's last line is then the end marker
+    /// `# end lines=N`, N being that line's own number, so that a cut trace is told from a
+    /// whole one.
+    pub(super) end_marked: bool,
+    /// The line count of an end marker among the header lines: a trace without records.
+    pub(super) end_lines: Option<u64>,
+}
+
+/// One header line.
+enum HeaderLine {
+    Tokens(Vec<(String, String)>),
+    /// `# end lines=N`.
+    EndMarker(u64),
+}
+
+/// The end marker's text before its line count.
+pub const END_MARKER_PREFIX: &str = "# end lines=";
+
+/// The line count of an end marker line, `# end lines=N`; `None` for any other line.
+pub(super) fn end_marker(line: &[u8]) -> Option<u64> {
+    let digits = line.strip_prefix(END_MARKER_PREFIX.as_bytes())?;
+    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &digit| n.checked_mul(10)?.checked_add(u64::from(digit - b'0')))
+}
+
+/// Reads the header lines (if any) without consuming the first line after them.
+pub(super) fn read_header(lines: &mut LineReader) -> Result<Header, FormatError> {
+    let mut header = Header::default();
     loop {
         if !lines.next_line_starts_with(b'#').map_err(|err| line_error(lines, err))? {
-            return Ok(declared_pages);
+            return Ok(header);
         }
-        let Some(tokens) = lines.next_line(parse_header_line).map_err(|err| line_error(lines, err))? else {
-            return Ok(declared_pages);
+        let parse = |bytes: &[u8]| match end_marker(bytes) {
+            Some(n_lines) => Ok(HeaderLine::EndMarker(n_lines)),
+            None => parse_header_line(bytes).map(HeaderLine::Tokens),
         };
-        let tokens = tokens.map_err(|message| FormatError::line(lines.line(), message))?;
+        let Some(parsed) = lines.next_line(parse).map_err(|err| line_error(lines, err))? else {
+            return Ok(header);
+        };
+        let tokens = match parsed.map_err(|message| FormatError::line(lines.line(), message))? {
+            // A trace without records ends within its header.
+            HeaderLine::EndMarker(n_lines) => {
+                header.end_lines = Some(n_lines);
+                continue;
+            }
+            HeaderLine::Tokens(tokens) => tokens,
+        };
         for (key, value) in tokens {
             if key == "pages" {
-                let pages = parse_declared_pages(&value, declared_pages)
+                let pages = parse_declared_pages(&value, header.declared_pages)
                     .map_err(|message| FormatError::line(lines.line(), message))?;
-                declared_pages = Some(pages);
+                header.declared_pages = Some(pages);
+            } else if format!("{key}={value}") == END_MARKED {
+                header.end_marked = true;
             }
         }
     }
@@ -136,8 +186,11 @@ mod tests {
     /// or the error.
     fn check(input: &[u8], expect: Expect) {
         let mut lines = LineReader::new(Box::new(Cursor::new(input.to_vec())));
-        let rendered = match read_declared_pages(&mut lines) {
-            Ok(pages) => format!("pages {pages:?}, body after line {}\n", lines.line()),
+        let rendered = match read_header(&mut lines) {
+            Ok(Header { declared_pages: pages, end_marked: false, end_lines: None }) => {
+                format!("pages {pages:?}, body after line {}\n", lines.line())
+            }
+            Ok(header) => format!("{header:?}, body after line {}\n", lines.line()),
             Err(err) => format!("error: {err}\n"),
         };
         expect.assert_eq(&rendered);

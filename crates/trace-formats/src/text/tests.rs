@@ -472,7 +472,7 @@ proptest! {
         line in "[RW#x0-9 \t]{0,3}[0-9]{0,13}[ x\t]{0,1}|[RW#r][ \t]{1,2}[0-9x]{0,13}[ \t]{0,1}",
         declared in proptest::option::of(0u64..100_000_000_000),
     ) {
-        let format = TextLines { declared_pages: declared };
+        let format = TextLines { declared_pages: declared, ..TextLines::default() };
         if let Some(quick) = format.plain_access(line.as_bytes()) {
             prop_assert_eq!(format!("{:?}", Step::Access(quick)), format!("{:?}", format.any_line(line.as_bytes())));
         }
@@ -481,7 +481,7 @@ proptest! {
 
 #[test]
 fn plain_lines_take_the_quick_path() {
-    let format = TextLines { declared_pages: Some(100) };
+    let format = TextLines { declared_pages: Some(100), ..TextLines::default() };
     for (line, quick) in
         [("R 7", true), ("W 99", true), ("W 100", false), ("R  7", false), ("R 0x7", false), ("r 7", false)]
     {
@@ -513,6 +513,94 @@ fn drained(input: &str, capacity: usize, lenient: bool, batch: Option<usize>) ->
         }
     };
     format!("{records:?}\n{end}\nline {}\n{:?}", reader.line(), reader.skipped())
+}
+
+/// Issue 35: a cut trace read as a whole one. A header that says `end=marked` promises the
+/// last line `# end lines=N`; without it, or with another count, reading fails, lenient or
+/// not.
+#[test]
+fn an_end_marked_trace_must_end_with_its_marker() {
+    let whole = "# swapsim end=marked\nR 1\nW 2\n# end lines=4\n";
+    check(
+        whole,
+        OpenOptions::default(),
+        expect![[r#"
+            pages None
+            pid 0 tid 0 t - page 0x1 R
+            pid 0 tid 0 t - page 0x2 W
+            end
+        "#]],
+    );
+    for lenient in [false, true] {
+        let options = OpenOptions { lenient, ..OpenOptions::default() };
+        check(
+            "# swapsim end=marked\nR 1\nW 2\n",
+            options,
+            expect![[r##"
+                pages None
+                pid 0 tid 0 t - page 0x1 R
+                pid 0 tid 0 t - page 0x2 W
+                error: line 3: the trace is cut: its header says end=marked, and it ends without the end marker "# end lines=3"
+            "##]],
+        );
+        check(
+            "# swapsim end=marked\nR 1\nW 2\n# end lin",
+            options,
+            expect![[r##"
+                pages None
+                pid 0 tid 0 t - page 0x1 R
+                pid 0 tid 0 t - page 0x2 W
+                error: line 4: the trace is cut: its header says end=marked, and it ends without the end marker "# end lines=4"
+            "##]],
+        );
+        check(
+            "# swapsim end=marked\nR 1\n# end lines=3\nW 2\n",
+            options,
+            expect![[r#"
+                pages None
+                pid 0 tid 0 t - page 0x1 R
+                pid 0 tid 0 t - page 0x2 W
+                error: line 4: the trace is cut or was added to: its end marker says 3 lines, and it has 4
+            "#]],
+        );
+    }
+    // Without the token an end marker is a comment like any other.
+    check(
+        "R 1\n# end lines=9\n",
+        OpenOptions::default(),
+        expect![[r#"
+            pages None
+            pid 0 tid 0 t - page 0x1 R
+            end
+        "#]],
+    );
+    // Other `end` tokens mean nothing, as other header tokens do.
+    check(
+        "# start=0 end=9\nR 1\n",
+        OpenOptions::default(),
+        expect![[r#"
+            pages None
+            pid 0 tid 0 t - page 0x1 R
+            end
+        "#]],
+    );
+    // A trace without records ends within its header.
+    check(
+        "# swapsim end=marked\n# end lines=2\n",
+        OpenOptions::default(),
+        expect![[r#"
+            pages None
+            end
+        "#]],
+    );
+    check(
+        "# swapsim end=marked\n# end lines=3\n",
+        OpenOptions::default(),
+        expect![[r#"
+            pages None
+            error: line 2: the trace is cut or was added to: its end marker says 3 lines, and it has 2
+        "#]],
+    );
 }
 
 proptest! {
