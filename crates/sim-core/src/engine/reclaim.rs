@@ -27,12 +27,6 @@ impl World {
     /// `do_try_to_free_pages`: shrink the LRU at decreasing priority until
     /// `nr_to_reclaim` folios were freed. Each priority level runs under its own plug
     /// (`shrink_lruvec` plugs). Returns the folios freed.
-    ///
-    /// Simplified: the kernel's reclaimer sleeps for a tag once the disk's queue is full
-    /// and goes on writing when a request completes; the model's stops at the end of a
-    /// priority level once [`World::writeback_limit`] pages are in flight, and its caller
-    /// waits for writeback if it is still short. Without this, a reclaim whose stores zswap
-    /// refuses would scan down to priority 0 and write the whole inactive list at once.
     pub(super) fn reclaim(
         &mut self,
         owner: PlugOwner,
@@ -50,13 +44,6 @@ impl World {
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
-            if self.mm.nr_writeback() >= self.writeback_limit() {
-                // Every tag of the disk's queue is taken: the kernel's reclaimer would sleep
-                // in blk_mq_get_tag before its next write. The model's block layer never
-                // makes a submitter wait, so the reclaim ends here and its caller waits
-                // for writeback if it freed too little.
-                break;
-            }
             if sc.priority == 0 {
                 // Nothing freed because the active list was left alone on stale
                 // statistics: go round again, aging it regardless.
@@ -71,6 +58,7 @@ impl World {
             sc.priority -= 1;
         }
         self.lru.reclaim_done(&mut self.mm);
+        self.zswap_kick_worker();
         sc.nr_reclaimed
     }
 
@@ -128,6 +116,7 @@ impl World {
         self.kswapd.priority = sc.priority;
         self.mm.finish_plug(kswapd_owner);
         self.zswap_shrink_slab(&sc);
+        self.zswap_kick_worker();
         self.flush_dispatched();
         self.after_io();
         // Spend at least some time so that a futile loop still advances.

@@ -8,22 +8,17 @@
 //! entries, never writes back there; the pool-limit worker, which walks every group's
 //! list and the root's, does.
 //!
-//! A written-back folio is charged to the memory cgroup: from the shrinker, in reclaim
-//! context (`PF_MEMALLOC`), the charge is forced; from the worker a charge at the limit
-//! reclaims first, and the worker's own reclaim may refuse stores and queue it again.
-//!
-//! Simplified: the worker runs on a CPU of its own, in batches of [`WORKER_BATCH`] steps
-//! so that it interleaves with the tasks, and starts a wake-up after a refused store
-//! queued it. On a machine of one CPU the kernel's worker waits for the reclaiming task to
-//! sleep or to use up its slice; the model does not make it wait, nor takes its time from
-//! the task.
+//! Simplified: a written-back folio is charged to the memory cgroup without reclaim, as
+//! the shrinker's charge is in reclaim context (`PF_MEMALLOC` forces it); the worker's
+//! charge, which in the kernel may reclaim, is forced the same way. The worker runs on a
+//! CPU of its own, in batches of [`WORKER_BATCH`] steps so that it interleaves with the
+//! tasks.
 
 use super::World;
 use crate::block::PlugOwner;
 use crate::event::Event;
-use crate::ids::CpuId;
 use crate::lru::Origin;
-use crate::mm::vmscan::{Reclaimer, ScanControl};
+use crate::mm::vmscan::ScanControl;
 use crate::policy::zswap::{ZswapLruView, ZswapVisit};
 use crate::time::{SimDuration, SimTime};
 
@@ -47,27 +42,22 @@ enum WritebackError {
     NoMemory,
 }
 
-/// How a writeback's new folio is charged to the memory cgroup.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum WritebackCharge {
-    /// From inside reclaim (the memory-pressure shrinker): `PF_MEMALLOC` lets the charge
-    /// pass the limit.
-    Forced,
-    /// From the pool-limit worker: a charge at the limit reclaims first.
-    Reclaim,
-}
-
 /// The pool-limit worker's state across its batches.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ZswapWorker {
-    /// A run is going.
-    in_run: bool,
-    clock: SimTime,
-    /// The run's failures so far: visits that wrote nothing back, and passes over the
-    /// hierarchy that found no entry to visit. A writeback does not reset them.
+    pub(crate) running: bool,
+    pub(crate) clock: SimTime,
+    /// Runs still to do, one per refused store.
+    runs_owed: u32,
     failures: u32,
-    /// Groups of the current pass that had an entry to visit.
     attempts: u32,
+}
+
+impl ZswapWorker {
+    fn start_run(&mut self) {
+        self.failures = 0;
+        self.attempts = 0;
+    }
 }
 
 impl World {
@@ -75,39 +65,10 @@ impl World {
     /// the entry and starts an asynchronous write of the folio (`zswpwb`, `pswpout`). The
     /// folio goes to the tail of the inactive list when the write ends, for reclaim to
     /// free.
-    ///
-    /// The new folio is charged to the memory cgroup the entry's page was charged to
-    /// (`mem_cgroup_swapin_charge_folio`). Inside reclaim (`PF_MEMALLOC`) the charge may
-    /// pass the limit; from the pool-limit worker a charge over the limit reclaims first,
-    /// as `try_charge_memcg` does, and fails (`-ENOMEM`) when reclaim frees nothing.
-    /// Simplified: the kernel retries a charge that made no progress up to 16 times,
-    /// throttled on writeback; the model gives up at once. The entry is looked up again
-    /// after the charge, since reclaim may have freed it (the kernel's check that the
-    /// tree still holds it).
-    fn zswap_writeback_entry(
-        &mut self,
-        e: u32,
-        owner: PlugOwner,
-        charge: WritebackCharge,
-    ) -> Result<(), WritebackError> {
+    fn zswap_writeback_entry(&mut self, e: u32, owner: PlugOwner) -> Result<(), WritebackError> {
         let slot = self.mm.zswap.slot(e);
         if self.mm.swap.cached_frame(slot).is_some() {
             return Err(WritebackError::Exists);
-        }
-        if charge == WritebackCharge::Reclaim && self.mm.memcg_over() {
-            let cpu = CpuId::from_index(self.mm.cfg.machine.cpus as usize);
-            while self.mm.memcg_over() {
-                let batch = self.lru.charge_batch();
-                if self.reclaim(owner, cpu, Reclaimer::Memcg, batch) == 0 && self.mm.memcg_over() {
-                    return Err(WritebackError::NoMemory);
-                }
-            }
-            if self.mm.swap.zswap_entry(slot) != Some(e) {
-                return Err(WritebackError::NoMemory);
-            }
-            if self.mm.swap.cached_frame(slot).is_some() {
-                return Err(WritebackError::Exists);
-            }
         }
         let Some(pfn) = self.mm.frames.alloc() else { return Err(WritebackError::NoMemory) };
         self.mm.charge(1);
@@ -127,12 +88,7 @@ impl World {
     /// `shrink_memcg_cb` on the oldest entry: the policy rotates it or has it written
     /// back. `Some(true)` when written back, `Some(false)` when only rotated or the
     /// writeback failed, `None` when the LRU is empty; `exists` reports an `-EEXIST`.
-    fn zswap_visit_oldest(
-        &mut self,
-        owner: PlugOwner,
-        charge: WritebackCharge,
-        exists: &mut bool,
-    ) -> Option<bool> {
+    fn zswap_visit_oldest(&mut self, owner: PlugOwner, exists: &mut bool) -> Option<bool> {
         let e = self.mm.zswap.lru_first()?;
         self.mm.zswap.counts.shrinker_scanned += 1;
         let mut referenced = *self.mm.zswap.referenced_mut(e);
@@ -144,7 +100,7 @@ impl World {
                 self.mm.spend(VISIT_NS);
                 Some(false)
             }
-            ZswapVisit::Writeback => match self.zswap_writeback_entry(e, owner, charge) {
+            ZswapVisit::Writeback => match self.zswap_writeback_entry(e, owner) {
                 Ok(()) => Some(true),
                 Err(err) => {
                     self.mm.spend(VISIT_NS);
@@ -197,7 +153,7 @@ impl World {
             let mut freed = 0;
             let mut exists = false;
             for _ in 0..nr_to_scan {
-                match self.zswap_visit_oldest(sc.owner, WritebackCharge::Forced, &mut exists) {
+                match self.zswap_visit_oldest(sc.owner, &mut exists) {
                     None => break,
                     Some(w) => freed += u64::from(w),
                 }
@@ -217,113 +173,69 @@ impl World {
         self.flush_dispatched();
     }
 
-    /// A run of `shrink_worker` begins at `at`: the work item's pending bit is cleared as
-    /// it starts executing, and the run counts its failures from zero.
-    fn zswap_start_run(&mut self, at: SimTime) {
-        self.mm.zswap.take_shrink_work(at);
-        self.zswap_worker.in_run = true;
-        self.zswap_worker.failures = 0;
-        self.zswap_worker.attempts = 0;
+    /// Starts the pool-limit worker if stores found the pool full and it is not running.
+    pub(super) fn zswap_kick_worker(&mut self) {
+        if self.mm.zswap.worker_kicks == 0 || self.zswap_worker.running {
+            return;
+        }
+        self.zswap_worker.running = true;
+        self.zswap_worker.runs_owed = std::mem::take(&mut self.mm.zswap.worker_kicks);
+        self.zswap_worker.start_run();
         self.mm.zswap.counts.shrink_worker_runs += 1;
+        let at = self.mm.now().max(self.mm.queue.now()).max(self.zswap_worker.clock);
+        self.schedule(at, Event::ZswapShrink);
     }
 
-    /// One turn of `shrink_worker`'s loop: the group's turn (`shrink_memcg`, one entry per
-    /// node), then the end of the pass over the hierarchy (here the root, which holds no
-    /// entries, and the one group). A visit that writes nothing back fails (a referenced
-    /// entry rotated counts as one), and so does a pass in which no group had an entry.
-    /// Returns whether the run is over: [`WORKER_MAX_FAILURES`] failures, or the pool at
-    /// or below the accept threshold, which the loop tests after each turn (a run always
-    /// takes at least one).
-    fn zswap_shrink_turn(&mut self, owner: PlugOwner) -> bool {
-        if !self.mm.cfg.memcg.zswap_writeback {
-            // shrink_memcg finds no candidate in any group: every pass fails.
-            self.zswap_worker.failures += 1;
-            return self.zswap_worker.failures >= WORKER_MAX_FAILURES;
-        }
-        let mut exists = false;
-        if let Some(written) = self.zswap_visit_oldest(owner, WritebackCharge::Reclaim, &mut exists) {
-            self.zswap_worker.attempts += 1;
-            if !written {
-                self.zswap_worker.failures += 1;
-                if self.zswap_worker.failures >= WORKER_MAX_FAILURES {
-                    return true;
-                }
-            }
-        }
-        if self.zswap_worker.attempts == 0 {
-            self.zswap_worker.failures += 1;
-            if self.zswap_worker.failures >= WORKER_MAX_FAILURES {
-                return true;
-            }
-        }
-        self.zswap_worker.attempts = 0;
-        self.mm.zswap.pool.total_pages() <= self.mm.zswap.accept_pages
-    }
-
-    /// A batch of the pool-limit worker's turns. Each run of `shrink_worker` writes back
-    /// until the pool falls to the accept threshold or gives up after 16 failures. The
-    /// worker is a work item on a CPU of its own: a store refused on a full pool queues it,
-    /// which does nothing while it is already queued, so however many stores were refused
-    /// during a run, one more run follows it at once, and none if no store was refused;
-    /// a store refused after the worker went idle wakes it.
+    /// A batch of `shrink_worker`: each run writes back until the pool falls to the accept
+    /// threshold, round-robin over the memory cgroups (here the root, which holds no
+    /// entries, and the one group), and gives up after 16 failures. The worker is a work
+    /// item on a CPU of its own: every store refused on a full pool queues it once more,
+    /// and since one of its runs takes far less time than a store, the model gives it one
+    /// run per refused store, back to back.
     pub(super) fn zswap_worker_run(&mut self, now: SimTime) {
         let owner = self.zswap_owner;
         let start = self.zswap_worker.clock.max(now);
         self.mm.act_at(start);
         self.mm.zswap_sync();
-        if !self.zswap_worker.in_run {
-            self.zswap_start_run(start);
-        }
         let mut steps = 0;
-        let mut wake_at = None;
-        while self.zswap_worker.in_run && steps < WORKER_BATCH {
-            // Other contexts act between the worker's turns: it yields once its clock has
-            // passed the queue's next event, as a task does, so that stores refused
-            // meanwhile find the run going.
-            if steps > 0 && self.mm.queue.peek_time().is_some_and(|next| self.mm.now() > next) {
-                break;
-            }
+        let mut finished = !self.mm.cfg.memcg.zswap_writeback;
+        while !finished && steps < WORKER_BATCH {
             steps += 1;
-            if !self.zswap_shrink_turn(owner) {
-                continue;
+            // The group's turn (shrink_memcg: one entry per node).
+            let mut exists = false;
+            if let Some(written) = self.zswap_visit_oldest(owner, &mut exists) {
+                self.zswap_worker.attempts += 1;
+                if !written {
+                    self.zswap_worker.failures += 1;
+                }
             }
-            let end = self.mm.now();
+            // The end of a pass over the hierarchy: a pass with no candidate fails.
+            if self.zswap_worker.attempts == 0 {
+                self.zswap_worker.failures += 1;
+            }
+            self.zswap_worker.attempts = 0;
             if self.mm.zswap.pool.total_pages() <= self.mm.zswap.accept_pages {
-                // One more run if a store was refused during this one; none for the
-                // stores refused later by contexts that ran ahead of the worker.
-                let during = self.mm.zswap.shrink_work_queued_at().is_some_and(|q| q <= end);
-                self.mm.zswap.forget_shrink_work();
-                if during {
-                    self.zswap_start_run(end);
+                // Below the threshold stores succeed again and queue nothing more: the
+                // runs the refused stores queued would have found the pool there too.
+                finished = true;
+            } else if self.zswap_worker.failures >= WORKER_MAX_FAILURES {
+                if self.zswap_worker.runs_owed > 1 {
+                    self.zswap_worker.runs_owed -= 1;
+                    self.zswap_worker.start_run();
+                    self.mm.zswap.counts.shrink_worker_runs += 1;
                 } else {
-                    self.zswap_worker.in_run = false;
+                    finished = true;
                 }
-                continue;
-            }
-            match self.mm.zswap.shrink_work_queued_at() {
-                // Queued during the run: the next run follows on the same worker.
-                Some(queued) if queued <= end => self.zswap_start_run(end),
-                // Queued by a context that has already acted further on: the worker
-                // sleeps until then.
-                Some(queued) => {
-                    self.zswap_worker.in_run = false;
-                    wake_at = Some(queued + SimDuration(self.mm.cfg.cpu.wakeup_ns));
-                }
-                None => self.zswap_worker.in_run = false,
             }
         }
         self.flush_dispatched();
         self.zswap_worker.clock = self.mm.now().max(start + SimDuration(1));
-        match (self.zswap_worker.in_run, wake_at) {
-            (true, _) => {
-                let at = self.zswap_worker.clock;
-                self.schedule(at, Event::ZswapShrink);
-            }
-            (false, Some(at)) => {
-                let at = at.max(self.zswap_worker.clock);
-                self.schedule(at, Event::ZswapShrink);
-            }
-            (false, None) => self.mm.zswap.worker_scheduled = false,
+        if finished {
+            self.zswap_worker.running = false;
+            self.zswap_kick_worker();
+        } else {
+            let at = self.zswap_worker.clock;
+            self.schedule(at, Event::ZswapShrink);
         }
     }
 }

@@ -270,7 +270,8 @@ impl Mm {
             return true;
         }
         if self.zswap.full {
-            self.queue_shrink_work();
+            // queue_work(shrink_wq, ...): the engine runs the pool-limit worker.
+            self.zswap.worker_kicks += 1;
         }
         false
     }

@@ -18,7 +18,6 @@ use super::Mm;
 use crate::contents::compressed_len;
 use crate::ids::{Pfn, SwapSlot, PAGE_SIZE};
 use crate::policy::zswap::ZswapProtection;
-use crate::time::SimTime;
 use crate::zswap::Incompressible;
 
 /// No entry: the end of the LRU list.
@@ -82,14 +81,9 @@ pub(crate) struct Zswap {
     frame_len: Vec<(u32, u8)>,
     orphans: Vec<u32>,
     pub(crate) counts: ZswapCounts,
-    /// When stores refused on a full pool queued the pool-limit worker's work item
-    /// (`queue_work`), since the worker last looked. The worker reads them by time: every
-    /// queueing before a run starts is that run's, since queueing an item already pending
-    /// does nothing; one during a run means one more run after it.
-    shrink_work_queued: Vec<SimTime>,
-    /// The worker's next batch is on the event queue: a run is going, or a queueing woke
-    /// it and its run starts then.
-    pub(crate) worker_scheduled: bool,
+    /// Stores refused on a full pool since the worker last looked: each queues the
+    /// pool-limit worker (`queue_work`), which runs once per queueing.
+    pub(crate) worker_kicks: u32,
     /// Pages of pool charged to the memory cgroup (cgroup v2 only).
     pub(crate) charged_pages: u64,
 }
@@ -121,8 +115,7 @@ impl Zswap {
             frame_len: Vec::new(),
             orphans: Vec::new(),
             counts: ZswapCounts::default(),
-            shrink_work_queued: Vec::new(),
-            worker_scheduled: false,
+            worker_kicks: 0,
             charged_pages: 0,
         }
     }
@@ -231,24 +224,6 @@ impl Zswap {
             self.full = false;
         }
         self.full
-    }
-
-    /// The earliest queueing of the pool-limit worker not yet taken by a run.
-    pub(crate) fn shrink_work_queued_at(&self) -> Option<SimTime> {
-        self.shrink_work_queued.iter().copied().min()
-    }
-
-    /// A run of the pool-limit worker starts at `at`, clearing the work item's pending
-    /// bit: it takes every queueing up to then.
-    pub(crate) fn take_shrink_work(&mut self, at: SimTime) {
-        self.shrink_work_queued.retain(|&q| q > at);
-    }
-
-    /// Forgets every queueing of the pool-limit worker: the pool fell to its accept
-    /// threshold, so the next store opens it, and stores the acting contexts refused
-    /// after that moment, having run ahead of the worker, would not have been refused.
-    pub(crate) fn forget_shrink_work(&mut self) {
-        self.shrink_work_queued.clear();
     }
 
     fn remember_len(&mut self, pfn: Pfn, len: u32, contents: u8) {
@@ -437,19 +412,6 @@ impl Mm {
         true
     }
 
-    /// `queue_work(shrink_wq, ...)` by a store refused on a full pool, at the acting
-    /// context's time: an idle worker is woken, its run starting a wakeup later; a worker
-    /// already scheduled finds the queueing when its run ends.
-    pub(crate) fn queue_shrink_work(&mut self) {
-        let at = self.now();
-        self.zswap.shrink_work_queued.push(at);
-        if !self.zswap.worker_scheduled {
-            self.zswap.worker_scheduled = true;
-            let wake = at + crate::time::SimDuration(self.cfg.cpu.wakeup_ns);
-            self.schedule(wake, crate::event::Event::ZswapShrink);
-        }
-    }
-
     /// `swap_read_folio`'s first two backends for the page read into `pfn` from `slot`:
     /// the zero map, then zswap. A zswap hit in the swap cache is an exclusive load: the
     /// entry is freed and the folio dirtied, since the device holds no copy. Returns
@@ -598,26 +560,6 @@ mod tests {
         }
         z.free_entry(entries.pop().unwrap());
         assert!(!z.check_limits(), "an empty pool is at a threshold of 0");
-    }
-
-    #[test]
-    fn a_run_of_the_worker_takes_every_queueing_before_it_starts() {
-        // queue_work on a pending item does nothing: however many stores were refused
-        // before a run starts, that one run answers them all.
-        let mut z = zswap(10, 90);
-        assert_eq!(z.shrink_work_queued_at(), None);
-        z.shrink_work_queued.extend([SimTime(7), SimTime(5), SimTime(9)]);
-        assert_eq!(z.shrink_work_queued_at(), Some(SimTime(5)), "the earliest queueing");
-        z.take_shrink_work(SimTime(9));
-        assert_eq!(z.shrink_work_queued_at(), None, "three queueings, one run");
-        // A queueing during the run (after it started) is left for one more run.
-        z.shrink_work_queued.extend([SimTime(12), SimTime(20)]);
-        z.take_shrink_work(SimTime(15));
-        assert_eq!(z.shrink_work_queued_at(), Some(SimTime(20)));
-        // The pool fell to its threshold: the queueings of contexts that ran ahead of the
-        // worker would not have been made.
-        z.forget_shrink_work();
-        assert_eq!(z.shrink_work_queued_at(), None);
     }
 
     #[test]

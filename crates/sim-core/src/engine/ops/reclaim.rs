@@ -132,6 +132,7 @@ impl World {
         self.mm.finish_plug(owner);
         self.zswap_shrink_slab(&sc);
         self.lru.reclaim_done(&mut self.mm);
+        self.zswap_kick_worker();
         let freed = sc.nr_reclaimed;
         let progress = freed > 0 || self.mm.vmstat.pswpout > writes_before;
         // Scanning ages too: it clears the referenced bits of the pages it keeps.
