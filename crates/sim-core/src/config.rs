@@ -324,7 +324,8 @@ impl ValidatedConfig {
 }
 
 /// Bytes of the simulator's own memory each slot of a swap device takes while the device
-/// is on: its packed per-slot word, plus zswap's entry index when zswap is configured.
+/// is on: its packed per-slot word, plus zswap's entry index when zswap is enabled
+/// (`zswap.enabled`; `swapon` sizes the index then).
 /// Allocated at `swapon`, whether or not the slot is ever used.
 pub fn host_bytes_per_swap_slot(zswap: bool) -> u64 {
     8 + if zswap { 4 } else { 0 }

@@ -417,8 +417,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         implicit_contents: file.workload.contents.clone().unwrap_or_default(),
     };
     let core = core.validate()?;
-    let zswap = core.get().zswap.enabled || core.get().zswap.ever_enabled;
-    host::check_swap_state(&core.get().devices, zswap, host::available_memory())?;
+    host::check_swap_state(&core.get().devices, core.get().zswap.enabled, host::available_memory())?;
     let device_names: Vec<&str> = swap.devices.iter().map(|d| d.name.as_str()).collect();
     let timeline = file
         .timeline

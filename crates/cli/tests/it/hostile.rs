@@ -2,13 +2,12 @@
 //! clock, sizes past what the model or the host can hold, and runs that cannot finish.
 //! Each ends in a clear error (exit 1) or a report that says how the run really ended.
 
-use crate::support::{fails, parse, swapsim, Output};
+use crate::support::{fails, parse, scratch_dir, swapsim, Output};
 use std::path::PathBuf;
 
 /// Writes `files` (name, text) into a fresh directory `name` and returns its path.
 fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hostile").join(name);
-    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
+    let dir = scratch_dir("hostile", name);
     for (file, text) in files {
         std::fs::write(dir.join(file), text).expect("the file can be written");
     }
@@ -55,8 +54,9 @@ fn a_trace_gap_of_centuries_stops_at_the_time_limit_and_never_says_completed() {
     assert_eq!(doc["outcome"]["kind"], "time_limit", "{}", out.stdout);
     assert_eq!(doc["sim_time_s"], 10.0);
     assert_eq!(doc["tasks"][0]["accesses"], 1, "the access past the limit is not made");
-    // Without a limit in reach the same trace, repeated, saturates the clock instead of
-    // wrapping it: the run still ends at the (default) limit.
+    // With the largest limit accepted the same trace, repeated, saturates the clock at
+    // the end of time instead of wrapping it, and the run still stops at the limit, which
+    // lies just before.
     let unlimited = scenario.replace("max_sim_seconds = 10", "max_sim_seconds = 9223372036854775807");
     let dir = scratch("gap-unlimited", &[("gap.perf", perf), ("s.toml", &unlimited)]);
     let (out, doc) = run_json(&dir, "s.toml");

@@ -1,17 +1,12 @@
 //! The files commands write: replaced only on success, never the input, always readable
 //! back by the tool, and never left cut under the target's name (issue 35).
 
-use crate::support::{data, fails, ok, swapsim};
+use crate::support::{data, fails, ok, scratch_dir, swapsim};
 use std::path::{Path, PathBuf};
 
-/// A fresh directory for one test's files, under Cargo's scratch directory for tests.
+/// A fresh directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("outputs").join(name);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).expect("the old scratch directory can be removed");
-    }
-    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
-    dir
+    scratch_dir("outputs", name)
 }
 
 fn path(dir: &Path, name: &str) -> String {

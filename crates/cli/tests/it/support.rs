@@ -14,6 +14,17 @@ pub(crate) struct Output {
     pub(crate) stderr: String,
 }
 
+/// A fresh, empty directory for one test's files: `NAME` under the test module's
+/// `GROUP`, in Cargo's scratch directory for tests; what an earlier run left there goes.
+pub(crate) fn scratch_dir(group: &str, name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(group).join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("the old scratch directory can be removed");
+    }
+    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
+    dir
+}
+
 /// The repository root.
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("the repository exists")

@@ -1,7 +1,7 @@
 //! `swapsim sweep` and `swapsim merge`: variants in a stable order, each equal to a `run`
 //! with the same edits, independent of the job count and of sharding.
 
-use crate::support::{data, fails, ok, parse, run_json, without_host};
+use crate::support::{data, fails, ok, parse, run_json, scratch_dir, without_host};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -20,14 +20,9 @@ fn sweep(extra: &[&str]) -> String {
 /// The two-key sweep most tests use: page_cluster 0, 3 × readahead cluster, none.
 const TWO_KEYS: [&str; 4] = ["--vary", "swap.page_cluster=0,3", "--vary", "swap.readahead=cluster,none"];
 
-/// A fresh directory for one test's files, under Cargo's scratch directory for tests.
+/// A fresh directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep").join(name);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).expect("the old scratch directory can be removed");
-    }
-    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
-    dir
+    scratch_dir("sweep", name)
 }
 
 fn write(path: &PathBuf, text: &str) -> String {

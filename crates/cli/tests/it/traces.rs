@@ -6,17 +6,12 @@
 //! (valgrind lackey with its `==pid==` banner lines and one load spanning two pages) and
 //! `sample.txt` (the text format). Native files are made by `trace convert` in the tests.
 
-use crate::support::{data, fails, in_repo, ok, parse, run_json, swapsim, without_host};
+use crate::support::{data, fails, in_repo, ok, parse, run_json, scratch_dir, swapsim, without_host};
 use std::path::{Path, PathBuf};
 
-/// A fresh directory for one test's files, under Cargo's scratch directory for tests.
+/// A fresh directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("traces").join(name);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).expect("the old scratch directory can be removed");
-    }
-    std::fs::create_dir_all(&dir).expect("the scratch directory can be created");
-    dir
+    scratch_dir("traces", name)
 }
 
 fn path(dir: &Path, name: &str) -> String {

@@ -202,3 +202,26 @@ impl Default for CpuCosts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `costs_ns` is a hand-written list: every `_ns` field of `[cpu]` must be on it, or
+    /// validation would let that cost past its bound.
+    #[test]
+    fn every_cost_is_listed_for_its_bound() {
+        let doc = serde_json::to_value(CpuCosts::default()).expect("the costs serialise");
+        let mut fields: Vec<&str> = doc
+            .as_object()
+            .expect("a table")
+            .keys()
+            .map(String::as_str)
+            .filter(|k| k.ends_with("_ns"))
+            .collect();
+        let mut listed: Vec<&str> = CpuCosts::default().costs_ns().iter().map(|&(name, _)| name).collect();
+        fields.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(fields, listed);
+    }
+}

@@ -349,23 +349,21 @@ impl World {
     /// With nothing left on the event queue: the user tasks that have not finished, if
     /// any, and why they cannot.
     fn unfinished(&self) -> Option<Outcome> {
-        let left: Vec<&Task> = self
-            .tasks
-            .iter()
-            .filter(|t| {
-                matches!(t.kind, task::TaskKind::User)
-                    && matches!(t.state, TaskState::Waiting | TaskState::Starting | TaskState::Runnable)
-            })
-            .collect();
-        if left.is_empty() {
+        let left = |t: &&Task| {
+            matches!(t.kind, task::TaskKind::User)
+                && matches!(t.state, TaskState::Waiting | TaskState::Starting | TaskState::Runnable)
+        };
+        let tasks = self.tasks.iter().filter(left).count() as u64;
+        if tasks == 0 {
             return None;
         }
-        let reason = if self.paused && left.iter().any(|t| t.state == TaskState::Runnable) {
-            "tasks paused by the timeline (pause-tasks) and never resumed".to_string()
+        let reason = if self.paused && self.tasks.iter().filter(left).any(|t| t.state == TaskState::Runnable)
+        {
+            "tasks paused by the timeline (pause-tasks) and never resumed"
         } else {
-            "tasks waiting to start on a condition that never held".to_string()
+            "tasks waiting to start on a condition that never held"
         };
-        Some(Outcome::Unfinished { tasks: left.len() as u64, reason })
+        Some(Outcome::Unfinished { tasks, reason: reason.to_string() })
     }
 
     /// Processes one event, the user tasks reading `streams`. Returns `Ok(false)` when the

@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{lookup, round4, CaseResult};
+use super::{lookup, round4, seeds, CaseResult};
 
 /// Which kind of machine set-up a case has, for targets that differ between kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -261,7 +261,7 @@ pub(super) fn summarize(cases: &[CaseResult]) -> Vec<CounterSummary> {
         }
         errors.sort_by(|a, b| a.0.total_cmp(&b.0));
         let n = errors.len();
-        let median = if n % 2 == 1 { errors[n / 2].0 } else { (errors[n / 2 - 1].0 + errors[n / 2].0) / 2.0 };
+        let median = seeds::median(&mut errors.iter().map(|e| e.0).collect::<Vec<_>>()).unwrap_or(0.0);
         let (worst, worst_case) = errors[n - 1];
         out.push(CounterSummary {
             counter: path,

@@ -1,4 +1,4 @@
-//! Every case is replayed with [`SEEDS`] seeds and compared the way the kernel's runs were
+//! Every case is replayed with several seeds ([`SEEDS`] unless told otherwise) and compared the way the kernel's runs were
 //! summarised. What a seed changes: the device's service-time jitter, the phase of the
 //! memory cgroup statistics flusher against the run (the classic LRU's aging decisions
 //! read the statistics as last flushed), and a queue's launch delays.
@@ -16,7 +16,8 @@ use swapsim_core::{Outcome, SimReport};
 
 use super::KernelOomKills;
 
-/// Seeds every case is replayed with: 1 to 6.
+/// The seeds a case is replayed with unless told otherwise (`validate --seeds`): 1 to 6.
+/// The bounds in bounds.json were recorded with them.
 pub const SEEDS: u64 = 6;
 
 /// How the replays of a case ended, over its seeds.
@@ -93,7 +94,7 @@ pub(super) fn fold_tree(trees: &[Value], fold: Fold) -> Value {
     }
 }
 
-/// The median of `xs` (the mean of the middle two for an even count).
+/// The median of `xs` (the mean of the middle two for an even count); it sorts `xs`.
 pub(super) fn median(xs: &mut [f64]) -> Option<f64> {
     if xs.is_empty() {
         return None;
