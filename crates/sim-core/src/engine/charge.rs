@@ -1,6 +1,19 @@
 //! Charging memory and running out of it: `try_charge_memcg`, the page allocator's
 //! watermark checks, and the OOM killer.
 //!
+//! A charge at the limit reclaims and retries; reclaim that frees something is retried
+//! without limit (`nr_reclaimed && nr_pages <= 1 << PAGE_ALLOC_COSTLY_ORDER`), reclaim
+//! that frees nothing `MAX_RECLAIM_RETRIES` times ends in the OOM killer
+//! (`mem_cgroup_oom`). An anonymous-only thrash can reach that end under the classic LRU
+//! with every folio active: `shrink_lruvec` ages the active list only while it scans the
+//! inactive list or a file list, or after them when the statistics as last flushed call
+//! the inactive list low. When a flush lands just as second-chance activations begin (the
+//! inactive list still the larger, refaults already counted recent), the inactive list can
+//! drain before the next flush; then, with no page cache charged to the group, a pass
+//! scans nothing and frees nothing, and the retries follow each other faster than the next
+//! flush. Large folios swapped in whole, referenced as one, drain it sooner. Whether a run
+//! meets this depends on the flush grid's phase, drawn from the seed.
+//!
 //! Simplified: one memory cgroup and one NUMA node with one zone; a charge that cannot be
 //! satisfied while writes are in flight blocks the task until a write completes and then
 //! retries.

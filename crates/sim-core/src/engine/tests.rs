@@ -486,8 +486,10 @@ fn check_queue(r: &SimReport, n_jobs: usize, concurrency: usize) {
 /// hold a folio at an exit, so nothing at all is left.
 #[test]
 fn exited_jobs_leave_no_memory_behind() {
-    let mut cfg = config(64, 1024);
+    let mut cfg = config(64 + 8, 1024);
     cfg.machine.cpus = 2;
+    // Eight pages of page cache keep reclaim aging the active list in so small a group.
+    cfg.memcg.page_cache = ByteSize(8 * crate::ids::PAGE_SIZE);
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
@@ -512,8 +514,10 @@ fn exited_jobs_leave_no_memory_behind() {
 #[test]
 fn jobs_exit_while_io_holds_their_folios() {
     use crate::timeline::{Operation, TimelineOp, Trigger};
-    let mut cfg = config(64, 1024);
+    let mut cfg = config(64 + 8, 1024);
     cfg.machine.cpus = 2;
+    // Eight pages of page cache keep reclaim aging the active list in so small a group.
+    cfg.memcg.page_cache = ByteSize(8 * crate::ids::PAGE_SIZE);
     let setup = Setup {
         config: cfg.validate().unwrap(),
         seed: 1,
@@ -623,4 +627,60 @@ fn start_conditions_must_name_earlier_tasks() {
         check(TaskStart::AfterEnds(0)),
         Err("setup: task 1 (t): starts after 0 task ends, outside 1..=1 (the tasks before it)".into())
     );
+}
+
+/// Every one of `n` written pages moved to the active list of a fresh classic LRU, whose
+/// reclaim at priority 0 then runs once, `force_deactivate` set as a second sweep would
+/// set it. Returns the pass's scan control and the pages it deactivated.
+fn reclaim_with_every_folio_active(page_cache: ByteSize) -> (crate::lru::ScanControl, u64) {
+    use crate::lru::{Origin, Placement, ScanControl};
+    use crate::mm::pagetable::PteState;
+    use crate::mm::vmscan::{Reclaimer, SWAP_CLUSTER_MAX};
+    let n = 256;
+    let writes: Vec<(u64, bool)> = (0..n).map(|p| (p, true)).collect();
+    let mut cfg = config(4 * n + 1024, 4096);
+    cfg.memcg.page_cache = page_cache;
+    let mut sim = run_to_end(cfg, Box::new(NoReadahead), n, writes);
+    let mut lru = crate::lru::classic::ClassicLru::new(1);
+    for p in 0..n {
+        let page = sim.world.mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(p)).expect("written");
+        let PteState::Present(pfn) = sim.world.mm.pt.pte(page).state() else {
+            panic!("page {p} not present")
+        };
+        sim.world.lru.remove(&mut sim.world.mm, pfn);
+        lru.add(&mut sim.world.mm, pfn, Placement::Active, Origin::Fault);
+    }
+    assert_eq!((lru.sizes().inactive_anon, lru.sizes().active_anon), (0, n));
+    let before = sim.world.mm.vmstat.pgdeactivate;
+    let owner = sim.world.tasks[0].owner;
+    let mut sc = ScanControl::new(Reclaimer::Memcg, 0, SWAP_CLUSTER_MAX, 60, (owner, crate::ids::CpuId(0)));
+    sc.force_deactivate = true;
+    lru.shrink(&mut sim.world.mm, &mut sc);
+    let deactivated = sim.world.mm.vmstat.pgdeactivate - before;
+    assert_eq!(lru.sizes().inactive_anon, deactivated);
+    lru.check_invariants(&sim.world.mm);
+    (sc, deactivated)
+}
+
+/// `shrink_lruvec` loops on the inactive list's scan target and the file lists': the
+/// active list is aged only alongside. With every folio active, none inactive and no page
+/// cache, a pass at priority 0 scans nothing, reports no skipped deactivation (so
+/// `do_try_to_free_pages` would not go round again) and ages the active list only by the
+/// rebalancing after the loop, `SWAP_CLUSTER_MAX` pages at most, even when forced.
+#[test]
+fn reclaim_with_an_empty_inactive_list_scans_nothing() {
+    let (sc, deactivated) = reclaim_with_every_folio_active(ByteSize(0));
+    assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (0, 0));
+    assert!(!sc.skipped_deactivate, "no active folio was passed over by the loop");
+    assert!(deactivated <= crate::mm::vmscan::SWAP_CLUSTER_MAX, "deactivated {deactivated} pages");
+}
+
+/// With page cache charged to the group (here 128 pages: four rounds of
+/// `SWAP_CLUSTER_MAX` at priority 0), the same pass keeps looping on the file lists and
+/// ages the active list a batch per round: more than the rebalancing alone could.
+#[test]
+fn page_cache_keeps_the_active_list_aged_when_the_inactive_list_is_empty() {
+    let (sc, deactivated) = reclaim_with_every_folio_active(ByteSize(512 * 1024));
+    assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (0, 0), "nothing was inactive before the pass");
+    assert!(deactivated >= 4 * crate::mm::vmscan::SWAP_CLUSTER_MAX, "deactivated {deactivated} pages");
 }

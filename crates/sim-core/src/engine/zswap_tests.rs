@@ -44,6 +44,8 @@ impl ZswapProtection for Referenced {
 struct Machine {
     memory: ByteSize,
     limit_pages: u64,
+    /// Pages of hot page cache, charged on top of `limit_pages`.
+    page_cache_pages: u64,
     version: u8,
     zswap_writeback: bool,
     contents: Contents,
@@ -58,6 +60,7 @@ impl Machine {
         Machine {
             memory: ByteSize::mib(64),
             limit_pages,
+            page_cache_pages: 0,
             version: 2,
             zswap_writeback: true,
             contents,
@@ -71,7 +74,8 @@ impl Machine {
     fn build(self, pages: u64, accesses: Vec<(u64, bool)>) -> Simulation {
         let mut cfg = CoreConfig::default();
         cfg.machine.memory = self.memory;
-        cfg.memcg.limit = Some(ByteSize(self.limit_pages * PAGE_SIZE));
+        cfg.memcg.limit = Some(ByteSize((self.limit_pages + self.page_cache_pages) * PAGE_SIZE));
+        cfg.memcg.page_cache = ByteSize(self.page_cache_pages * PAGE_SIZE);
         cfg.memcg.version = self.version;
         cfg.memcg.zswap_writeback = self.zswap_writeback;
         cfg.devices.push(SwapDeviceSpec {
@@ -250,6 +254,8 @@ fn pool_limit_run(protection: Box<dyn ZswapProtection>) -> SimReport {
     let mut m = Machine::new(64, Contents::Half);
     m.memory = ByteSize::mib(16);
     m.zswap.max_pool_percent = 1;
+    // Eight pages of page cache keep reclaim aging the active list in so small a group.
+    m.page_cache_pages = 8;
     m.protection = protection;
     let max_pages = 4096 / 100;
     let mut peak = 0;

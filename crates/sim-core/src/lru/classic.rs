@@ -22,8 +22,19 @@
 //! Lists hold folios and count them in pages, as the kernel's list sizes do; isolation
 //! takes folios until the batch's pages are reached.
 //!
-//! Simplified: the model has no file pages, so the file side of the balance has zero size
-//! and zero cost; memory.low/min protection, mlock and the unevictable list are absent.
+//! `shrink_lruvec` scans in rounds while the inactive anonymous list or a file list has
+//! some of its target left, and reaches the active anonymous list only in those rounds (or
+//! in the rebalancing after them, when the flushed sizes call the inactive list low). So
+//! when the inactive list has drained between two flushes and no file pages are charged
+//! to the group, a reclaim scans nothing, sets no `skipped_deactivate` for a forced second
+//! sweep, and frees nothing: sixteen such in a row end a charge in the memcg OOM killer
+//! (seen on the kernel with the vmscan tracepoints: reclaims of one page from an inactive
+//! list of one or two, then sixteen of none, 50 ms before the next periodic flush).
+//!
+//! Simplified: the only file pages are the hot page cache of `memcg.page_cache`, scanned
+//! and kept (always referenced) and left out of the cost balance, so the file side of the
+//! balance has zero cost; memory.low/min protection, mlock and the unevictable list are
+//! absent.
 //! The flush happens at the first read after each boundary of the grid, not on a timer of
 //! its own, and no other reader forces one (the ratelimited flushes of the kernel only act
 //! when the periodic worker is a full cycle late).
@@ -247,6 +258,17 @@ impl ClassicLru {
         res.reclaimed
     }
 
+    /// `get_scan_count`'s target for the file lists, which hold only the hot page cache
+    /// (`memcg.page_cache`): all of it at priority 0 (`SCAN_EQUAL`), otherwise its size
+    /// shifted by the priority. Simplified: the file side's cost-based share is not applied
+    /// (its pages are never reclaimed, so they never weigh in the balance).
+    fn file_scan_target(&self, mm: &Mm, sc: &ScanControl) -> u64 {
+        if self.exact {
+            return 0;
+        }
+        mm.page_cache_pages() >> sc.priority
+    }
+
     /// `get_scan_count` for the anonymous lists: pages to scan on [inactive, active].
     fn scan_targets(&self, mm: &Mm, sc: &ScanControl) -> [u64; 2] {
         if !mm.can_reclaim_anon() {
@@ -423,8 +445,19 @@ impl Lru for ClassicLru {
         let may_deactivate =
             sc.force_deactivate || refaults != self.refaults_snapshot || self.inactive_is_low(mm);
         let mut nr = self.scan_targets(mm, sc);
+        let mut nr_file = self.file_scan_target(mm, sc);
         let start_reclaimed = sc.nr_reclaimed;
-        while nr[INACTIVE] > 0 || nr[ACTIVE] > 0 {
+        // shrink_lruvec loops while the inactive anon or a file target remains: the active
+        // anon list is aged alongside them, never on its own. Without page cache an empty
+        // inactive list stops the pass before any aging; hot page cache keeps the rounds,
+        // and with them the active list's aging, going.
+        while nr[INACTIVE] > 0 || nr_file > 0 {
+            if nr_file > 0 {
+                // The hot page cache's folios are all referenced: scanned, kept, nothing freed.
+                let n = nr_file.min(SWAP_CLUSTER_MAX);
+                nr_file -= n;
+                mm.spend(n * mm.cost().reclaim_scan_ns);
+            }
             for which in [INACTIVE, ACTIVE] {
                 let n = nr[which].min(SWAP_CLUSTER_MAX);
                 if n == 0 {

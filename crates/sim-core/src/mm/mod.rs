@@ -130,9 +130,12 @@ impl Mm {
         let zswap = zswap::Zswap::new(&cfg.zswap, &cfg.memcg, total_pages, zswap_policy);
         let wmark =
             Watermarks::derive(total_pages, cfg.machine.min_free_kbytes, cfg.machine.watermark_scale_factor);
-        let memcg_limit = cfg.memcg.limit.map(|l| l.pages());
+        // The hot page cache takes its frames and its share of the limit for the whole run;
+        // what is left is what folios and zswap's charged pool may use.
+        let page_cache = cfg.memcg.page_cache.pages();
+        let memcg_limit = cfg.memcg.limit.map(|l| l.pages().saturating_sub(page_cache));
         Mm {
-            frames: Frames::new(total_pages),
+            frames: Frames::new(total_pages - page_cache),
             pt,
             swap,
             block,
@@ -195,23 +198,30 @@ impl Mm {
         self.cfg.swap.vma_ra_enabled = swap.vma_ra_enabled;
     }
 
-    /// Pages charged to the memory cgroup: folios in frames, and zswap's pool where it
-    /// is charged.
+    /// Pages charged to the memory cgroup besides its hot page cache
+    /// (`memcg.page_cache`): folios in frames, and zswap's pool where it is charged.
     #[inline]
     pub(crate) fn memcg_usage(&self) -> u64 {
         self.memcg_usage
     }
 
-    /// The memory cgroup's limit in pages, if any.
+    /// The memory cgroup's limit in pages less its hot page cache: what
+    /// [`Mm::memcg_usage`] may reach; `None` without a limit.
     #[inline]
     pub(crate) fn memcg_limit(&self) -> Option<u64> {
         self.memcg_limit
     }
 
-    /// Writes `memory.max` (`None`: no limit). Reclaiming down to a lowered limit is the
-    /// writer's work, not this call's.
+    /// Writes `memory.max` in pages (`None`: no limit); the hot page cache keeps its share
+    /// of it. Reclaiming down to a lowered limit is the writer's work, not this call's.
     pub(crate) fn set_memcg_limit(&mut self, limit: Option<u64>) {
-        self.memcg_limit = limit;
+        self.memcg_limit = limit.map(|l| l.saturating_sub(self.page_cache_pages()));
+    }
+
+    /// Pages of hot page cache charged to the memory cgroup (`memcg.page_cache`).
+    #[inline]
+    pub(crate) fn page_cache_pages(&self) -> u64 {
+        self.cfg.memcg.page_cache.pages()
     }
 
     /// Charges `nr` pages to the memory cgroup (the caller has decided the charge may

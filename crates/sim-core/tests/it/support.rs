@@ -111,6 +111,9 @@ pub(crate) fn oracle(acc: Vec<Access>) -> Oracle {
     Oracle { accesses: with_next.into_iter(), last: None }
 }
 
+/// Pages of hot page cache every test machine's group holds besides `limit_pages`.
+pub(crate) const TEST_PAGE_CACHE_PAGES: u64 = 8;
+
 pub(crate) struct Machine {
     pub(crate) limit_pages: u64,
     pub(crate) swap_pages: u64,
@@ -143,7 +146,11 @@ pub(crate) fn setup(
     let mut cfg = CoreConfig::default();
     cfg.machine.memory = ByteSize::mib(64);
     cfg.machine.cpus = m.cpus;
-    cfg.memcg.limit = Some(ByteSize(m.limit_pages * 4096));
+    // `limit_pages` is the room for folios; eight pages of hot page cache on top keep the
+    // classic LRU's reclaim aging its active list, as in any group with file pages, so that
+    // these tiny groups do not thrash into the OOM killer the way an anonymous-only one can.
+    cfg.memcg.limit = Some(ByteSize((m.limit_pages + TEST_PAGE_CACHE_PAGES) * 4096));
+    cfg.memcg.page_cache = ByteSize(TEST_PAGE_CACHE_PAGES * 4096);
     cfg.memcg.version = m.memcg_version;
     cfg.swap.page_cluster = m.page_cluster;
     cfg.block.plugging = m.plugging;

@@ -13,7 +13,8 @@ use swapsim_devices::DeviceConfig;
 use swapsim_policies::SwapinConfig;
 
 use super::support::{
-    job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file, Runs,
+    build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file,
+    Runs,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -148,7 +149,11 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
             };
             let mut file = ScenarioFile {
                 machine,
-                memcg: MemcgConfig { limit: Some(mib_size(memcg_mib)), ..MemcgConfig::default() },
+                memcg: MemcgConfig {
+                    limit: Some(mib_size(memcg_mib)),
+                    page_cache: build_page_cache(),
+                    ..MemcgConfig::default()
+                },
                 lru,
                 thp: ThpSection { hugepages, swapin, ..ThpSection::default() },
                 cpu: CpuCosts::this_vm(),

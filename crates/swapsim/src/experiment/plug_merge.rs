@@ -4,13 +4,13 @@
 use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
-use swapsim_core::config::{BlockConfig, MachineConfig};
+use swapsim_core::config::{BlockConfig, MachineConfig, MemcgConfig};
 use swapsim_core::gen::{GeneratorConfig, Pattern};
 use swapsim_core::SimReport;
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::ReadaheadConfig;
 
-use super::support::{mib, mib_size, round3, run_file, Runs};
+use super::support::{build_page_cache, mib, mib_size, round3, run_file, Runs};
 use super::table::{columns, Table};
 use super::verdict::{check, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
@@ -87,6 +87,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                     cpus: n_guests as u32,
                     ..MachineConfig::default()
                 },
+                memcg: MemcgConfig { page_cache: build_page_cache(), ..MemcgConfig::default() },
                 block: BlockConfig { plugging: plug, ..BlockConfig::default() },
                 workload: WorkloadSection::generator(generator),
                 ..ScenarioFile::default()

@@ -16,6 +16,20 @@ use crate::progress::Progress;
 use crate::scenario::{DeviceSection, Prepared, Scenario, ScenarioFile};
 use crate::shared_start::SharedStart;
 
+/// The hot page cache (`memcg.page_cache`) of the experiments that stand for a kernel
+/// build or for a host running guests: the text of the programs that run over and over
+/// (compiler, assembler, make, the shell, the C library; qemu and the host's daemons).
+/// Every such system has some in its cgroup, and with any at all the classic LRU's
+/// `shrink_lruvec` keeps aging the active anonymous list while the inactive one is empty;
+/// without it, an anonymous-only thrash ends in the memcg OOM killer (which the validation's
+/// anonymous workloads reproduce). 1 MiB, the text of make, the shell and the C library,
+/// is a lower bound of what such a system keeps hot, and small beside the experiments'
+/// limits (4% of the smallest, the queue of traces' 24 MiB), so that their memory
+/// pressure stays as it was set; a larger page cache would take its share of the limit.
+pub(super) fn build_page_cache() -> ByteSize {
+    mib_size(1)
+}
+
 /// Counts an experiment's finished runs for its [`Progress`].
 pub(super) struct Runs<'a> {
     progress: &'a dyn Progress,

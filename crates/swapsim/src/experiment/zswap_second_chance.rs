@@ -13,7 +13,8 @@ use swapsim_policies::ZswapProtectionConfig;
 
 use super::mthp_swapin::MthpShape;
 use super::support::{
-    job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file, Runs, SimulatorPanic,
+    build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file,
+    Runs, SimulatorPanic,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -228,7 +229,12 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
             let mut file = ScenarioFile {
                 seed,
                 machine,
-                memcg: MemcgConfig { limit: Some(mib_size(memcg_mib)), version: 2, ..MemcgConfig::default() },
+                memcg: MemcgConfig {
+                    limit: Some(mib_size(memcg_mib)),
+                    version: 2,
+                    page_cache: build_page_cache(),
+                    ..MemcgConfig::default()
+                },
                 zswap: setting.section(),
                 cpu: CpuCosts::this_vm(),
                 workload: workload_section,

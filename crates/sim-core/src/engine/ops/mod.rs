@@ -152,7 +152,7 @@ impl World {
             }
             Operation::SetMemcgLimit(limit) => {
                 self.mm.set_memcg_limit(limit);
-                if let Some(goal) = limit.filter(|&l| self.mm.memcg_usage() > l) {
+                if let Some(goal) = self.mm.memcg_limit().filter(|&l| self.mm.memcg_usage() > l) {
                     let job = Job::Reclaim(Box::new(ReclaimGoal::new(Some(goal))));
                     return Started::Job("memory.max writer".into(), job);
                 }
