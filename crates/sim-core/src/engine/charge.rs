@@ -12,7 +12,8 @@
 //! drain before the next flush; then, with no page cache charged to the group, a pass
 //! scans nothing and frees nothing, and the retries follow each other faster than the next
 //! flush. Large folios swapped in whole, referenced as one, drain it sooner. Whether a run
-//! meets this depends on the flush grid's phase, drawn from the seed.
+//! meets this depends on the flush grid's phase, drawn from the seed; docs/oom-under-thrash.md
+//! has the kernel's trace of it.
 //!
 //! Simplified: one memory cgroup and one NUMA node with one zone; a charge that cannot be
 //! satisfied while writes are in flight blocks the task until a write completes and then
