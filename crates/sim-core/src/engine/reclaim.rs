@@ -27,6 +27,12 @@ impl World {
     /// `do_try_to_free_pages`: shrink the LRU at decreasing priority until
     /// `nr_to_reclaim` folios were freed. Each priority level runs under its own plug
     /// (`shrink_lruvec` plugs). Returns the folios freed.
+    ///
+    /// Simplified: the kernel's reclaimer sleeps for a tag once the disk's queue is full
+    /// and goes on writing when a request completes; the model's stops at the end of a
+    /// priority level once [`World::writeback_limit`] pages are in flight, and its caller
+    /// waits for writeback if it is still short. Without this, a reclaim whose stores zswap
+    /// refuses would scan down to priority 0 and write the whole inactive list at once.
     pub(super) fn reclaim(
         &mut self,
         owner: PlugOwner,
@@ -42,6 +48,13 @@ impl World {
             self.mm.finish_plug(owner);
             self.zswap_shrink_slab(&sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+            if self.mm.nr_writeback() >= self.writeback_limit() {
+                // Every tag of the disk's queue is taken: the kernel's reclaimer would sleep
+                // in blk_mq_get_tag before its next write. The model's block layer never
+                // makes a submitter wait, so the reclaim ends here and its caller waits
+                // for writeback if it freed too little.
                 break;
             }
             if sc.priority == 0 {

@@ -220,7 +220,10 @@ impl World {
             // Reclaim inside an earlier task's access may have processed events past the
             // time this CPU was woken at: a task picked up now starts no earlier than that.
             let now = now.max(self.mm.queue.now());
-            let Some(t) = self.pick_next(c, now) else { return Ok(()) };
+            let Some(t) = self.pick_next(c, now) else {
+                self.zswap_worker_cpu_idle(c);
+                return Ok(());
+            };
             self.tasks[t].clock = self.tasks[t].clock.max(now);
             let why = match self.tasks[t].kind {
                 TaskKind::User => self.run_user(t, &mut streams[t.index()], progress)?,

@@ -8,15 +8,19 @@
 //! entries, never writes back there; the pool-limit worker, which walks every group's
 //! list and the root's, does.
 //!
+//! The worker is a kworker of an unbound workqueue: it takes its turns on the machine's
+//! CPUs, between the tasks' (a CPU with no task runs it at once; on a busy one it waits for
+//! the task there to finish a slice or to sleep), and a store refused while it waits for a
+//! CPU queues it no more than once.
+//!
 //! Simplified: a written-back folio is charged to the memory cgroup without reclaim, as
 //! the shrinker's charge is in reclaim context (`PF_MEMALLOC` forces it); the worker's
-//! charge, which in the kernel may reclaim, is forced the same way. The worker runs on a
-//! CPU of its own, in batches of [`WORKER_BATCH`] steps so that it interleaves with the
-//! tasks.
+//! charge, which in the kernel may reclaim, is forced the same way.
 
 use super::World;
 use crate::block::PlugOwner;
 use crate::event::Event;
+use crate::ids::CpuId;
 use crate::lru::Origin;
 use crate::mm::vmscan::ScanControl;
 use crate::policy::zswap::{ZswapLruView, ZswapVisit};
@@ -28,8 +32,6 @@ const DEFAULT_SEEKS: u64 = 2;
 const SHRINK_BATCH: u64 = 128;
 /// `MAX_RECLAIM_RETRIES`: the worker's failures before it gives up.
 const WORKER_MAX_FAILURES: u32 = 16;
-/// Worker steps per event.
-pub(crate) const WORKER_BATCH: u32 = 32;
 /// CPU time of one visit of an entry that is only rotated, in ns.
 const VISIT_NS: u64 = 100;
 
@@ -42,7 +44,7 @@ enum WritebackError {
     NoMemory,
 }
 
-/// The pool-limit worker's state across its batches.
+/// The pool-limit worker's state across its turns.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ZswapWorker {
     pub(crate) running: bool,
@@ -51,12 +53,32 @@ pub(crate) struct ZswapWorker {
     runs_owed: u32,
     failures: u32,
     attempts: u32,
+    /// The current run has taken its first step.
+    run_started: bool,
+    /// The worker waited for a CPU since its last turn.
+    waited_cpu: bool,
+    /// The CPU of the turn going on and when that turn ends.
+    turn: Option<(CpuId, SimTime)>,
+    /// When the worker's pending event is for: an event at another time is stale (the
+    /// worker was woken earlier, when a CPU fell idle).
+    next_event: Option<SimTime>,
+}
+
+/// What one visit of the pool-limit worker did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WorkerVisit {
+    /// The LRU is empty.
+    Empty,
+    Written,
+    /// Rotated, or the writeback failed.
+    Failed,
 }
 
 impl ZswapWorker {
     fn start_run(&mut self) {
         self.failures = 0;
         self.attempts = 0;
+        self.run_started = false;
     }
 }
 
@@ -183,29 +205,154 @@ impl World {
         self.zswap_worker.start_run();
         self.mm.zswap.counts.shrink_worker_runs += 1;
         let at = self.mm.now().max(self.mm.queue.now()).max(self.zswap_worker.clock);
+        self.zswap_worker_schedule(at);
+    }
+
+    /// The worker's next step is at `at`; an earlier pending event becomes stale.
+    pub(super) fn zswap_worker_schedule(&mut self, at: SimTime) {
+        self.zswap_worker.next_event = Some(at);
         self.schedule(at, Event::ZswapShrink);
     }
 
-    /// A batch of `shrink_worker`: each run writes back until the pool falls to the accept
-    /// threshold, round-robin over the memory cgroups (here the root, which holds no
-    /// entries, and the one group), and gives up after 16 failures. The worker is a work
-    /// item on a CPU of its own: every store refused on a full pool queues it once more,
-    /// and since one of its runs takes far less time than a store, the model gives it one
-    /// run per refused store, back to back.
+    /// CPU `c` has no task left to run: a worker waiting for a CPU takes it now.
+    pub(super) fn zswap_worker_cpu_idle(&mut self, c: CpuId) {
+        let w = &self.zswap_worker;
+        if !w.waited_cpu || w.turn.is_some() || c.index() >= self.mm.cfg.machine.cpus as usize {
+            return;
+        }
+        let at = self.cpus[c].busy_until.max(self.mm.queue.now()).max(w.clock);
+        if w.next_event.is_some_and(|next| next > at) {
+            self.zswap_worker_schedule(at);
+        }
+    }
+
+    /// `shrink_memcg_cb` for the pool-limit worker on the oldest entry.
+    fn zswap_worker_visit(&mut self, owner: PlugOwner) -> WorkerVisit {
+        let mut exists = false;
+        match self.zswap_visit_oldest(owner, &mut exists) {
+            None => WorkerVisit::Empty,
+            Some(true) => WorkerVisit::Written,
+            Some(false) => WorkerVisit::Failed,
+        }
+    }
+
+    /// The machine's CPU the worker's next turn runs on, and when it may start there: a
+    /// CPU with no task on it at once; else at the end of the slice the task there is in
+    /// (a kworker waits its turn under the fair scheduler), the earliest first.
+    fn zswap_worker_cpu(&self, at: SimTime) -> (CpuId, SimTime) {
+        let cpus = (self.mm.cfg.machine.cpus as usize).clamp(1, self.cpus.len());
+        (0..cpus)
+            .map(|i| {
+                let c = CpuId::from_index(i);
+                let cpu = &self.cpus[c];
+                let avail = match cpu.current {
+                    None => at,
+                    // EEVDF lets the task finish the slice it is in (RUN_TO_PARITY): a task
+                    // running alone starts a new one at each deadline.
+                    Some(_) => {
+                        let slice = self.slice.0.max(1);
+                        let into = at.since(cpu.slice_start.min(at)).0;
+                        cpu.slice_start + SimDuration(into.div_ceil(slice).max(1) * slice)
+                    }
+                };
+                (avail, c)
+            })
+            .min()
+            .map_or((CpuId(0), at), |(avail, c)| (c, avail))
+    }
+
+    /// The worker ran on CPU `c` from `start` to `end`: the CPU was busy, and the task on
+    /// it, kept off meanwhile, runs again after a context switch with a new slice.
+    fn zswap_worker_ran(&mut self, c: CpuId, start: SimTime, end: SimTime, turn_over: bool) {
+        let switch = SimDuration(self.mm.cfg.cpu.context_switch_ns);
+        let cpu = &mut self.cpus[c];
+        cpu.busy += end.since(start);
+        cpu.busy_until = cpu.busy_until.max(end);
+        if let Some(t) = cpu.current {
+            let task = &mut self.tasks[t];
+            // The task's own time up to the worker's turn, then the worker's.
+            cpu.busy += start.since(cpu.run_from.min(start));
+            task.clock = task.clock.max(end);
+            if turn_over {
+                task.clock += switch;
+                cpu.busy += switch;
+                cpu.slice_start = task.clock;
+            }
+            cpu.run_from = task.clock;
+        }
+    }
+
+    /// A turn of `shrink_worker` on a CPU of the machine: each run writes back until the
+    /// pool falls to the accept threshold, round-robin over the memory cgroups (here the
+    /// root, which holds no entries, and the one group), and gives up after 16 failures.
+    ///
+    /// The worker is a kworker of an unbound workqueue: it runs on the machine's CPUs
+    /// with the tasks. On a CPU with no task it starts at once and, since one of its runs
+    /// takes far less time than a store, the model gives it one run per refused store,
+    /// back to back (the refusals of one reclaim are apart in the kernel, each queueing
+    /// the work item after the last run ended). On a CPU a task runs on, it waits for the
+    /// end of the slice that task is in, or for the task to sleep, then has at most a
+    /// slice of its own, after which the task runs again with a new slice; the stores
+    /// refused while it waited queued the work item once (`queue_work` on a pending item
+    /// does nothing): one run, and one more if its run had begun. Simplified: the kernel's
+    /// scheduler (EEVDF) orders the two by virtual deadlines and lag; the model alternates
+    /// slices, as it does between tasks, and does not let a waking task preempt the
+    /// worker's turn.
     pub(super) fn zswap_worker_run(&mut self, now: SimTime) {
+        if self.zswap_worker.next_event != Some(now) {
+            return;
+        }
+        self.zswap_worker.next_event = None;
         let owner = self.zswap_owner;
-        let start = self.zswap_worker.clock.max(now);
+        let mut start = self.zswap_worker.clock.max(now);
+        let c = match self.zswap_worker.turn {
+            Some((c, end)) if start < end => c,
+            _ => {
+                self.zswap_worker.turn = None;
+                let (c, avail) = self.zswap_worker_cpu(start);
+                if avail > start {
+                    self.zswap_worker.waited_cpu = true;
+                    self.zswap_worker_schedule(avail);
+                    return;
+                }
+                if let Some(t) = self.cpus[c].current {
+                    // The task's access under way ends first.
+                    start = start.max(self.tasks[t].clock) + SimDuration(self.mm.cfg.cpu.context_switch_ns);
+                }
+                let competitor = self.cpus[c].current.is_some() || !self.cpus[c].runq.is_empty();
+                let end = if competitor { start + self.slice } else { SimTime::MAX };
+                self.zswap_worker.turn = Some((c, end));
+                if std::mem::take(&mut self.zswap_worker.waited_cpu) {
+                    let more = self.zswap_worker.run_started
+                        && (self.zswap_worker.runs_owed > 1 || self.mm.zswap.worker_kicks > 0);
+                    self.zswap_worker.runs_owed = 1 + u32::from(more);
+                    self.mm.zswap.worker_kicks = 0;
+                }
+                c
+            }
+        };
+        let turn_end = self.zswap_worker.turn.map_or(SimTime::MAX, |(_, end)| end);
         self.mm.act_at(start);
         self.mm.zswap_sync();
         let mut steps = 0;
         let mut finished = !self.mm.cfg.memcg.zswap_writeback;
-        while !finished && steps < WORKER_BATCH {
+        while !finished {
+            // Other contexts act between the worker's steps: it yields once its clock has
+            // passed the queue's next event, as a task does, or its slice is over.
+            if steps > 0
+                && (self.mm.now() >= turn_end
+                    || self.mm.queue.peek_time().is_some_and(|next| self.mm.now() > next))
+            {
+                break;
+            }
             steps += 1;
+            self.zswap_worker.run_started = true;
             // The group's turn (shrink_memcg: one entry per node).
-            let mut exists = false;
-            if let Some(written) = self.zswap_visit_oldest(owner, &mut exists) {
-                self.zswap_worker.attempts += 1;
-                if !written {
+            match self.zswap_worker_visit(owner) {
+                WorkerVisit::Empty => {}
+                WorkerVisit::Written => self.zswap_worker.attempts += 1,
+                WorkerVisit::Failed => {
+                    self.zswap_worker.attempts += 1;
                     self.zswap_worker.failures += 1;
                 }
             }
@@ -229,13 +376,18 @@ impl World {
             }
         }
         self.flush_dispatched();
-        self.zswap_worker.clock = self.mm.now().max(start + SimDuration(1));
+        let end = self.mm.now().max(start + SimDuration(1));
+        self.zswap_worker.clock = end;
+        let turn_over = finished || end >= turn_end;
+        self.zswap_worker_ran(c, start, end, turn_over);
+        if turn_over {
+            self.zswap_worker.turn = None;
+        }
         if finished {
             self.zswap_worker.running = false;
             self.zswap_kick_worker();
         } else {
-            let at = self.zswap_worker.clock;
-            self.schedule(at, Event::ZswapShrink);
+            self.zswap_worker_schedule(end);
         }
     }
 }

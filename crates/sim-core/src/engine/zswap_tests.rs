@@ -43,6 +43,7 @@ impl ZswapProtection for Referenced {
 /// zswap on.
 struct Machine {
     memory: ByteSize,
+    cpus: u32,
     limit_pages: u64,
     /// Pages of hot page cache, charged on top of `limit_pages`.
     page_cache_pages: u64,
@@ -59,6 +60,7 @@ impl Machine {
     fn new(limit_pages: u64, contents: Contents) -> Machine {
         Machine {
             memory: ByteSize::mib(64),
+            cpus: 1,
             limit_pages,
             page_cache_pages: 0,
             version: 2,
@@ -74,6 +76,7 @@ impl Machine {
     fn build(self, pages: u64, accesses: Vec<(u64, bool)>) -> Simulation {
         let mut cfg = CoreConfig::default();
         cfg.machine.memory = self.memory;
+        cfg.machine.cpus = self.cpus;
         cfg.memcg.limit = Some(ByteSize((self.limit_pages + self.page_cache_pages) * PAGE_SIZE));
         cfg.memcg.page_cache = ByteSize(self.page_cache_pages * PAGE_SIZE);
         cfg.memcg.version = self.version;
@@ -245,14 +248,15 @@ fn incompressible_pages_are_stored_whole_or_rejected() {
     assert!(zswap(&r).stored_pages > 0);
 }
 
-/// 400 pages written then read twice under a 64-page limit on a 16 MiB machine whose pool
-/// may take 1 % of RAM (40 pages, open again at 36).
-fn pool_limit_run(protection: Box<dyn ZswapProtection>) -> SimReport {
+/// 400 pages written then read twice under a 64-page limit on a 16 MiB machine of `cpus`
+/// CPUs whose pool may take 1 % of RAM (40 pages, open again at 36).
+fn pool_limit_run(cpus: u32, protection: Box<dyn ZswapProtection>) -> SimReport {
     let mut acc = writes(0..400);
     acc.extend(reads(0..400));
     acc.extend(reads(0..400));
     let mut m = Machine::new(64, Contents::Half);
     m.memory = ByteSize::mib(16);
+    m.cpus = cpus;
     m.zswap.max_pool_percent = 1;
     // Eight pages of page cache keep reclaim aging the active list in so small a group.
     m.page_cache_pages = 8;
@@ -268,15 +272,16 @@ fn pool_limit_run(protection: Box<dyn ZswapProtection>) -> SimReport {
     assert!(peak >= max_pages && peak <= max_pages + 8, "peak pool {peak} pages, limit {max_pages}");
     let z = zswap(&r);
     assert!(z.pool_total_size / PAGE_SIZE <= max_pages + 8, "{z:?}");
-    assert!(z.stored_pages > 0, "the worker stops at the accept threshold: {z:?}");
     r
 }
 
 #[test]
 fn the_pool_limit_worker_writes_the_oldest_entries_back() {
-    let r = pool_limit_run(Box::new(NoProtection));
+    // On a second CPU, which the task leaves idle, the worker runs as soon as it is queued.
+    let r = pool_limit_run(2, Box::new(NoProtection));
     let (v, z) = (&r.vmstat, zswap(&r));
     assert_eq!(r.outcome, Outcome::Completed);
+    assert!(z.stored_pages > 0, "the worker stops at the accept threshold: {z:?}");
     assert!(z.pool_limit_hit > 0 && z.shrink_worker_runs > 0, "{z:?}");
     assert!(v.zswpwb > 0, "{v:?}");
     assert_eq!(v.zswpwb, z.written_back_pages);
@@ -287,10 +292,28 @@ fn the_pool_limit_worker_writes_the_oldest_entries_back() {
     assert!(v.pswpout > v.zswpwb, "{v:?}");
 
     // With a referenced bit, entries are rotated once before they are written back.
-    let r = pool_limit_run(Box::new(Referenced));
+    let r = pool_limit_run(2, Box::new(Referenced));
     let (v, z) = (&r.vmstat, zswap(&r));
     assert!(v.zswpwb > 0 && v.pswpout >= v.zswpwb, "{v:?}");
     assert!(z.shrinker_scanned > z.written_back_pages + z.reject_reclaim_fail, "{z:?}");
+}
+
+#[test]
+fn the_pool_limit_worker_waits_for_the_tasks_cpu() {
+    // On a second, idle CPU the worker runs as soon as a refused store queues it; on the
+    // task's own CPU it waits for the task to sleep or to finish a slice, and the stores
+    // refused meanwhile queue it once.
+    for protection in [Box::new(NoProtection) as Box<dyn ZswapProtection>, Box::new(Referenced)] {
+        let own = pool_limit_run(2, protection.clone());
+        let shared = pool_limit_run(1, protection);
+        assert_eq!((&own.outcome, &shared.outcome), (&Outcome::Completed, &Outcome::Completed));
+        let (own_z, shared_z) = (zswap(&own), zswap(&shared));
+        assert!(own_z.shrink_worker_runs > shared_z.shrink_worker_runs, "{own_z:?} {shared_z:?}");
+        assert!(own_z.written_back_pages > shared_z.written_back_pages, "{own_z:?} {shared_z:?}");
+        // Fewer writebacks keep the pool full longer: more stores go to the device.
+        let refused = |r: &SimReport| r.vmstat.pswpout - r.vmstat.zswpwb;
+        assert!(refused(&shared) > refused(&own), "{:?} {:?}", own.vmstat, shared.vmstat);
+    }
 }
 
 /// 128 pages written then read twice under a 96-page limit: memory pressure, with the

@@ -464,7 +464,10 @@ impl World {
         let frozen = self.frozen.take().unwrap_or_default();
         let now = self.mm.now().max(self.mm.queue.now());
         for ev in frozen.deferred {
-            self.schedule(now, ev);
+            match ev {
+                crate::event::Event::ZswapShrink => self.zswap_worker_schedule(now),
+                ev => self.schedule(now, ev),
+            }
         }
         self.paused = frozen.was_paused;
         if !self.paused {
