@@ -63,6 +63,7 @@ pub mod experiment;
 pub mod mrc;
 mod next_use;
 mod overrides;
+pub mod probe;
 pub mod profile;
 pub mod progress;
 mod scenario;
