@@ -27,6 +27,24 @@ fn exec_performs_a_tiny_trace_and_prints_its_times() {
         let total_s = line["total_s"].as_f64().expect("total_s");
         assert!(0.0 <= fill_s && fill_s <= total_s, "{out}");
     }
+    // Joining a cgroup writes the process's id to its `cgroup.procs` (a scratch file here),
+    // and pinning keeps to the CPU given.
+    let procs = write(&dir, "cgroup.procs", b"");
+    let out = ok(&["probe", "exec", &plain, "--cgroup-procs", &procs, "--cpu", "0", "--contents", "zero"]);
+    assert_eq!(parse(&out)["accesses"], 1200);
+    let pid = std::fs::read_to_string(&procs).expect("the scratch cgroup.procs");
+    assert!(pid.trim().parse::<u32>().is_ok_and(|pid| pid > 0), "{pid:?}");
+    let err = fails(&[
+        "probe",
+        "exec",
+        &plain,
+        "--cgroup-procs",
+        &dir.join("none/cgroup.procs").display().to_string(),
+    ]);
+    assert!(
+        err.contains("cannot join the memory cgroup: cannot write") && err.contains("none/cgroup.procs"),
+        "{err}"
+    );
 }
 
 #[test]
