@@ -25,6 +25,8 @@ mod mrccmd;
 mod outfile;
 mod output;
 mod plot;
+#[cfg(target_os = "linux")]
+mod probe;
 mod profilecmd;
 mod progress;
 mod runcmd;
@@ -114,6 +116,11 @@ enum Command {
     /// Device profiles: `profile fit FIO.json...` writes one fitted from fio's output.
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// Set a real kernel up as a validation case says (Linux; root to change anything):
+    /// `probe plan CASE` prints the changes, `probe restore` undoes an interrupted probe's.
+    #[cfg(target_os = "linux")]
+    #[command(subcommand)]
+    Probe(probe::ProbeCommand),
 }
 
 #[derive(Debug, clap::Args)]
@@ -205,6 +212,8 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             sweepcmd::run_sweep(&mut out, &args)?
         }
         Command::Merge(args) => sweepcmd::run_merge(&mut out, &args)?,
+        #[cfg(target_os = "linux")]
+        Command::Probe(command) => probe::run(&mut out, command)?,
     }
     out.flush()?;
     Ok(ended)

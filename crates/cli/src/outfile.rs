@@ -1,6 +1,7 @@
 //! Files being written: every file the command line writes (`trace convert` and
 //! `trace generate` output, `mrc --plot`, the reports of `sweep --out` and
-//! `experiment --out`) goes through here.
+//! `experiment --out`, the state file of `probe`, and the kernel knobs `probe` sets) goes
+//! through here.
 //!
 //! A file is written under a hidden temporary name in its target's directory,
 //! `.NAME.tmp-PID`, and renamed over the target only once everything is written and
@@ -107,6 +108,17 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file = AtomicFile::create(path)?;
     file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
     file.commit()
+}
+
+/// Writes `text` into an existing kernel file (a sysfs, procfs or cgroupfs knob, a
+/// cgroup's `cgroup.procs`) in place, as a shell's `>` does. Such a file is not replaced
+/// but told a value: a rename cannot reach it, and it is never created here, so that a
+/// misspelt knob is an error rather than a new file.
+pub(crate) fn write_in_place(path: &Path, text: &str) -> Result<()> {
+    let cannot_write = || format!("cannot write {}", path.display());
+    let mut file =
+        std::fs::OpenOptions::new().write(true).truncate(true).open(path).with_context(cannot_write)?;
+    file.write_all(text.as_bytes()).with_context(cannot_write)
 }
 
 /// Refuses to write `output` when it is the file `input` names (through another name, a

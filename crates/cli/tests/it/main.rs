@@ -13,6 +13,8 @@ mod hostile;
 mod inputs;
 mod outputs;
 mod overrides;
+#[cfg(target_os = "linux")]
+mod probe;
 mod progress;
 mod queue;
 mod readme;
