@@ -7,11 +7,14 @@
 //! swap devices). `probe plan` prints what a probe of a case would change and whether it
 //! may start; `probe restore` undoes what an interrupted probe left changed.
 //!
-//! What it does not do yet: measure the kernel's counters or write a case.
+//! `probe run` (`run`) measures a case's workload on this machine's kernel, repeat by
+//! repeat, and writes a case of its own (measurement and the case format are the library's,
+//! `swapsim::probe`). Not measured yet: block service times (tracepoints), queue cases.
 
 mod exec;
 mod host;
 mod plan;
+mod run;
 mod setup;
 mod system;
 
@@ -33,6 +36,10 @@ pub(crate) enum ProbeCommand {
     Plan(PlanArgs),
     /// Undo what an interrupted probe left changed, from its state file.
     Restore(RestoreArgs),
+    /// Measure a case's workload on this machine's kernel (root) and write it as a case of
+    /// its own, which `swapsim validate` scores: the case's set-up applied, its trace run
+    /// `--repeats` times, every change restored after each repeat.
+    Run(RunArgs),
     /// The workload program a probe runs (started by the probe itself).
     #[command(hide = true)]
     Exec(exec::ExecArgs),
@@ -54,6 +61,41 @@ pub(crate) struct MachineArgs {
 pub(crate) struct PlanArgs {
     /// The case (`swapsim-validation/1` JSON) whose set-up to plan.
     case: PathBuf,
+    #[command(flatten)]
+    machine: MachineArgs,
+    /// Probe even while swap the probe did not make is on.
+    #[arg(long)]
+    leave_existing_swap: bool,
+    /// The swap file a case on a swap file gets (on a disk, not tmpfs).
+    #[arg(long, value_name = "PATH", default_value = "/var/tmp/swapsim-probe.swap")]
+    swap_file: String,
+    /// The zram device a case on zram gets.
+    #[arg(long, value_name = "NAME", default_value = "zram0")]
+    zram: String,
+}
+
+/// `swapsim probe run`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The case (`swapsim-validation/1` JSON) whose workload to measure; its trace is read
+    /// from the folder holding its `cases` folder.
+    case: PathBuf,
+    /// The folder to write the new case into (`cases/ID.json`, its trace under `traces/`).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The new case's id. Default: the input's id followed by `-probe`.
+    #[arg(long)]
+    id: Option<String>,
+    /// Runs of the workload; the case gives the median, least and largest of each figure.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=99))]
+    repeats: u32,
+    /// The CPU the workload is pinned to. Default: the last one.
+    #[arg(long)]
+    cpu: Option<usize>,
+    /// The block device holding a swap file (`vda`), for the swap device's request and
+    /// sector counts; a zram device is known without it.
+    #[arg(long, value_name = "NAME")]
+    block_device: Option<String>,
     #[command(flatten)]
     machine: MachineArgs,
     /// Probe even while swap the probe did not make is on.
@@ -108,7 +150,53 @@ pub(crate) fn run(out: &mut dyn Write, command: ProbeCommand) -> Result<()> {
                 }
             }
         }
+        ProbeCommand::Run(args) => run_probe(out, args)?,
         ProbeCommand::Exec(args) => exec::run(out, &args)?,
     }
     Ok(())
+}
+
+/// `swapsim probe run`.
+fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
+    let host = host::Host::new(&args.machine.root);
+    let text = std::fs::read_to_string(&args.case)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.case.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not JSON: {e}", args.case.display()))?;
+    if doc["kind"] != "live" {
+        anyhow::bail!(
+            "{}: kind {}: only live cases (one process running a trace) are probed so far",
+            args.case.display(),
+            doc["kind"]
+        );
+    }
+    let trace = doc["workload"]["trace"]
+        .as_str()
+        .ok_or_else(|| anyhow::anyhow!("{}: workload.trace missing", args.case.display()))?;
+    let (contents, thp) = run::workload_flags(&args.case, &doc["workload"])?;
+    let zram = doc["setup"]["swap"]["kind"] == "zram";
+    let id = args.id.clone().unwrap_or_else(|| format!("{}-probe", doc["id"].as_str().unwrap_or("case")));
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mut workload = run::ExecWorkload {
+        trace: run::case_dir_root(&args.case).join(trace),
+        contents,
+        thp,
+        cpu: args.cpu.unwrap_or(cpus - 1),
+    };
+    let probe = run::Probe {
+        case_file: &args.case,
+        places: plan::Places { swap_file: args.swap_file.clone(), zram: args.zram.clone() },
+        options: setup::StartOptions {
+            state_dir: args.machine.state_dir.clone(),
+            leave_existing_swap: args.leave_existing_swap,
+        },
+        block_device: if zram { Some(args.zram.clone()) } else { args.block_device.clone() },
+        repeats: args.repeats as usize,
+    };
+    let interrupted = setup::catch_interrupts();
+    let mut system = system::RealSystem::new(host.clone());
+    let mut say = |line: &str| eprintln!("{line}");
+    let runs = run::repeats(&host, &probe, &mut system, &mut workload, interrupted, &mut say)?;
+    let file = run::write_case(&host, &args.case, &id, &runs, &args.out)?;
+    run::report(out, &file, &args.out, &runs)
 }

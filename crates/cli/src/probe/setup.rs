@@ -116,8 +116,6 @@ pub(crate) struct Applied<'s> {
 /// step. On a failed step or an interruption (`interrupted` set), everything made so far is
 /// restored and the error returned. `warn` hears the warning given before zswap's `enabled`
 /// parameter is written.
-// The measuring command is its caller; until it exists, only the tests are.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn apply<'s>(
     host: &Host,
     plan: &Plan,
@@ -162,8 +160,6 @@ pub(crate) fn apply<'s>(
 
 impl Applied<'_> {
     /// Undoes every step made, in reverse order, and removes the state file.
-    // Called by the measuring command once it exists; by the tests until then.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn restore(mut self) -> Result<()> {
         self.restored = true;
         undo_all(&self.host, self.system, &mut self.state, &self.state_file)

@@ -175,6 +175,7 @@ impl System for FakeSystem {
             std::fs::write(dir.join(name), "")?;
         }
         std::fs::write(dir.join("memory.zswap.max"), "max")?;
+        std::fs::write(dir.join("memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")?;
         Ok(())
     }
     fn remove_cgroup(&mut self, dir: &Path) -> Result<()> {
@@ -484,4 +485,83 @@ fn a_probe_refuses_to_start_over_a_stale_state_file_or_foreign_swap() {
     let err = apply_quietly(&host, &plan, &mut system, &mut Vec::new()).err().expect("an existing swap file");
     assert!(format!("{err:#}").contains("probe.swap already exists"), "{err:#}");
     assert_eq!(raw(&host, "/var/tmp/probe.swap"), "somebody's file");
+}
+
+/// A workload program stand-in: each run adds `100 × run number` swap-ins to the fake
+/// `/proc/vmstat`, and the run numbered `killed` ends as the memcg OOM killer ends one.
+struct FakeWorkload {
+    host: Host,
+    n: u64,
+    killed: Option<u64>,
+}
+
+impl super::run::Workload for FakeWorkload {
+    fn run(&mut self, cgroup_procs: &Path) -> Result<super::run::Ending> {
+        self.n += 1;
+        assert!(cgroup_procs.exists(), "the cgroup is made before the workload runs");
+        let pswpin: u64 = raw(&self.host, "/proc/vmstat").trim().trim_start_matches("pswpin ").parse()?;
+        put(&self.host, "/proc/vmstat", &format!("pswpin {}\n", pswpin + 100 * self.n));
+        if self.killed == Some(self.n) {
+            std::fs::write(
+                cgroup_procs.with_file_name("memory.oom_control"),
+                "oom_kill_disable 0\noom_kill 1\n",
+            )?;
+            return Ok(super::run::Ending::Killed);
+        }
+        Ok(super::run::Ending::Completed { fill_s: 0.1, total_s: 0.5 })
+    }
+}
+
+#[test]
+fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
+    let host = machine("run", 1);
+    put(&host, "/proc/vmstat", "pswpin 1000\n");
+    put(&host, "/proc/sys/kernel/osrelease", "6.18.0-fake\n");
+    let before = knob_values(&host);
+    let mut doc = case(json!({"swap": {"kind": "zram", "size_bytes": 1073741824u64, "rotational": false}}));
+    doc["id"] = json!("T-fake");
+    doc["kind"] = json!("live");
+    doc["workload"] = json!({"trace": "traces/t.trace", "region_bytes": 8192, "pattern": "seq", "passes": 1,
+                             "seed": 1, "write_fraction": 0.0, "page_contents": "half random, half constant",
+                             "thp": "off"});
+    let case_file = host.path("/cases-in/cases/T-fake.json");
+    put(&host, "/cases-in/cases/T-fake.json", &doc.to_string());
+    put(&host, "/cases-in/traces/t.trace", "# pages=2\nW 0\nW 1\n");
+    let probe = super::run::Probe {
+        case_file: &case_file,
+        places: places(),
+        options: options(&host),
+        block_device: None,
+        repeats: 3,
+    };
+    let mut system = FakeSystem::new(&host);
+    let mut workload = FakeWorkload { host: host.clone(), n: 0, killed: Some(2) };
+    let never = AtomicBool::new(false);
+    let mut said = Vec::new();
+    let runs = super::run::repeats(&host, &probe, &mut system, &mut workload, &never, &mut |s| {
+        said.push(s.to_string())
+    })
+    .expect("three repeats");
+    assert_restored(&host, &before);
+    assert_eq!(
+        system.log.borrow().iter().filter(|op| op.starts_with("swapon")).count(),
+        3,
+        "a fresh swap each time"
+    );
+    let pswpin: Vec<f64> = runs.iter().map(|r| r.figures["vmstat.pswpin"]).collect();
+    assert_eq!(pswpin, [100.0, 200.0, 300.0]);
+    assert!(said[1].contains("OOM-killed"), "{said:?}");
+    let out = host.path("/out");
+    let file = super::run::write_case(&host, &case_file, "T-fake-probe", &runs, &out).expect("the case");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("written")).expect("JSON");
+    assert_eq!(written["kernel"], "6.18.0-fake");
+    assert_eq!(written["measured"]["vmstat"]["pswpin"], json!({"median": 200, "min": 100, "max": 300}));
+    assert_eq!(written["measured"]["oom_kills"]["runs_oom_killed"], 1);
+    assert_eq!(written["workload"], doc["workload"]);
+    assert!(out.join("traces/t.trace").exists(), "the trace is copied beside the case");
+    assert_eq!(
+        super::run::workload_flags(&case_file, &doc["workload"]).expect("flags"),
+        ("half", "nohugepage")
+    );
 }

@@ -100,3 +100,46 @@ fn plan_prints_the_steps_of_a_bundled_case_and_changes_nothing() {
     let out = ok(&["probe", "restore", "--state-dir", &state_dir]);
     assert!(out.starts_with("nothing to restore"), "{out}");
 }
+
+/// A tiny probe on the real kernel: a 16 MiB sequential trace in an 8 MiB group on a swap
+/// file, two repeats, then scored by `validate`. It changes the machine's swap settings
+/// while it runs (and restores them), so it needs root and runs only when
+/// `SWAPSIM_PROBE_REAL=1` is set; CI never sets it. `SWAPSIM_PROBE_DISK` names the disk
+/// holding `/var/tmp` for the block figures (default `vda`).
+#[test]
+fn a_tiny_probe_runs_on_the_real_kernel_when_asked() {
+    if std::env::var_os("SWAPSIM_PROBE_REAL").is_none() {
+        return;
+    }
+    let dir = scratch_dir("probe", "real");
+    let input = dir.join("in");
+    std::fs::create_dir_all(input.join("cases")).expect("a case folder");
+    std::fs::create_dir_all(input.join("traces")).expect("a trace folder");
+    let trace = "traces/wl-seq-16M-p3-w0.2-s205.trace.zst";
+    std::fs::copy(in_repo(&format!("validation/linux-6.18/{trace}")), input.join(trace)).expect("the trace");
+    let case = serde_json::json!({
+        "format": "swapsim-validation/1", "id": "P-tiny", "kind": "live", "kernel": "-", "measured_on": "-",
+        "setup": {
+            "cpus": 1, "kernel": "-", "machine_ram_bytes": 0, "memcg_limit_bytes": 8u64 << 20,
+            "memcg_version": 1, "mthp_always_kib": [], "page_cluster": 3, "swappiness": 60,
+            "vma_ra_enabled": true, "zswap": { "enabled": false, "ever_enabled": false },
+            "swap": { "device": "swap file", "kind": "file", "rotational": true, "size_bytes": 256u64 << 20 },
+        },
+        "workload": {
+            "trace": trace, "region_bytes": 16u64 << 20, "pattern": "seq", "passes": 3, "seed": 205,
+            "write_fraction": 0.2, "page_contents": "random non-zero bytes", "thp": "off",
+        },
+        "operations": [{ "op": "run_trace" }],
+        "measured": {},
+    });
+    let case_file = write(&input.join("cases"), "P-tiny.json", case.to_string().as_bytes());
+    let out = dir.join("out").display().to_string();
+    let disk = std::env::var("SWAPSIM_PROBE_DISK").unwrap_or_else(|_| "vda".into());
+    let said = ok(&["probe", "run", &case_file, "--out", &out, "--repeats", "2", "--block-device", &disk]);
+    assert!(said.contains("wrote") && said.contains("(2 runs, 0 OOM-killed)"), "{said}");
+    let doc = parse(&ok(&["validate", &out, "--seeds", "1", "--format", "json"]));
+    let case = &doc["cases"][0];
+    let pswpin = case["real"]["vmstat"]["pswpin"].as_f64().expect("the kernel's pswpin");
+    assert!(pswpin > 0.0, "a 16 MiB trace in 8 MiB swaps in: {case}");
+    assert!(case["sim"]["vmstat"]["pswpin"].as_f64().is_some_and(|s| s > 0.0), "{case}");
+}

@@ -1,0 +1,256 @@
+//! `swapsim probe run`: a case's workload measured on this machine's kernel, repeat by
+//! repeat, and written as a case of its own that `swapsim validate` scores.
+//!
+//! Each repeat starts from a clean machine, as the bundled cases' runs did: the plan is
+//! applied (the memory cgroup, the knobs, a fresh swap file or zram device), the kernel's
+//! counters are read, the workload program runs the case's trace inside the cgroup pinned
+//! to one CPU, the counters are read again, and everything is restored before the next
+//! repeat. A repeat whose workload the memcg OOM killer ended is counted and left out of the
+//! figures. Block figures come from the swap device's `stat` file (requests and sectors);
+//! service times, which need the block tracepoints, are not measured yet.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::host::Host;
+use super::plan::{self, Places};
+use super::setup::{self, StartOptions};
+use super::system::System;
+use swapsim::probe::case::{case_document, CaseHead, Run};
+use swapsim::probe::measure::{delta, Snapshot, Sources};
+
+/// How one run of the workload program ended.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Ending {
+    /// It performed every access: the end of its fill and of its last access, in seconds.
+    Completed { fill_s: f64, total_s: f64 },
+    /// A signal ended it (the memcg OOM killer sends SIGKILL).
+    Killed,
+}
+
+/// Runs the workload program once inside the cgroup whose `cgroup.procs` is given.
+pub(crate) trait Workload {
+    fn run(&mut self, cgroup_procs: &Path) -> Result<Ending>;
+}
+
+/// The workload program itself: this binary, `probe exec`, on the case's trace.
+pub(crate) struct ExecWorkload {
+    pub(crate) trace: PathBuf,
+    pub(crate) contents: &'static str,
+    pub(crate) thp: &'static str,
+    pub(crate) cpu: usize,
+}
+
+impl Workload for ExecWorkload {
+    fn run(&mut self, cgroup_procs: &Path) -> Result<Ending> {
+        let me = std::env::current_exe().context("cannot find the swapsim binary to run the workload")?;
+        let output = std::process::Command::new(me)
+            .args(["probe", "exec"])
+            .arg(&self.trace)
+            .args(["--contents", self.contents, "--thp", self.thp, "--cpu", &self.cpu.to_string()])
+            .arg("--cgroup-procs")
+            .arg(cgroup_procs)
+            .output()
+            .context("cannot start the workload program")?;
+        use std::os::unix::process::ExitStatusExt;
+        if output.status.signal().is_some() {
+            return Ok(Ending::Killed);
+        }
+        if !output.status.success() {
+            bail!(
+                "the workload program failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        let line = String::from_utf8_lossy(&output.stdout);
+        let doc: Value = serde_json::from_str(line.trim())
+            .with_context(|| format!("the workload program printed {:?}, not its JSON line", line.trim()))?;
+        let time =
+            |key: &str| doc[key].as_f64().ok_or_else(|| anyhow!("the workload program's {key} is missing"));
+        Ok(Ending::Completed { fill_s: time("fill_s")?, total_s: time("total_s")? })
+    }
+}
+
+/// What the workload program is told, from a case's `workload`: the content class named in
+/// its words (`page_contents`) and its THP hint (`thp`).
+pub(crate) fn workload_flags(file: &Path, workload: &Value) -> Result<(&'static str, &'static str)> {
+    let words = workload["page_contents"].as_str().unwrap_or("random").to_ascii_lowercase();
+    let contents = if words.contains("half") {
+        "half"
+    } else if words.contains("text") {
+        "text"
+    } else if words.contains("zero") {
+        "zero"
+    } else {
+        "random"
+    };
+    let thp = match workload["thp"].as_str() {
+        None | Some("off") => "nohugepage",
+        Some("default") => "default",
+        Some(other) => bail!("{}: workload.thp {other:?} is not \"off\" or \"default\"", file.display()),
+    };
+    Ok((contents, thp))
+}
+
+/// Everything a probe needs besides the machine.
+pub(crate) struct Probe<'a> {
+    pub(crate) case_file: &'a Path,
+    pub(crate) places: Places,
+    pub(crate) options: StartOptions,
+    /// The swap device's block device name for its `stat` figures (`zram0`, `vda`).
+    pub(crate) block_device: Option<String>,
+    pub(crate) repeats: usize,
+}
+
+/// Runs the probe's repeats on `host` and returns them; `say` hears progress.
+pub(crate) fn repeats(
+    host: &Host,
+    probe: &Probe<'_>,
+    system: &mut dyn System,
+    workload: &mut dyn Workload,
+    interrupted: &AtomicBool,
+    say: &mut dyn FnMut(&str),
+) -> Result<Vec<Run>> {
+    let mut runs = Vec::new();
+    for repeat in 1..=probe.repeats {
+        if interrupted.load(Ordering::SeqCst) {
+            bail!("interrupted before repeat {repeat}; the machine is as it was");
+        }
+        let plan = plan::plan_file(host, probe.case_file, &probe.places)?;
+        let applied = setup::apply(host, &plan, system, &probe.options, interrupted, &mut |w| say(w))?;
+        let sources = Sources {
+            root: host.root().to_path_buf(),
+            block_device: probe.block_device.clone(),
+            memcg_dir: Some(PathBuf::from(&plan.cgroup_dir)),
+        };
+        let measured = (|| -> Result<(Snapshot, Ending, Snapshot)> {
+            let before = Snapshot::take(&sources)?;
+            let ending = workload.run(&host.path(&format!("{}/cgroup.procs", plan.cgroup_dir)))?;
+            let after = Snapshot::take(&sources)?;
+            Ok((before, ending, after))
+        })();
+        // Restored whatever happened; a measurement error is reported after the restore.
+        let restored = applied.restore();
+        let (before, ending, after) = measured?;
+        restored.context("restoring the machine after a repeat")?;
+        let mut figures = delta(&before, &after);
+        let (fill_s, total_s) = match ending {
+            Ending::Completed { fill_s, total_s } => (fill_s, total_s),
+            Ending::Killed => {
+                // A kill the cgroup does not count as an OOM kill is not one: say so.
+                if !swapsim::probe::measure::oom_killed(&figures) {
+                    bail!(
+                        "repeat {repeat}: the workload was killed by a signal, not by the memcg OOM killer"
+                    );
+                }
+                (0.0, 0.0)
+            }
+        };
+        figures.entry("memcg.oom_kill".into()).or_insert(0.0);
+        say(&format!(
+            "repeat {repeat} of {}: {}",
+            probe.repeats,
+            if ending == Ending::Killed { "OOM-killed".to_string() } else { format!("{total_s:.3} s") }
+        ));
+        runs.push(Run { figures, fill_s, total_s });
+    }
+    Ok(runs)
+}
+
+/// The case written from `runs`: the input case's set-up and workload with this machine's
+/// kernel and memory, its trace copied beside it. Returns the case file written.
+pub(crate) fn write_case(
+    host: &Host,
+    case_file: &Path,
+    id: &str,
+    runs: &[Run],
+    out_dir: &Path,
+) -> Result<PathBuf> {
+    let text =
+        std::fs::read_to_string(case_file).with_context(|| format!("cannot read {}", case_file.display()))?;
+    let input: Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", case_file.display()))?;
+    let kernel = host.value("/proc/sys/kernel/osrelease").unwrap_or_else(|_| "unknown".into());
+    let mut setup = input["setup"].clone();
+    setup["kernel"] = Value::from(kernel.clone());
+    if let Some(ram) = mem_total_bytes(host) {
+        setup["machine_ram_bytes"] = Value::from(ram);
+    }
+    let workload = input["workload"].clone();
+    let trace = workload["trace"]
+        .as_str()
+        .ok_or_else(|| anyhow!("{}: workload.trace missing", case_file.display()))?;
+    let head =
+        CaseHead { id: id.to_string(), kernel, measured_on: today(), setup, workload: workload.clone() };
+    let doc = case_document(&head, runs)?;
+    let from = case_dir_root(case_file).join(trace);
+    let to = out_dir.join(trace);
+    std::fs::create_dir_all(to.parent().expect("a trace path has a folder"))
+        .with_context(|| format!("cannot make {}", out_dir.display()))?;
+    if !to.exists() {
+        let bytes =
+            std::fs::read(&from).with_context(|| format!("cannot read the trace {}", from.display()))?;
+        crate::outfile::write_atomically(&to, &bytes)?;
+    }
+    let cases = out_dir.join("cases");
+    std::fs::create_dir_all(&cases).with_context(|| format!("cannot make {}", cases.display()))?;
+    let file = cases.join(format!("{id}.json"));
+    let text = serde_json::to_string_pretty(&doc).expect("a case serialises") + "\n";
+    crate::outfile::write_atomically(&file, text.as_bytes())?;
+    Ok(file)
+}
+
+/// The folder a case's paths are relative to: the one holding its `cases` folder.
+pub(crate) fn case_dir_root(case_file: &Path) -> PathBuf {
+    case_file.parent().and_then(Path::parent).unwrap_or(Path::new(".")).to_path_buf()
+}
+
+fn mem_total_bytes(host: &Host) -> Option<u64> {
+    let text = host.read("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Today's date in UTC, `YYYY-MM-DD`.
+fn today() -> String {
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    // Days to a civil date (proleptic Gregorian), after Howard Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// Writes what the probe wrote and how to score it.
+pub(crate) fn report(out: &mut dyn Write, file: &Path, out_dir: &Path, runs: &[Run]) -> Result<()> {
+    let killed = runs.iter().filter(|r| swapsim::probe::measure::oom_killed(&r.figures)).count();
+    writeln!(out, "wrote {} ({} runs, {killed} OOM-killed)", file.display(), runs.len())?;
+    writeln!(out, "score it with: swapsim validate {}", out_dir.display())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::today;
+
+    #[test]
+    fn today_is_a_date() {
+        let t = today();
+        assert_eq!(t.len(), 10, "{t}");
+        assert!(t.starts_with("20"), "{t}");
+        assert_eq!(&t[4..5], "-");
+    }
+}
