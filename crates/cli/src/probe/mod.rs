@@ -9,7 +9,7 @@
 //!
 //! `probe run` (`run`) measures a case's workload on this machine's kernel, repeat by
 //! repeat, and writes a case of its own (measurement and the case format are the library's,
-//! `swapsim::probe`). Not measured yet: block service times (tracepoints), queue cases.
+//! `swapsim::probe`). Not measured yet: block service times (tracepoints).
 
 mod exec;
 mod host;
@@ -163,25 +163,34 @@ fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.case.display()))?;
     let doc: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not JSON: {e}", args.case.display()))?;
-    if doc["kind"] != "live" {
-        anyhow::bail!(
-            "{}: kind {}: only live cases (one process running a trace) are probed so far",
-            args.case.display(),
-            doc["kind"]
-        );
-    }
-    let trace = doc["workload"]["trace"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("{}: workload.trace missing", args.case.display()))?;
     let (contents, thp) = run::workload_flags(&args.case, &doc["workload"])?;
     let zram = doc["setup"]["swap"]["kind"] == "zram";
     let id = args.id.clone().unwrap_or_else(|| format!("{}-probe", doc["id"].as_str().unwrap_or("case")));
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let mut workload = run::ExecWorkload {
-        trace: run::case_dir_root(&args.case).join(trace),
-        contents,
-        thp,
-        cpu: args.cpu.unwrap_or(cpus - 1),
+    let cpu = args.cpu.unwrap_or(cpus - 1);
+    let root = run::case_dir_root(&args.case);
+    let exec = |trace: &str| run::ExecWorkload { trace: root.join(trace), contents, thp, cpu };
+    let traces = run::traces(&args.case, &doc["workload"])?;
+    let mut workload: Box<dyn run::Workload> = match doc["kind"].as_str() {
+        Some("live") => Box::new(exec(&traces[0])),
+        Some("jobs") => {
+            let concurrency =
+                doc["workload"]["queue"]["concurrency"].as_u64().filter(|&c| c >= 1).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: workload.queue.concurrency is not a whole number of at least 1",
+                        args.case.display()
+                    )
+                })?;
+            Box::new(run::QueueWorkload {
+                jobs: traces.iter().map(|t| exec(t)).collect(),
+                concurrency: concurrency as usize,
+            })
+        }
+        _ => anyhow::bail!(
+            "{}: kind {}: only live cases and queues (jobs) are probed, not swapoff cases",
+            args.case.display(),
+            doc["kind"]
+        ),
     };
     let probe = run::Probe {
         case_file: &args.case,
@@ -196,7 +205,7 @@ fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
     let interrupted = setup::catch_interrupts();
     let mut system = system::RealSystem::new(host.clone());
     let mut say = |line: &str| eprintln!("{line}");
-    let runs = run::repeats(&host, &probe, &mut system, &mut workload, interrupted, &mut say)?;
+    let runs = run::repeats(&host, &probe, &mut system, workload.as_mut(), interrupted, &mut say)?;
     let file = run::write_case(&host, &args.case, &id, &runs, &args.out)?;
     run::report(out, &file, &args.out, &runs)
 }

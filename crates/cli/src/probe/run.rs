@@ -25,8 +25,9 @@ use swapsim::probe::measure::{delta, Snapshot, Sources};
 /// How one run of the workload program ended.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Ending {
-    /// It performed every access: the end of its fill and of its last access, in seconds.
-    Completed { fill_s: f64, total_s: f64 },
+    /// It performed every access: the end of its fill and of its last access, in seconds;
+    /// for a queue, the last exit and each job's start and end (no one fill).
+    Completed { fill_s: f64, total_s: f64, jobs: Vec<(f64, f64)> },
     /// A signal ended it (the memcg OOM killer sends SIGKILL).
     Killed,
 }
@@ -71,7 +72,70 @@ impl Workload for ExecWorkload {
             .with_context(|| format!("the workload program printed {:?}, not its JSON line", line.trim()))?;
         let time =
             |key: &str| doc[key].as_f64().ok_or_else(|| anyhow!("the workload program's {key} is missing"));
-        Ok(Ending::Completed { fill_s: time("fill_s")?, total_s: time("total_s")? })
+        Ok(Ending::Completed { fill_s: time("fill_s")?, total_s: time("total_s")?, jobs: Vec::new() })
+    }
+}
+
+/// A queue of workload programs, as `make -jN` runs jobs: in list order, `concurrency` at
+/// a time, the next one started as soon as a running one exits, all pinned to one CPU.
+/// Job times are from the queue's start; a job a signal ended makes the run a kill.
+pub(crate) struct QueueWorkload {
+    pub(crate) jobs: Vec<ExecWorkload>,
+    pub(crate) concurrency: usize,
+}
+
+impl Workload for QueueWorkload {
+    fn run(&mut self, cgroup_procs: &Path) -> Result<Ending> {
+        use std::os::unix::process::ExitStatusExt;
+        let me = std::env::current_exe().context("cannot find the swapsim binary to run the workload")?;
+        let start = std::time::Instant::now();
+        let mut times = vec![(0.0, 0.0); self.jobs.len()];
+        let mut running: Vec<(usize, std::process::Child)> = Vec::new();
+        let mut next = 0;
+        let mut killed = false;
+        while next < self.jobs.len() || !running.is_empty() {
+            while running.len() < self.concurrency && next < self.jobs.len() {
+                let job = &self.jobs[next];
+                let child = std::process::Command::new(&me)
+                    .args(["probe", "exec"])
+                    .arg(&job.trace)
+                    .args(["--contents", job.contents, "--thp", job.thp, "--cpu", &job.cpu.to_string()])
+                    .arg("--cgroup-procs")
+                    .arg(cgroup_procs)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .with_context(|| format!("cannot start job {next}"))?;
+                times[next].0 = start.elapsed().as_secs_f64();
+                running.push((next, child));
+                next += 1;
+            }
+            let mut i = 0;
+            while i < running.len() {
+                let Some(status) = running[i].1.try_wait().context("waiting for a job")? else {
+                    i += 1;
+                    continue;
+                };
+                let (job, child) = running.swap_remove(i);
+                times[job].1 = start.elapsed().as_secs_f64();
+                if status.signal().is_some() {
+                    killed = true;
+                } else if !status.success() {
+                    let mut err = String::new();
+                    if let Some(mut pipe) = child.stderr {
+                        use std::io::Read;
+                        let _ = pipe.read_to_string(&mut err);
+                    }
+                    bail!("job {job} failed ({status}): {}", err.trim());
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_micros(500));
+        }
+        if killed {
+            return Ok(Ending::Killed);
+        }
+        let total_s = times.iter().map(|t| t.1).fold(0.0, f64::max);
+        Ok(Ending::Completed { fill_s: 0.0, total_s, jobs: times })
     }
 }
 
@@ -138,8 +202,8 @@ pub(crate) fn repeats(
         let (before, ending, after) = measured?;
         restored.context("restoring the machine after a repeat")?;
         let mut figures = delta(&before, &after);
-        let (fill_s, total_s) = match ending {
-            Ending::Completed { fill_s, total_s } => (fill_s, total_s),
+        let (fill_s, total_s, jobs) = match &ending {
+            Ending::Completed { fill_s, total_s, jobs } => (*fill_s, *total_s, jobs.clone()),
             Ending::Killed => {
                 // A kill the cgroup does not count as an OOM kill is not one: say so.
                 if !swapsim::probe::measure::oom_killed(&figures) {
@@ -147,7 +211,7 @@ pub(crate) fn repeats(
                         "repeat {repeat}: the workload was killed by a signal, not by the memcg OOM killer"
                     );
                 }
-                (0.0, 0.0)
+                (0.0, 0.0, Vec::new())
             }
         };
         figures.entry("memcg.oom_kill".into()).or_insert(0.0);
@@ -156,7 +220,7 @@ pub(crate) fn repeats(
             probe.repeats,
             if ending == Ending::Killed { "OOM-killed".to_string() } else { format!("{total_s:.3} s") }
         ));
-        runs.push(Run { figures, fill_s, total_s });
+        runs.push(Run { figures, fill_s, total_s, jobs });
     }
     Ok(runs)
 }
@@ -181,20 +245,26 @@ pub(crate) fn write_case(
         setup["machine_ram_bytes"] = Value::from(ram);
     }
     let workload = input["workload"].clone();
-    let trace = workload["trace"]
-        .as_str()
-        .ok_or_else(|| anyhow!("{}: workload.trace missing", case_file.display()))?;
-    let head =
-        CaseHead { id: id.to_string(), kernel, measured_on: today(), setup, workload: workload.clone() };
+    let kind = input["kind"].as_str().unwrap_or("live").to_string();
+    let head = CaseHead {
+        id: id.to_string(),
+        kernel,
+        measured_on: today(),
+        setup,
+        workload: workload.clone(),
+        kind,
+    };
     let doc = case_document(&head, runs)?;
-    let from = case_dir_root(case_file).join(trace);
-    let to = out_dir.join(trace);
-    std::fs::create_dir_all(to.parent().expect("a trace path has a folder"))
-        .with_context(|| format!("cannot make {}", out_dir.display()))?;
-    if !to.exists() {
-        let bytes =
-            std::fs::read(&from).with_context(|| format!("cannot read the trace {}", from.display()))?;
-        crate::outfile::write_atomically(&to, &bytes)?;
+    for trace in traces(case_file, &workload)? {
+        let from = case_dir_root(case_file).join(&trace);
+        let to = out_dir.join(&trace);
+        std::fs::create_dir_all(to.parent().expect("a trace path has a folder"))
+            .with_context(|| format!("cannot make {}", out_dir.display()))?;
+        if !to.exists() {
+            let bytes =
+                std::fs::read(&from).with_context(|| format!("cannot read the trace {}", from.display()))?;
+            crate::outfile::write_atomically(&to, &bytes)?;
+        }
     }
     let cases = out_dir.join("cases");
     std::fs::create_dir_all(&cases).with_context(|| format!("cannot make {}", cases.display()))?;
@@ -202,6 +272,24 @@ pub(crate) fn write_case(
     let text = serde_json::to_string_pretty(&doc).expect("a case serialises") + "\n";
     crate::outfile::write_atomically(&file, text.as_bytes())?;
     Ok(file)
+}
+
+/// The traces a case's workload names: its one `trace`, or each queued job's.
+pub(crate) fn traces(case_file: &Path, workload: &Value) -> Result<Vec<String>> {
+    let missing = |what: &str| anyhow!("{}: {what} missing", case_file.display());
+    if let Some(jobs) = workload["queue"]["jobs"].as_array() {
+        return jobs
+            .iter()
+            .enumerate()
+            .map(|(j, job)| {
+                job["trace"]
+                    .as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| missing(&format!("workload.queue.jobs[{j}].trace")))
+            })
+            .collect();
+    }
+    Ok(vec![workload["trace"].as_str().ok_or_else(|| missing("workload.trace"))?.to_string()])
 }
 
 /// The folder a case's paths are relative to: the one holding its `cases` folder.

@@ -508,7 +508,7 @@ impl super::run::Workload for FakeWorkload {
             )?;
             return Ok(super::run::Ending::Killed);
         }
-        Ok(super::run::Ending::Completed { fill_s: 0.1, total_s: 0.5 })
+        Ok(super::run::Ending::Completed { fill_s: 0.1, total_s: 0.5, jobs: Vec::new() })
     }
 }
 

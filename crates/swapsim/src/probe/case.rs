@@ -18,6 +18,9 @@ pub struct Run {
     pub fill_s: f64,
     /// End of the last access, seconds from the first.
     pub total_s: f64,
+    /// A queue's jobs, in queue order: each one's start and end, seconds from the queue's
+    /// start (empty for a single process).
+    pub jobs: Vec<(f64, f64)>,
 }
 
 /// What a case says besides its measurements.
@@ -31,8 +34,11 @@ pub struct CaseHead {
     pub measured_on: String,
     /// The case's `setup` (machine, memory cgroup, swap device, knobs).
     pub setup: Value,
-    /// The case's `workload` (trace path relative to the case directory, pattern, sizes).
+    /// The case's `workload` (trace path relative to the case directory, pattern, sizes;
+    /// for a queue, `queue` with its jobs).
     pub workload: Value,
+    /// `live` (one process running a trace) or `jobs` (a queue of processes).
+    pub kind: String,
 }
 
 /// The case document for `head` and its `runs`, in the order the format lists its members.
@@ -48,19 +54,24 @@ pub fn case_document(head: &CaseHead, runs: &[Run]) -> Result<Value> {
     }
     let figures: Vec<BTreeMap<String, f64>> = completed.iter().map(|r| r.figures.clone()).collect();
     let mut measured = summarize(&figures);
+    let queue = head.kind == "jobs";
     let times: Vec<BTreeMap<String, f64>> = completed
         .iter()
         .map(|r| {
-            BTreeMap::from([
-                ("timing.fill_s".to_string(), r.fill_s),
-                ("timing.passes_s".to_string(), r.total_s - r.fill_s),
-                ("timing.total_s".to_string(), r.total_s),
-            ])
+            let mut t = BTreeMap::from([("timing.total_s".to_string(), r.total_s)]);
+            if !queue {
+                t.insert("timing.fill_s".to_string(), r.fill_s);
+                t.insert("timing.passes_s".to_string(), r.total_s - r.fill_s);
+            }
+            t
         })
         .collect();
     if let (Value::Object(m), Value::Object(t)) = (&mut measured, summarize(&times)) {
         m.extend(t);
         m.insert("repeats".into(), json!(completed.len()));
+        if queue {
+            m.insert("jobs_timing".into(), jobs_timing(&completed));
+        }
         let killed = runs.len() - completed.len();
         m.insert(
             "oom_kills".into(),
@@ -73,17 +84,44 @@ pub fn case_document(head: &CaseHead, runs: &[Run]) -> Result<Value> {
             }),
         );
     }
+    if !matches!(head.kind.as_str(), "live" | "jobs") {
+        bail!("case {}: kind {:?} is not live or jobs", head.id, head.kind);
+    }
     Ok(json!({
         "format": "swapsim-validation/1",
         "id": head.id,
-        "kind": "live",
+        "kind": head.kind,
         "kernel": head.kernel,
         "measured_on": head.measured_on,
         "setup": head.setup,
         "workload": head.workload,
-        "operations": [{ "op": "run_trace" }],
+        "operations": [{ "op": if queue { "run_queue" } else { "run_trace" } }],
         "measured": measured,
     }))
+}
+
+/// Each job's median start and end over the runs, in queue order (`measured.jobs_timing`).
+fn jobs_timing(runs: &[&Run]) -> Value {
+    let n_jobs = runs.iter().map(|r| r.jobs.len()).min().unwrap_or(0);
+    let median = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        let n = xs.len();
+        if n % 2 == 1 {
+            xs[n / 2]
+        } else {
+            (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+        }
+    };
+    let list: Vec<Value> = (0..n_jobs)
+        .map(|j| {
+            json!({
+                "job": j,
+                "start_s": median(runs.iter().map(|r| r.jobs[j].0).collect()),
+                "end_s": median(runs.iter().map(|r| r.jobs[j].1).collect()),
+            })
+        })
+        .collect();
+    Value::Array(list)
 }
 
 #[cfg(test)]
@@ -101,6 +139,7 @@ mod tests {
     fn head() -> CaseHead {
         CaseHead {
             id: "P-seq16M-probe".into(),
+            kind: "live".into(),
             kernel: "6.18.0-test".into(),
             measured_on: "2026-11-27".into(),
             setup: json!({
@@ -125,7 +164,7 @@ mod tests {
             ("vmstat.pgmajfault".to_string(), pswpin / 8.0),
             ("memcg.oom_kill".to_string(), if oom { 1.0 } else { 0.0 }),
         ]);
-        Run { figures, fill_s: 0.05, total_s: 0.25 }
+        Run { figures, fill_s: 0.05, total_s: 0.25, jobs: Vec::new() }
     }
 
     #[test]
@@ -141,6 +180,16 @@ mod tests {
         assert_eq!(doc["measured"]["oom_kills"]["runs_oom_killed"], 1);
         assert_eq!(doc["measured"]["timing"]["passes_s"]["median"], 0.2);
         assert!(doc["measured"].get("memcg").is_none());
+        let mut queue = head();
+        queue.kind = "jobs".into();
+        let mut runs = vec![run(9000.0, false), run(9300.0, false), run(9100.0, false)];
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.jobs = vec![(0.0, 1.0 + i as f64), (0.5, 2.0)];
+        }
+        let doc = case_document(&queue, &runs).unwrap();
+        assert_eq!(doc["operations"][0]["op"], "run_queue");
+        assert_eq!(doc["measured"]["jobs_timing"][0], json!({"job": 0, "start_s": 0.0, "end_s": 2.0}));
+        assert!(doc["measured"]["timing"].get("fill_s").is_none(), "a queue has no one fill");
         let err = case_document(&head(), &[run(1.0, true)]).unwrap_err().to_string();
         assert!(err.contains("none of its 1 runs completed"), "{err}");
     }
