@@ -206,6 +206,6 @@ fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
     let mut system = system::RealSystem::new(host.clone());
     let mut say = |line: &str| eprintln!("{line}");
     let runs = run::repeats(&host, &probe, &mut system, workload.as_mut(), interrupted, &mut say)?;
-    let file = run::write_case(&host, &args.case, &id, &runs, &args.out)?;
+    let file = run::write_case(&host, &args.case, &id, &runs, &args.out, probe.block_device.as_deref())?;
     run::report(out, &file, &args.out, &runs)
 }

@@ -233,6 +233,7 @@ pub(crate) fn write_case(
     id: &str,
     runs: &[Run],
     out_dir: &Path,
+    block_device: Option<&str>,
 ) -> Result<PathBuf> {
     let text =
         std::fs::read_to_string(case_file).with_context(|| format!("cannot read {}", case_file.display()))?;
@@ -244,6 +245,7 @@ pub(crate) fn write_case(
     if let Some(ram) = mem_total_bytes(host) {
         setup["machine_ram_bytes"] = Value::from(ram);
     }
+    setup["machine"] = machine(host, block_device);
     let workload = input["workload"].clone();
     let kind = input["kind"].as_str().unwrap_or("live").to_string();
     let head = CaseHead {
@@ -295,6 +297,42 @@ pub(crate) fn traces(case_file: &Path, workload: &Value) -> Result<Vec<String>> 
 /// The folder a case's paths are relative to: the one holding its `cases` folder.
 pub(crate) fn case_dir_root(case_file: &Path) -> PathBuf {
     case_file.parent().and_then(Path::parent).unwrap_or(Path::new(".")).to_path_buf()
+}
+
+/// The machine as a case describes it (`setup.machine`): CPUs, the kernel's command line
+/// and build options that matter to swap, and the swap disk's model, rotational flag and
+/// I/O scheduler. What cannot be read is left out.
+fn machine(host: &Host, block_device: Option<&str>) -> Value {
+    let mut m = serde_json::Map::new();
+    if let Ok(text) = host.read("/proc/cpuinfo") {
+        let cpus = text.lines().filter(|l| l.starts_with("processor")).count();
+        m.insert("cpus_online".into(), Value::from(cpus));
+        if let Some(model) = text.lines().find_map(|l| l.strip_prefix("model name")) {
+            m.insert("cpu_model".into(), Value::from(model.trim_start_matches([' ', '\t', ':']).trim()));
+        }
+    }
+    if let Ok(cmdline) = host.read("/proc/cmdline") {
+        m.insert("cmdline".into(), Value::from(cmdline.trim()));
+    }
+    if let Some(dev) = block_device {
+        let mut disk = serde_json::Map::new();
+        disk.insert("name".into(), Value::from(dev));
+        for (key, file) in
+            [("model", "device/model"), ("rotational", "queue/rotational"), ("scheduler", "queue/scheduler")]
+        {
+            if let Ok(text) = host.read(&format!("/sys/block/{dev}/{file}")) {
+                let text = text.trim();
+                let value = match key {
+                    "rotational" => Value::from(text == "1"),
+                    "scheduler" => Value::from(super::host::selected(text)),
+                    _ => Value::from(text),
+                };
+                disk.insert(key.into(), value);
+            }
+        }
+        m.insert("swap_disk".into(), Value::Object(disk));
+    }
+    Value::Object(m)
 }
 
 fn mem_total_bytes(host: &Host) -> Option<u64> {

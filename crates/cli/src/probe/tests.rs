@@ -552,10 +552,16 @@ fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
     assert_eq!(pswpin, [100.0, 200.0, 300.0]);
     assert!(said[1].contains("OOM-killed"), "{said:?}");
     let out = host.path("/out");
-    let file = super::run::write_case(&host, &case_file, "T-fake-probe", &runs, &out).expect("the case");
+    put(&host, "/proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake CPU\nprocessor\t: 1\n");
+    put(&host, "/sys/block/zram0/queue/rotational", "0\n");
+    let file = super::run::write_case(&host, &case_file, "T-fake-probe", &runs, &out, Some("zram0"))
+        .expect("the case");
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(file).expect("written")).expect("JSON");
     assert_eq!(written["kernel"], "6.18.0-fake");
+    assert_eq!(written["setup"]["machine"]["cpus_online"], 2);
+    assert_eq!(written["setup"]["machine"]["cpu_model"], "Fake CPU");
+    assert_eq!(written["setup"]["machine"]["swap_disk"], json!({"name": "zram0", "rotational": false}));
     assert_eq!(written["measured"]["vmstat"]["pswpin"], json!({"median": 200, "min": 100, "max": 300}));
     assert_eq!(written["measured"]["oom_kills"]["runs_oom_killed"], 1);
     assert_eq!(written["workload"], doc["workload"]);
