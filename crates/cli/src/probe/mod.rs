@@ -45,7 +45,8 @@ pub(crate) enum ProbeCommand {
     Exec(exec::ExecArgs),
 }
 
-/// Where the machine's files are, and where the state file is.
+/// Where the machine's files are, where the state file is, and what a probe may make or
+/// leave alone there.
 #[derive(Debug, clap::Args)]
 pub(crate) struct MachineArgs {
     /// The folder of the probe's state file.
@@ -54,15 +55,6 @@ pub(crate) struct MachineArgs {
     /// The root the machine's files are read under (a test tree; `/` on a machine).
     #[arg(long, value_name = "DIR", default_value = "/", hide = true)]
     root: PathBuf,
-}
-
-/// `swapsim probe plan`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct PlanArgs {
-    /// The case (`swapsim-validation/1` JSON) whose set-up to plan.
-    case: PathBuf,
-    #[command(flatten)]
-    machine: MachineArgs,
     /// Probe even while swap the probe did not make is on.
     #[arg(long)]
     leave_existing_swap: bool,
@@ -72,6 +64,15 @@ pub(crate) struct PlanArgs {
     /// The zram device a case on zram gets.
     #[arg(long, value_name = "NAME", default_value = "zram0")]
     zram: String,
+}
+
+/// `swapsim probe plan`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PlanArgs {
+    /// The case (`swapsim-validation/1` JSON) whose set-up to plan.
+    case: PathBuf,
+    #[command(flatten)]
+    machine: MachineArgs,
 }
 
 /// `swapsim probe run`.
@@ -98,15 +99,6 @@ pub(crate) struct RunArgs {
     block_device: Option<String>,
     #[command(flatten)]
     machine: MachineArgs,
-    /// Probe even while swap the probe did not make is on.
-    #[arg(long)]
-    leave_existing_swap: bool,
-    /// The swap file a case on a swap file gets (on a disk, not tmpfs).
-    #[arg(long, value_name = "PATH", default_value = "/var/tmp/swapsim-probe.swap")]
-    swap_file: String,
-    /// The zram device a case on zram gets.
-    #[arg(long, value_name = "NAME", default_value = "zram0")]
-    zram: String,
 }
 
 /// `swapsim probe restore`.
@@ -122,12 +114,13 @@ pub(crate) fn run(out: &mut dyn Write, command: ProbeCommand) -> Result<()> {
     match command {
         ProbeCommand::Plan(args) => {
             let host = host::Host::new(&args.machine.root);
-            let places = plan::Places { swap_file: args.swap_file.clone(), zram: args.zram.clone() };
+            let places =
+                plan::Places { swap_file: args.machine.swap_file.clone(), zram: args.machine.zram.clone() };
             let plan = plan::plan_file(&host, &args.case, &places)?;
             plan::write_plan(out, &plan, &host)?;
             let options = setup::StartOptions {
                 state_dir: args.machine.state_dir,
-                leave_existing_swap: args.leave_existing_swap,
+                leave_existing_swap: args.machine.leave_existing_swap,
             };
             setup::check(&host, &plan, &options)
                 .map_err(|err| err.context("a probe would refuse to start"))?;
@@ -194,12 +187,12 @@ fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
     };
     let probe = run::Probe {
         case_file: &args.case,
-        places: plan::Places { swap_file: args.swap_file.clone(), zram: args.zram.clone() },
+        places: plan::Places { swap_file: args.machine.swap_file.clone(), zram: args.machine.zram.clone() },
         options: setup::StartOptions {
             state_dir: args.machine.state_dir.clone(),
-            leave_existing_swap: args.leave_existing_swap,
+            leave_existing_swap: args.machine.leave_existing_swap,
         },
-        block_device: if zram { Some(args.zram.clone()) } else { args.block_device.clone() },
+        block_device: if zram { Some(args.machine.zram.clone()) } else { args.block_device.clone() },
         repeats: args.repeats as usize,
     };
     let interrupted = setup::catch_interrupts();

@@ -101,81 +101,78 @@ fn plan_prints_the_steps_of_a_bundled_case_and_changes_nothing() {
     assert!(out.starts_with("nothing to restore"), "{out}");
 }
 
-/// A tiny probe on the real kernel: a 16 MiB sequential trace in an 8 MiB group on a swap
-/// file, two repeats, then scored by `validate`; then a tiny queue. It changes the machine's swap settings
-/// while it runs (and restores them), so it needs root and runs only when
-/// `SWAPSIM_PROBE_REAL=1` is set; CI never sets it. `SWAPSIM_PROBE_DISK` names the disk
-/// holding `/var/tmp` for the block figures (default `vda`).
+/// The trace the real-kernel probes run: 16 MiB sequential, three passes.
+const TINY_TRACE: &str = "traces/wl-seq-16M-p3-w0.2-s205.trace.zst";
+
+/// A scratch case folder holding `TINY_TRACE` and the case `id` with `setup`'s limit and
+/// `workload`; probes it with `repeats` repeats on the real kernel and returns the output
+/// folder and what the probe said.
+fn probe_for_real(
+    name: &str,
+    id: &str,
+    kind: &str,
+    limit_mib: u64,
+    workload: serde_json::Value,
+    repeats: &str,
+) -> (String, String) {
+    let dir = scratch_dir("probe", name);
+    let input = dir.join("in");
+    std::fs::create_dir_all(input.join("cases")).expect("a case folder");
+    std::fs::create_dir_all(input.join("traces")).expect("a trace folder");
+    std::fs::copy(in_repo(&format!("validation/linux-6.18/{TINY_TRACE}")), input.join(TINY_TRACE))
+        .expect("the trace");
+    let case = serde_json::json!({
+        "format": "swapsim-validation/1", "id": id, "kind": kind, "kernel": "-", "measured_on": "-",
+        "setup": {
+            "cpus": 1, "kernel": "-", "machine_ram_bytes": 0, "memcg_limit_bytes": limit_mib << 20,
+            "memcg_version": 1, "mthp_always_kib": [], "page_cluster": 3, "swappiness": 60,
+            "vma_ra_enabled": true, "zswap": { "enabled": false, "ever_enabled": false },
+            "swap": { "device": "swap file", "kind": "file", "rotational": true, "size_bytes": 256u64 << 20 },
+        },
+        "workload": workload,
+        "operations": [{ "op": if kind == "jobs" { "run_queue" } else { "run_trace" } }],
+        "measured": {},
+    });
+    let case_file = write(&input.join("cases"), &format!("{id}.json"), case.to_string().as_bytes());
+    let out = dir.join("out").display().to_string();
+    let disk = std::env::var("SWAPSIM_PROBE_DISK").unwrap_or_else(|_| "vda".into());
+    let said =
+        ok(&["probe", "run", &case_file, "--out", &out, "--repeats", repeats, "--block-device", &disk]);
+    (out, said)
+}
+
+/// A tiny probe on the real kernel: the 16 MiB trace in an 8 MiB group on a swap file, two
+/// repeats, then scored by `validate`; then a tiny queue (two probes of one machine cannot
+/// run at once: the second refuses while the first's state file exists). It changes the
+/// machine's swap settings while it runs (and restores them), so it needs root and runs
+/// only when `SWAPSIM_PROBE_REAL=1` is set; CI never sets it. `SWAPSIM_PROBE_DISK` names
+/// the disk holding `/var/tmp` for the block figures (default `vda`).
 #[test]
 fn a_tiny_probe_runs_on_the_real_kernel_when_asked() {
     if std::env::var_os("SWAPSIM_PROBE_REAL").is_none() {
         return;
     }
-    let dir = scratch_dir("probe", "real");
-    let input = dir.join("in");
-    std::fs::create_dir_all(input.join("cases")).expect("a case folder");
-    std::fs::create_dir_all(input.join("traces")).expect("a trace folder");
-    let trace = "traces/wl-seq-16M-p3-w0.2-s205.trace.zst";
-    std::fs::copy(in_repo(&format!("validation/linux-6.18/{trace}")), input.join(trace)).expect("the trace");
-    let case = serde_json::json!({
-        "format": "swapsim-validation/1", "id": "P-tiny", "kind": "live", "kernel": "-", "measured_on": "-",
-        "setup": {
-            "cpus": 1, "kernel": "-", "machine_ram_bytes": 0, "memcg_limit_bytes": 8u64 << 20,
-            "memcg_version": 1, "mthp_always_kib": [], "page_cluster": 3, "swappiness": 60,
-            "vma_ra_enabled": true, "zswap": { "enabled": false, "ever_enabled": false },
-            "swap": { "device": "swap file", "kind": "file", "rotational": true, "size_bytes": 256u64 << 20 },
-        },
-        "workload": {
-            "trace": trace, "region_bytes": 16u64 << 20, "pattern": "seq", "passes": 3, "seed": 205,
-            "write_fraction": 0.2, "page_contents": "random non-zero bytes", "thp": "off",
-        },
-        "operations": [{ "op": "run_trace" }],
-        "measured": {},
+    let workload = serde_json::json!({
+        "trace": TINY_TRACE, "region_bytes": 16u64 << 20, "pattern": "seq", "passes": 3, "seed": 205,
+        "write_fraction": 0.2, "page_contents": "random non-zero bytes", "thp": "off",
     });
-    let case_file = write(&input.join("cases"), "P-tiny.json", case.to_string().as_bytes());
-    let out = dir.join("out").display().to_string();
-    let disk = std::env::var("SWAPSIM_PROBE_DISK").unwrap_or_else(|_| "vda".into());
-    let said = ok(&["probe", "run", &case_file, "--out", &out, "--repeats", "2", "--block-device", &disk]);
+    let (out, said) = probe_for_real("real", "P-tiny", "live", 8, workload, "2");
     assert!(said.contains("wrote") && said.contains("(2 runs, 0 OOM-killed)"), "{said}");
     let doc = parse(&ok(&["validate", &out, "--seeds", "1", "--format", "json"]));
     let case = &doc["cases"][0];
     let pswpin = case["real"]["vmstat"]["pswpin"].as_f64().expect("the kernel's pswpin");
     assert!(pswpin > 0.0, "a 16 MiB trace in 8 MiB swaps in: {case}");
     assert!(case["sim"]["vmstat"]["pswpin"].as_f64().is_some_and(|s| s > 0.0), "{case}");
-    a_tiny_queue_probe_runs_on_the_real_kernel();
-}
 
-/// A tiny queue probed on the real kernel: three jobs of the 16 MiB trace, two at a time, in
-/// a 24 MiB group. Called by the single-process test, as two probes of one machine cannot
-/// run at once (the second refuses while the first's state file exists).
-fn a_tiny_queue_probe_runs_on_the_real_kernel() {
-    let dir = scratch_dir("probe", "real-queue");
-    let input = dir.join("in");
-    std::fs::create_dir_all(input.join("cases")).expect("a case folder");
-    std::fs::create_dir_all(input.join("traces")).expect("a trace folder");
-    let trace = "traces/wl-seq-16M-p3-w0.2-s205.trace.zst";
-    std::fs::copy(in_repo(&format!("validation/linux-6.18/{trace}")), input.join(trace)).expect("the trace");
-    let job = serde_json::json!({ "trace": trace, "region_bytes": 16u64 << 20, "pattern": "seq", "passes": 3,
-                                  "seed": 205, "write_fraction": 0.2 });
-    let case = serde_json::json!({
-        "format": "swapsim-validation/1", "id": "PJ-tiny", "kind": "jobs", "kernel": "-", "measured_on": "-",
-        "setup": {
-            "cpus": 1, "kernel": "-", "machine_ram_bytes": 0, "memcg_limit_bytes": 24u64 << 20,
-            "memcg_version": 1, "mthp_always_kib": [], "page_cluster": 3, "swappiness": 60,
-            "vma_ra_enabled": true, "zswap": { "enabled": false, "ever_enabled": false },
-            "swap": { "device": "swap file", "kind": "file", "rotational": true, "size_bytes": 256u64 << 20 },
-        },
-        "workload": { "page_contents": "random non-zero bytes", "thp": "off", "queue": { "concurrency": 2, "jobs": [job, job, job] } },
-        "operations": [{ "op": "run_queue" }],
-        "measured": {},
-    });
-    let case_file = write(&input.join("cases"), "PJ-tiny.json", case.to_string().as_bytes());
-    let out = dir.join("out").display().to_string();
-    let disk = std::env::var("SWAPSIM_PROBE_DISK").unwrap_or_else(|_| "vda".into());
-    let said = ok(&["probe", "run", &case_file, "--out", &out, "--repeats", "1", "--block-device", &disk]);
+    // A queue: three jobs of the same trace, two at a time, in 24 MiB.
+    let job = serde_json::json!({ "trace": TINY_TRACE, "region_bytes": 16u64 << 20, "pattern": "seq",
+                                  "passes": 3, "seed": 205, "write_fraction": 0.2 });
+    let workload = serde_json::json!({ "page_contents": "random non-zero bytes", "thp": "off",
+                                       "queue": { "concurrency": 2, "jobs": [job, job, job] } });
+    let (out, said) = probe_for_real("real-queue", "PJ-tiny", "jobs", 24, workload, "1");
     assert!(said.contains("(1 runs, 0 OOM-killed)"), "{said}");
     let written: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("out/cases/PJ-tiny-probe.json")).expect("the case"),
+        &std::fs::read_to_string(Path::new(&out).join("cases/PJ-tiny-probe.json")).expect("the case"),
     )
     .expect("JSON");
     let jobs = written["measured"]["jobs_timing"].as_array().expect("jobs_timing");
