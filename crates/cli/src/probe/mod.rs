@@ -9,8 +9,10 @@
 //!
 //! `probe run` (`run`) measures a case's workload on this machine's kernel, repeat by
 //! repeat, and writes a case of its own (measurement and the case format are the library's,
-//! `swapsim::probe`). Not measured yet: block service times (tracepoints).
+//! `swapsim::probe`). Block figures come from the disk's `stat` file and, with tracefs, its tracepoints
+//! (`blocktrace`).
 
+mod blocktrace;
 mod exec;
 mod host;
 mod plan;

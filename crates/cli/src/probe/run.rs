@@ -6,15 +6,18 @@
 //! counters are read, the workload program runs the case's trace inside the cgroup pinned
 //! to one CPU, the counters are read again, and everything is restored before the next
 //! repeat. A repeat whose workload the memcg OOM killer ended is counted and left out of the
-//! figures. Block figures come from the swap device's `stat` file (requests and sectors);
-//! service times, which need the block tracepoints, are not measured yet.
+//! figures. Block figures come from the swap device's `stat` file (requests and sectors)
+//! and, where tracefs is mounted, from the block tracepoints (bios queued and merged,
+//! requests issued, service times: `blocktrace`).
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::blocktrace::BlockTrace;
 use super::host::Host;
 use super::plan::{self, Places};
 use super::setup::{self, StartOptions};
@@ -191,17 +194,29 @@ pub(crate) fn repeats(
             block_device: probe.block_device.clone(),
             memcg_dir: Some(PathBuf::from(&plan.cgroup_dir)),
         };
-        let measured = (|| -> Result<(Snapshot, Ending, Snapshot)> {
+        let measured = (|| -> Result<(Snapshot, Ending, Snapshot, BTreeMap<String, f64>)> {
+            let trace = match &probe.block_device {
+                Some(dev) => BlockTrace::start(host, dev)?,
+                None => None,
+            };
+            if trace.is_none() && repeat == 1 && probe.block_device.is_some() {
+                say("no tracefs at /sys/kernel/tracing: no block service times or merge counts");
+            }
             let before = Snapshot::take(&sources)?;
             let ending = workload.run(&host.path(&format!("{}/cgroup.procs", plan.cgroup_dir)))?;
             let after = Snapshot::take(&sources)?;
-            Ok((before, ending, after))
+            let traced = match trace {
+                Some(trace) => trace.finish(&mut *say)?,
+                None => BTreeMap::new(),
+            };
+            Ok((before, ending, after, traced))
         })();
         // Restored whatever happened; a measurement error is reported after the restore.
         let restored = applied.restore();
-        let (before, ending, after) = measured?;
+        let (before, ending, after, traced) = measured?;
         restored.context("restoring the machine after a repeat")?;
         let mut figures = delta(&before, &after);
+        figures.extend(traced);
         let (fill_s, total_s, jobs) = match &ending {
             Ending::Completed { fill_s, total_s, jobs } => (*fill_s, *total_s, jobs.clone()),
             Ending::Killed => {

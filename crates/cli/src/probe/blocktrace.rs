@@ -1,0 +1,215 @@
+//! The swap disk's requests as the block tracepoints see them during one run: how many bios
+//! were queued and merged, how many requests were issued, and each request's service time
+//! (issue to completion), as the bundled cases' block figures were measured.
+//!
+//! A tracefs instance of its own (`instances/swapsim-probe`) records the events filtered by
+//! the disk's device number into a large buffer that is read only after the run (a reader
+//! blocked on the live pipe slows the workload; see the measuring notes), then removed.
+//! Without tracefs (not mounted) the run has no such figures, and says so once.
+
+use anyhow::{bail, Context, Result};
+use std::collections::{BTreeMap, HashMap};
+
+use super::host::Host;
+
+/// The tracefs instance's folder.
+const INSTANCE: &str = "/sys/kernel/tracing/instances/swapsim-probe";
+
+/// Each CPU's ring buffer, KiB: room for about three million events, a minute of swapping
+/// on a fast disk. A run that overflows it has no traced figures (see [`BlockTrace::finish`]).
+const BUFFER_KIB: u64 = 262_144;
+
+/// The events recorded, each filtered by the disk's device number.
+const EVENTS: &[&str] = &[
+    "block/block_bio_queue",
+    "block/block_bio_backmerge",
+    "block/block_bio_frontmerge",
+    "block/block_rq_issue",
+    "block/block_rq_complete",
+];
+
+/// A recording in progress.
+pub(crate) struct BlockTrace {
+    host: Host,
+}
+
+impl BlockTrace {
+    /// Starts recording the requests of block device `dev` (`vda`); `None` without tracefs.
+    pub(crate) fn start(host: &Host, dev: &str) -> Result<Option<BlockTrace>> {
+        if !host.exists("/sys/kernel/tracing/instances") {
+            return Ok(None);
+        }
+        let numbers = host.value(&format!("/sys/block/{dev}/dev"))?;
+        let Some((major, minor)) = numbers.split_once(':') else {
+            bail!("/sys/block/{dev}/dev: {numbers:?} is not MAJOR:MINOR");
+        };
+        let (major, minor): (u64, u64) = (
+            major.parse().with_context(|| format!("/sys/block/{dev}/dev: major {major:?}"))?,
+            minor.parse().with_context(|| format!("/sys/block/{dev}/dev: minor {minor:?}"))?,
+        );
+        // The kernel's dev_t: the major number above 20 bits of minor.
+        let dev_t = major << 20 | minor;
+        let dir = host.path(INSTANCE);
+        if dir.exists() {
+            // Left by a probe that did not finish: it records nothing of ours.
+            std::fs::remove_dir(&dir).with_context(|| format!("cannot remove the old {}", dir.display()))?;
+        }
+        std::fs::create_dir(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+        let trace = BlockTrace { host: host.clone() };
+        host.write(&format!("{INSTANCE}/buffer_size_kb"), &BUFFER_KIB.to_string())?;
+        host.write(&format!("{INSTANCE}/trace_clock"), "mono")?;
+        for event in EVENTS {
+            host.write(&format!("{INSTANCE}/events/{event}/filter"), &format!("dev == {dev_t}"))?;
+            host.write(&format!("{INSTANCE}/events/{event}/enable"), "1")?;
+        }
+        host.write(&format!("{INSTANCE}/tracing_on"), "1")?;
+        Ok(Some(trace))
+    }
+
+    /// Stops recording, removes the instance and returns the run's figures (`block.*`):
+    /// none when the ring buffer overflowed (a count missing events would be wrong).
+    pub(crate) fn finish(self, say: &mut dyn FnMut(&str)) -> Result<BTreeMap<String, f64>> {
+        self.host.write(&format!("{INSTANCE}/tracing_on"), "0")?;
+        let mut lost = 0;
+        if let Ok(cpus) = std::fs::read_dir(self.host.path(&format!("{INSTANCE}/per_cpu"))) {
+            for cpu in cpus.flatten() {
+                let stats = std::fs::read_to_string(cpu.path().join("stats")).unwrap_or_default();
+                for line in stats.lines() {
+                    if let Some(n) =
+                        line.strip_prefix("overrun: ").or_else(|| line.strip_prefix("dropped events: "))
+                    {
+                        lost += n.trim().parse::<u64>().unwrap_or(0);
+                    }
+                }
+            }
+        }
+        if lost > 0 {
+            say(&format!(
+                "the block trace lost {lost} events (its buffer overflowed): no traced block figures"
+            ));
+            return Ok(BTreeMap::new());
+        }
+        let text = self.host.read(&format!("{INSTANCE}/trace"))?;
+        Ok(figures(&text))
+    }
+}
+
+impl Drop for BlockTrace {
+    fn drop(&mut self) {
+        let _ = self.host.write(&format!("{INSTANCE}/tracing_on"), "0");
+        for event in EVENTS {
+            let _ = self.host.write(&format!("{INSTANCE}/events/{event}/enable"), "0");
+        }
+        let _ = std::fs::remove_dir(self.host.path(INSTANCE));
+    }
+}
+
+/// The figures of a recorded trace: counts of queued and merged bios and of issued
+/// requests, and service times (microseconds) of requests matched issue to completion by
+/// direction, start sector and length.
+pub(crate) fn figures(text: &str) -> BTreeMap<String, f64> {
+    let mut counts: HashMap<&str, f64> = HashMap::new();
+    let mut issued: HashMap<(bool, u64, u64), f64> = HashMap::new();
+    let mut service: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((time, event, rest)) = parse_line(line) else { continue };
+        *counts.entry(event).or_default() += 1.0;
+        if !matches!(event, "block_rq_issue" | "block_rq_complete") {
+            continue;
+        }
+        let Some((write, sector, len)) = request(rest) else { continue };
+        if event == "block_rq_issue" {
+            issued.insert((write, sector, len), time);
+        } else if let Some(start) = issued.remove(&(write, sector, len)) {
+            service[usize::from(write)].push((time - start) * 1e6);
+        }
+    }
+    let mut out = BTreeMap::new();
+    let count = |e: &str| counts.get(e).copied().unwrap_or(0.0);
+    out.insert("block.bios_queued_all".to_string(), count("block_bio_queue"));
+    out.insert("block.bio_backmerges_all".to_string(), count("block_bio_backmerge"));
+    out.insert("block.bio_frontmerges_all".to_string(), count("block_bio_frontmerge"));
+    out.insert("block.requests_issued_all".to_string(), count("block_rq_issue"));
+    for (dir, times) in ["read", "write"].iter().zip(service.iter_mut()) {
+        if times.is_empty() {
+            continue;
+        }
+        times.sort_by(f64::total_cmp);
+        let mean = times.iter().sum::<f64>() / times.len() as f64;
+        out.insert(format!("block.{dir}_service_us_mean"), mean);
+        if *dir == "read" {
+            out.insert("block.read_service_us_p50".to_string(), percentile(times, 0.50));
+            out.insert("block.read_service_us_p99".to_string(), percentile(times, 0.99));
+        }
+    }
+    out
+}
+
+/// The value at fraction `q` of sorted `xs` (nearest rank).
+fn percentile(xs: &[f64], q: f64) -> f64 {
+    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    xs[rank - 1]
+}
+
+/// A trace line's time, event name and what follows it:
+/// `task-pid [cpu] flags   123.456789: block_rq_issue: 254,0 R 4096 () 2048 + 8 [task]`.
+fn parse_line(line: &str) -> Option<(f64, &str, &str)> {
+    let (head, rest) = line.split_once(": block_")?;
+    let time: f64 = head.rsplit(' ').next()?.parse().ok()?;
+    let (name, rest) = rest.split_once(": ")?;
+    let event = match name {
+        "bio_queue" => "block_bio_queue",
+        "bio_backmerge" => "block_bio_backmerge",
+        "bio_frontmerge" => "block_bio_frontmerge",
+        "rq_issue" => "block_rq_issue",
+        "rq_complete" => "block_rq_complete",
+        _ => return None,
+    };
+    Some((time, event, rest))
+}
+
+/// A request's direction (write or not), start sector and length in sectors, from
+/// `254,0 R 4096 () 2048 + 8 [task]` or `254,0 R () 2048 + 8 [0]`.
+fn request(rest: &str) -> Option<(bool, u64, u64)> {
+    let mut words = rest.split_whitespace();
+    let _dev = words.next()?;
+    let rwbs = words.next()?;
+    let words: Vec<&str> = words.collect();
+    let plus = words.iter().position(|w| *w == "+")?;
+    let sector = words.get(plus.checked_sub(1)?)?.parse().ok()?;
+    let len = words.get(plus + 1)?.parse().ok()?;
+    Some((rwbs.contains('W'), sector, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRACE: &str = "\
+# tracer: nop
+            exec-1  [001] .....  100.000000: block_bio_queue: 254,0 R 2048 + 8 [exec]
+            exec-1  [001] .....  100.000001: block_rq_issue: 254,0 R 4096 () 2048 + 8 [exec]
+            exec-1  [001] .....  100.000010: block_bio_queue: 254,0 W 4096 + 8 [exec]
+            exec-1  [001] .....  100.000011: block_bio_backmerge: 254,0 W 4096 + 8 [exec]
+            exec-1  [001] .....  100.000012: block_rq_issue: 254,0 W 8192 () 4096 + 16 [exec]
+          <idle>-0  [000] ..s1.  100.000051: block_rq_complete: 254,0 R () 2048 + 8 [0]
+          <idle>-0  [000] ..s1.  100.000112: block_rq_complete: 254,0 W () 4096 + 16 [0]
+";
+
+    #[test]
+    fn requests_are_matched_issue_to_completion() {
+        let f = figures(TRACE);
+        assert_eq!(f["block.bios_queued_all"], 2.0);
+        assert_eq!(f["block.bio_backmerges_all"], 1.0);
+        assert_eq!(f["block.requests_issued_all"], 2.0);
+        assert!((f["block.read_service_us_mean"] - 50.0).abs() < 1e-6, "{f:?}");
+        assert!((f["block.read_service_us_p99"] - 50.0).abs() < 1e-6, "{f:?}");
+        assert!((f["block.write_service_us_mean"] - 100.0).abs() < 1e-6, "{f:?}");
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let xs: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!((percentile(&xs, 0.5), percentile(&xs, 0.99)), (50.0, 99.0));
+    }
+}
