@@ -59,6 +59,7 @@ mod tests;
 pub use jobs::{JobTiming, JobsTiming};
 pub use lru::{LruCase, LruComparison, LruFigure, SWAP_IN_RATIO};
 pub use score::{CaseGroup, CounterSummary, Target, JOBS_END_S, RANGE_TOLERANCE, SCORED};
+pub(crate) use seeds::median;
 pub use seeds::{SeedOutcomes, SEEDS};
 pub use sessions::{Session, SESSIONS};
 

@@ -28,6 +28,7 @@
 //! decompress (see `detect`).
 
 mod header;
+pub use header::header_value;
 
 use self::header::end_marker;
 pub use self::header::{END_MARKED, END_MARKER_PREFIX, PAGE_MAX};

@@ -191,41 +191,11 @@ fn first_line(path: &Path) -> Result<String> {
 
 /// The header's `fill_accesses=N`: `None` when the line is no header or does not say.
 fn fill_accesses(line: &str) -> Result<Option<u64>> {
-    let Some(tokens) = line.strip_prefix('#') else { return Ok(None) };
-    for token in header_tokens(tokens) {
-        if let Some(value) = token.strip_prefix("fill_accesses=") {
-            let n = value
-                .parse()
-                .map_err(|_| anyhow::anyhow!("fill_accesses=\"{value}\" is not a whole number"))?;
-            return Ok(Some(n));
-        }
-    }
-    Ok(None)
-}
-
-/// The whitespace-separated tokens of a header line; a double-quoted value may hold spaces.
-fn header_tokens(line: &str) -> Vec<String> {
-    let mut tokens = Vec::new();
-    let mut token = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                token.push(c);
-            }
-            c if c.is_whitespace() && !quoted => {
-                if !token.is_empty() {
-                    tokens.push(std::mem::take(&mut token));
-                }
-            }
-            c => token.push(c),
-        }
-    }
-    if !token.is_empty() {
-        tokens.push(token);
-    }
-    tokens
+    let value =
+        swapsim_trace_formats::text::header_value(line, "fill_accesses").map_err(anyhow::Error::msg)?;
+    value
+        .map(|v| v.parse().map_err(|_| anyhow::anyhow!("fill_accesses=\"{v}\" is not a whole number")))
+        .transpose()
 }
 
 /// Performs `workload` on `memory`, a region of at least `workload.pages` pages of words.
@@ -417,9 +387,9 @@ mod tests {
     }
 
     #[test]
-    fn header_tokens_keep_quoted_values_whole() {
-        let tokens = header_tokens(r#" gtwork pages=4 format="<R|W> <page_index>" fill_accesses=4"#);
-        assert_eq!(tokens, ["gtwork", "pages=4", r#"format="<R|W> <page_index>""#, "fill_accesses=4"]);
+    fn fill_accesses_is_read_from_the_header_past_quoted_values() {
+        let line = r#"# gtwork pages=4 format="<R|W> <page_index>" fill_accesses=4"#;
+        assert_eq!(fill_accesses(line).expect("a number"), Some(4));
         assert_eq!(fill_accesses("# pages=4 fill_accesses=4").expect("a number"), Some(4));
         assert_eq!(fill_accesses("# pages=4").expect("absent"), None);
         assert_eq!(fill_accesses("R 1").expect("no header"), None);

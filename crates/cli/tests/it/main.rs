@@ -11,6 +11,7 @@ mod experiments;
 mod golden;
 mod hostile;
 mod inputs;
+mod libcachesim;
 mod outputs;
 mod overrides;
 #[cfg(target_os = "linux")]

@@ -103,15 +103,7 @@ pub fn case_document(head: &CaseHead, runs: &[Run]) -> Result<Value> {
 /// Each job's median start and end over the runs, in queue order (`measured.jobs_timing`).
 fn jobs_timing(runs: &[&Run]) -> Value {
     let n_jobs = runs.iter().map(|r| r.jobs.len()).min().unwrap_or(0);
-    let median = |mut xs: Vec<f64>| {
-        xs.sort_by(f64::total_cmp);
-        let n = xs.len();
-        if n % 2 == 1 {
-            xs[n / 2]
-        } else {
-            (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-        }
-    };
+    let median = |mut xs: Vec<f64>| crate::validate::median(&mut xs).unwrap_or(0.0);
     let list: Vec<Value> = (0..n_jobs)
         .map(|j| {
             json!({

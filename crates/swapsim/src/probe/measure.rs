@@ -249,11 +249,11 @@ pub fn summarize(runs: &[BTreeMap<String, f64>]) -> Value {
         if xs.len() != runs.len() {
             continue;
         }
-        xs.sort_by(f64::total_cmp);
-        let n = xs.len();
-        let median = if n % 2 == 1 { xs[n / 2] } else { (xs[n / 2 - 1] + xs[n / 2]) / 2.0 };
+        // `median` sorts the values: the least is first, the largest last.
+        let Some(median) = crate::validate::median(&mut xs) else { continue };
+        let (least, largest) = (xs[0], xs[xs.len() - 1]);
         let stats =
-            serde_json::json!({ "median": number(median), "min": number(xs[0]), "max": number(xs[n - 1]) });
+            serde_json::json!({ "median": number(median), "min": number(least), "max": number(largest) });
         let mut node = &mut root;
         let parts: Vec<&str> = key.split('.').collect();
         for part in &parts[..parts.len() - 1] {

@@ -95,7 +95,7 @@ pub(super) fn fold_tree(trees: &[Value], fold: Fold) -> Value {
 }
 
 /// The median of `xs` (the mean of the middle two for an even count); it sorts `xs`.
-pub(super) fn median(xs: &mut [f64]) -> Option<f64> {
+pub(crate) fn median(xs: &mut [f64]) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }

@@ -413,9 +413,5 @@ fn fill_accesses(trace: &Path) -> Option<u64> {
     };
     let mut first = String::new();
     std::io::BufReader::new(reader.take(64 * 1024)).read_line(&mut first).ok()?;
-    first
-        .strip_prefix('#')?
-        .split_whitespace()
-        .find_map(|tok| tok.strip_prefix("fill_accesses="))
-        .and_then(|n| n.parse().ok())
+    swapsim_trace_formats::text::header_value(&first, "fill_accesses").ok()??.parse().ok()
 }

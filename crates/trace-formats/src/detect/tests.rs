@@ -55,24 +55,18 @@ fn detects_each_format() {
             end
         "#]],
     );
-    check(
-        FTRACE.as_bytes(),
-        options,
-        expect![[r#"
-            format ftrace
-            pid 14561 tid 14561 t 2364.742742000 page 0x7f1f04a24 W
-            end
-        "#]],
-    );
-    check(
-        FTRACE_PIPE.as_bytes(),
-        options,
-        expect![[r#"
-            format ftrace
-            pid 14561 tid 14561 t 2364.742742000 page 0x7f1f04a24 W
-            end
-        "#]],
-    );
+    // A tracefs `trace` file and its `trace_pipe` stream read the same.
+    for ftrace in [FTRACE, FTRACE_PIPE] {
+        check(
+            ftrace.as_bytes(),
+            options,
+            expect![[r#"
+                format ftrace
+                pid 14561 tid 14561 t 2364.742742000 page 0x7f1f04a24 W
+                end
+            "#]],
+        );
+    }
     check(
         LACKEY.as_bytes(),
         options,

@@ -140,6 +140,18 @@ fn parse_header_line(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
     }
 }
 
+/// The value of token `key` in one `#` header line (`None` when the line is not a header
+/// line or has no such token), tokenised as the reader tokenises headers: a quoted value
+/// keeps its spaces. For the generator's parameters (`fill_accesses=N`) that readers of a
+/// trace other than the access reader want.
+pub fn header_value(line: &str, key: &str) -> Result<Option<String>, String> {
+    if !line.starts_with('#') {
+        return Ok(None);
+    }
+    let tokens = parse_header_line(line.trim_end_matches(['\r', '\n']).as_bytes())?;
+    Ok(tokens.into_iter().find(|(k, _)| k == key).map(|(_, v)| v))
+}
+
 /// The value of a `pages=` header token.
 fn parse_declared_pages(value: &str, earlier: Option<u64>) -> Result<u64, String> {
     if value.is_empty() || !value.bytes().all(|byte| byte.is_ascii_digit()) {
@@ -194,6 +206,15 @@ mod tests {
             Err(err) => format!("error: {err}\n"),
         };
         expect.assert_eq(&rendered);
+    }
+
+    #[test]
+    fn one_value_is_looked_up_as_the_reader_tokenises() {
+        let line = r#"# gtwork pages=4 format="<R|W> <page_index>" fill_accesses=4"#;
+        assert_eq!(header_value(line, "fill_accesses"), Ok(Some("4".to_string())));
+        assert_eq!(header_value(line, "format"), Ok(Some("<R|W> <page_index>".to_string())));
+        assert_eq!(header_value(line, "seed"), Ok(None));
+        assert_eq!(header_value("R 1", "pages"), Ok(None));
     }
 
     #[test]
