@@ -165,6 +165,9 @@ pub(crate) fn write_table(out: &mut impl Write, v: &Validation) -> Result<()> {
     if let Some(why) = &v.not_validated {
         writeln!(out, "NOT A VALIDATION: {why}\n")?;
     }
+    if let Some(disk) = &v.disk {
+        writeln!(out, "{disk}\n")?;
+    }
     write_case_list(out, v)?;
     for c in &v.cases {
         writeln!(out, "case {} ({}, {})", c.id, c.kind, c.group.name())?;
@@ -297,6 +300,9 @@ pub(crate) fn write_markdown(
             "**Not a validation.** Every figure and score below was {why}. They only say how far \
              MGLRU's replay lies from what the kernel measured under the classic LRU.\n"
         )?;
+    }
+    if let Some(disk) = &v.disk {
+        writeln!(out, "The {disk}.\n")?;
     }
     writeln!(
         out,

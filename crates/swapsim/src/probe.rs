@@ -6,4 +6,4 @@
 pub mod case;
 pub mod measure;
 #[cfg(test)]
-mod testdir;
+pub(crate) mod testdir;

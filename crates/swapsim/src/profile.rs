@@ -147,7 +147,7 @@ pub fn fit(files: &[std::path::PathBuf], name: &str, overhead_us: f64) -> Result
         bandwidth_mib_s: round2(bandwidth),
         source: format!(
             "fitted by swapsim profile fit from {} fio jobs ({} read and {} write points at depth 1, \
-             {overhead_us} us above the block layer subtracted)",
+             {overhead_us:.1} us above the block layer subtracted)",
             jobs.len(),
             reads.len(),
             writes.len()

@@ -63,6 +63,11 @@ pub(crate) use seeds::median;
 pub use seeds::{SeedOutcomes, SEEDS};
 pub use sessions::{Session, SESSIONS};
 
+/// A case folder's fitted disk, relative to the folder: when present, every swap-file case
+/// of the folder is replayed on it instead of the validation machine's `this-vm` preset
+/// (`swapsim probe disk` writes it; the format is a `[swap.devices.model]` table).
+pub const DEVICE_PROFILE: &str = "device/profile.toml";
+
 /// The block figures compared on zram: the bio-level ones. zram is a bio-based device
 /// that compresses or decompresses each bio in the submitting task, so the kernel's block
 /// tracepoints see every bio queued (`bios_queued_all`) and never a merge, but no request:
@@ -178,6 +183,10 @@ pub struct Validation {
     pub not_validated: Option<String>,
     /// How many seeds each case was replayed with.
     pub seeds: u64,
+    /// The fitted disk the folder's swap-file cases were replayed on ([`DEVICE_PROFILE`]),
+    /// in words, when the folder has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
     /// Per case, in file-name order.
     pub cases: Vec<CaseResult>,
     /// Per counter, the error across cases.
@@ -196,14 +205,21 @@ impl Validation {
         self.lru == LruModel::Classic
     }
 
-    fn new(lru: LruModel, seeds: u64, cases: Vec<CaseResult>) -> Validation {
+    fn new(lru: LruModel, seeds: u64, cases: Vec<CaseResult>, dir: &Path) -> Result<Validation> {
         let not_validated = (lru != LruModel::Classic).then(|| {
             format!(
                 "replayed with lru = \"{}\"; the kernel ran the classic LRU, so these figures are not a validation",
                 lru_name(lru)
             )
         });
-        Validation { lru, seeds, not_validated, summary: score::summarize(&cases), cases }
+        let disk = setup::fitted_disk(dir)?.map(|model| {
+            format!(
+                "swap-file cases replayed on the fitted disk {} ({})",
+                dir.join(DEVICE_PROFILE).display(),
+                model.source.unwrap_or_else(|| "no source given".into())
+            )
+        });
+        Ok(Validation { lru, seeds, not_validated, disk, summary: score::summarize(&cases), cases })
     }
 }
 
@@ -469,7 +485,7 @@ pub fn run_lru(
     check_seeds(seeds)?;
     let cases = read_cases(dir, only)?;
     let mut results = replay::replay_all(&cases, dir, &[lru], seeds, progress)?;
-    Ok(Validation::new(lru, seeds, results.remove(0)))
+    Validation::new(lru, seeds, results.remove(0), dir)
 }
 
 /// [`run_lru`], and every case replayed under both the classic LRU and MGLRU, side by
@@ -490,5 +506,5 @@ pub fn run_compared(
     let classic = results.pop().context("a classic replay")?;
     let comparison = LruComparison::new(&classic, &mglru);
     let scored = if lru == LruModel::Mglru { mglru } else { classic };
-    Ok((Validation::new(lru, seeds, scored), comparison))
+    Ok((Validation::new(lru, seeds, scored, dir)?, comparison))
 }

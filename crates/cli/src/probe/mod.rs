@@ -10,9 +10,12 @@
 //! `probe run` (`run`) measures a case's workload on this machine's kernel, repeat by
 //! repeat, and writes a case of its own (measurement and the case format are the library's,
 //! `swapsim::probe`). Block figures come from the disk's `stat` file and, with tracefs, its tracepoints
-//! (`blocktrace`).
+//! (`blocktrace`). `probe disk` (`disk`) times the swap file's disk into a device profile
+//! beside the cases, which `swapsim validate` replays swap-file cases on; `probe run` does
+//! it first when the output folder has none.
 
 mod blocktrace;
+mod disk;
 mod exec;
 mod host;
 mod plan;
@@ -25,7 +28,7 @@ mod tests;
 
 use anyhow::Result;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The default folder of the state file.
 const STATE_DIR_DEFAULT: &str = "/var/lib/swapsim-probe";
@@ -42,6 +45,10 @@ pub(crate) enum ProbeCommand {
     /// its own, which `swapsim validate` scores: the case's set-up applied, its trace run
     /// `--repeats` times, every change restored after each repeat.
     Run(RunArgs),
+    /// Time the disk a swap file lies on (direct I/O on a scratch file beside it; with fio
+    /// when installed) and write a device profile fitted from it to OUT/device/profile.toml,
+    /// which `swapsim validate OUT` uses for the folder's swap-file cases. Needs no root.
+    Disk(DiskArgs),
     /// The workload program a probe runs (started by the probe itself).
     #[command(hide = true)]
     Exec(exec::ExecArgs),
@@ -99,8 +106,78 @@ pub(crate) struct RunArgs {
     /// sector counts; a zram device is known without it.
     #[arg(long, value_name = "NAME")]
     block_device: Option<String>,
+    /// Do not time the disk first (a swap-file case's output folder without a
+    /// device/profile.toml otherwise gets one, as `probe disk` makes it).
+    #[arg(long)]
+    no_disk_timing: bool,
     #[command(flatten)]
     machine: MachineArgs,
+}
+
+/// `swapsim probe disk`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DiskArgs {
+    /// The folder to write device/profile.toml (and each timing job's JSON) into.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The scratch file timed (made, then removed): on the file system the swap file
+    /// would be on.
+    #[arg(long, value_name = "PATH", default_value = "/var/tmp/swapsim-probe.disk")]
+    scratch: PathBuf,
+    #[command(flatten)]
+    timing: TimingArgs,
+}
+
+/// How the disk is timed.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct TimingArgs {
+    /// The scratch file's size, MiB.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(16..=65536), value_name = "MIB")]
+    disk_size_mib: u64,
+    /// Seconds each timing job runs.
+    #[arg(long, default_value_t = 2.0, value_name = "S")]
+    disk_seconds: f64,
+    /// What times the jobs: fio when installed (auto), fio, or the probe's own direct-I/O
+    /// timer.
+    #[arg(long, value_enum, default_value_t = TimerArg::Auto)]
+    timer: TimerArg,
+    /// The block device the file system lies on (`vda`), to measure the latency above the
+    /// block layer with its tracepoints; without it 7.7 µs is assumed.
+    #[arg(long, value_name = "NAME")]
+    block_device: Option<String>,
+}
+
+/// What times the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TimerArg {
+    Auto,
+    Fio,
+    Own,
+}
+
+impl TimingArgs {
+    fn timing(&self, scratch: PathBuf) -> Result<disk::DiskTiming> {
+        if !(self.disk_seconds > 0.0 && self.disk_seconds <= 600.0) {
+            anyhow::bail!(
+                "--disk-seconds {}: give a number of seconds above 0, at most 600",
+                self.disk_seconds
+            );
+        }
+        let timer = match self.timer {
+            TimerArg::Fio if !disk::fio_installed() => anyhow::bail!("--timer fio: fio is not installed"),
+            TimerArg::Fio => disk::Timer::Fio,
+            TimerArg::Own => disk::Timer::Own,
+            TimerArg::Auto if disk::fio_installed() => disk::Timer::Fio,
+            TimerArg::Auto => disk::Timer::Own,
+        };
+        Ok(disk::DiskTiming {
+            scratch,
+            size_bytes: self.disk_size_mib << 20,
+            seconds: self.disk_seconds,
+            timer,
+            block_device: self.block_device.clone(),
+        })
+    }
 }
 
 /// `swapsim probe restore`.
@@ -146,6 +223,13 @@ pub(crate) fn run(out: &mut dyn Write, command: ProbeCommand) -> Result<()> {
             }
         }
         ProbeCommand::Run(args) => run_probe(out, args)?,
+        ProbeCommand::Disk(args) => {
+            let host = host::Host::new(Path::new("/"));
+            let timing = args.timing.timing(args.scratch.clone())?;
+            let mut say = |line: &str| eprintln!("{line}");
+            let profile = disk::time_disk(&host, &timing, &args.out, &mut say)?;
+            writeln!(out, "wrote {}", profile.display())?;
+        }
         ProbeCommand::Exec(args) => exec::run(out, &args)?,
     }
     Ok(())
@@ -200,6 +284,18 @@ fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
     let interrupted = setup::catch_interrupts();
     let mut system = system::RealSystem::new(host.clone());
     let mut say = |line: &str| eprintln!("{line}");
+    if !zram && !args.no_disk_timing && !args.out.join(disk::PROFILE).exists() {
+        // The disk is timed while nothing swaps to it, beside where the swap file goes.
+        let timing = TimingArgs {
+            disk_size_mib: 512,
+            disk_seconds: 2.0,
+            timer: TimerArg::Auto,
+            block_device: args.block_device.clone(),
+        }
+        .timing(PathBuf::from(format!("{}.disk", args.machine.swap_file)))?;
+        let profile = disk::time_disk(&host, &timing, &args.out, &mut say)?;
+        say(&format!("wrote {}", profile.display()));
+    }
     let runs = run::repeats(&host, &probe, &mut system, workload.as_mut(), interrupted, &mut say)?;
     let file = run::write_case(&host, &args.case, &id, &runs, &args.out, probe.block_device.as_deref())?;
     run::report(out, &file, &args.out, &runs)

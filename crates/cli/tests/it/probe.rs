@@ -59,6 +59,18 @@ fn exec_names_the_file_and_line_of_a_bad_trace() {
 }
 
 #[test]
+fn disk_timing_refuses_bad_arguments_and_names_its_scratch_file() {
+    let dir = scratch_dir("probe", "disk-bad");
+    let out = dir.display().to_string();
+    let err = fails(&["probe", "disk", "--out", &out, "--disk-seconds", "0", "--timer", "own"]);
+    assert!(err.contains("--disk-seconds 0"), "{err}");
+    let nowhere = dir.join("no/such/folder/scratch").display().to_string();
+    let err = fails(&["probe", "disk", "--out", &out, "--scratch", &nowhere, "--timer", "own"]);
+    assert!(err.contains("no/such/folder/scratch"), "{err}");
+    assert!(!dir.join("device/profile.toml").exists(), "no profile from a failed timing");
+}
+
+#[test]
 fn plan_prints_the_steps_of_a_bundled_case_and_changes_nothing() {
     let root = scratch_dir("probe", "plan-root");
     let files = [
@@ -114,6 +126,7 @@ fn probe_for_real(
     limit_mib: u64,
     workload: serde_json::Value,
     repeats: &str,
+    extra: &[&str],
 ) -> (String, String) {
     let dir = scratch_dir("probe", name);
     let input = dir.join("in");
@@ -136,8 +149,10 @@ fn probe_for_real(
     let case_file = write(&input.join("cases"), &format!("{id}.json"), case.to_string().as_bytes());
     let out = dir.join("out").display().to_string();
     let disk = std::env::var("SWAPSIM_PROBE_DISK").unwrap_or_else(|_| "vda".into());
-    let said =
-        ok(&["probe", "run", &case_file, "--out", &out, "--repeats", repeats, "--block-device", &disk]);
+    let mut args =
+        vec!["probe", "run", &case_file, "--out", &out, "--repeats", repeats, "--block-device", &disk];
+    args.extend_from_slice(extra);
+    let said = ok(&args);
     (out, said)
 }
 
@@ -156,9 +171,13 @@ fn a_tiny_probe_runs_on_the_real_kernel_when_asked() {
         "trace": TINY_TRACE, "region_bytes": 16u64 << 20, "pattern": "seq", "passes": 3, "seed": 205,
         "write_fraction": 0.2, "page_contents": "random non-zero bytes", "thp": "off",
     });
-    let (out, said) = probe_for_real("real", "P-tiny", "live", 8, workload, "2");
+    let (out, said) = probe_for_real("real", "P-tiny", "live", 8, workload, "2", &[]);
     assert!(said.contains("wrote") && said.contains("(2 runs, 0 OOM-killed)"), "{said}");
+    // The disk was timed first, and validate replays the case on it.
+    let profile = std::fs::read_to_string(Path::new(&out).join("device/profile.toml")).expect("a profile");
+    assert!(profile.contains("read_base_us"), "{profile}");
     let doc = parse(&ok(&["validate", &out, "--seeds", "1", "--format", "json"]));
+    assert!(doc["disk"].as_str().is_some_and(|d| d.contains("fitted disk")), "{}", doc["disk"]);
     let case = &doc["cases"][0];
     let pswpin = case["real"]["vmstat"]["pswpin"].as_f64().expect("the kernel's pswpin");
     assert!(pswpin > 0.0, "a 16 MiB trace in 8 MiB swaps in: {case}");
@@ -169,7 +188,8 @@ fn a_tiny_probe_runs_on_the_real_kernel_when_asked() {
                                   "passes": 3, "seed": 205, "write_fraction": 0.2 });
     let workload = serde_json::json!({ "page_contents": "random non-zero bytes", "thp": "off",
                                        "queue": { "concurrency": 2, "jobs": [job, job, job] } });
-    let (out, said) = probe_for_real("real-queue", "PJ-tiny", "jobs", 24, workload, "1");
+    let (out, said) =
+        probe_for_real("real-queue", "PJ-tiny", "jobs", 24, workload, "1", &["--no-disk-timing"]);
     assert!(said.contains("(1 runs, 0 OOM-killed)"), "{said}");
     let written: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(Path::new(&out).join("cases/PJ-tiny-probe.json")).expect("the case"),

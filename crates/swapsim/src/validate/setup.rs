@@ -245,6 +245,19 @@ fn device(case: &Case) -> Result<DeviceSection> {
     })
 }
 
+/// The fitted disk of the case folder `dir` ([`super::DEVICE_PROFILE`]), when it has one.
+pub(super) fn fitted_disk(dir: &Path) -> Result<Option<DeviceConfig>> {
+    let path = dir.join(super::DEVICE_PROFILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => bail!("cannot read {}: {err}", path.display()),
+    };
+    let model: DeviceConfig = toml::from_str(&text).map_err(|err| anyhow!("{}: {err}", path.display()))?;
+    model.resolve().map_err(|err| anyhow!("{}: {err}", path.display()))?;
+    Ok(Some(model))
+}
+
 /// The scheduler's base slice on the validation machine: 750 µs scaled for its 2 CPUs
 /// online (the kernel scales by the CPUs online, not by the one the workload is pinned to).
 const BASE_SLICE_NS: u64 = 1_500_000;
@@ -358,6 +371,12 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
         let contents = page_contents(case)?.unwrap_or(Contents::Random);
         file.cpu = session.cpu_costs(&contents, file.zswap.enabled.then_some(file.zswap.compressor));
         device.model = session.device(device.model);
+    }
+    if swap_kind(case)? == SwapKind::File {
+        if let Some(model) = fitted_disk(dir)? {
+            // Measured in the session the case was: no session's scaling applies to it.
+            device.model = DeviceConfig { rotational: device.model.rotational, ..model };
+        }
     }
     let device_name = device.name.clone();
     file.swap.devices = vec![device];

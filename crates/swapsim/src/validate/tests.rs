@@ -460,3 +460,31 @@ fn every_scored_figure_and_group_is_listed_once() {
         }
     }
 }
+
+#[test]
+fn a_folders_fitted_disk_replaces_the_preset_for_its_swap_file_cases_only() {
+    let dir = crate::probe::testdir::TestDir::new("fitted-disk");
+    let preset = setup::scenario_file(&case(|_| {}), dir.path()).expect("a well-formed case");
+    assert_eq!(preset.swap.devices[0].model.preset, "this-vm");
+    std::fs::create_dir_all(dir.path().join("device")).expect("a folder");
+    let profile = dir.path().join(DEVICE_PROFILE);
+    std::fs::write(&profile, "name = \"probed-disk\"\nread_base_us = 31.5\nrotational = false\n")
+        .expect("written");
+    let fitted = setup::scenario_file(&case(|_| {}), dir.path()).expect("a well-formed case");
+    let model = &fitted.swap.devices[0].model;
+    // The fitted figures, with the case's own rotational flag.
+    assert_eq!((model.read_base_us, model.rotational), (Some(31.5), Some(true)));
+    let zram = case(|doc| doc["setup"]["swap"]["kind"] = json!("zram"));
+    let zram = setup::scenario_file(&zram, dir.path()).expect("a well-formed case");
+    assert_eq!(zram.swap.devices[0].model.preset, "this-vm-zram");
+    assert!(setup::fitted_disk(dir.path()).expect("a good profile").is_some());
+    // A profile that does not parse, or is out of range, is an error naming the file.
+    std::fs::write(&profile, "read_base_usec = 3\n").expect("written");
+    let err = setup::scenario_file(&case(|_| {}), dir.path()).expect_err("an unknown field");
+    assert!(
+        format!("{err:#}").contains("device/profile.toml") && format!("{err:#}").contains("read_base_usec")
+    );
+    std::fs::write(&profile, "read_base_us = -3.0\n").expect("written");
+    let err = setup::fitted_disk(dir.path()).expect_err("a negative latency");
+    assert!(format!("{err:#}").contains("device/profile.toml"), "{err:#}");
+}
