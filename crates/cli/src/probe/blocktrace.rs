@@ -39,13 +39,13 @@ impl BlockTrace {
         if !host.exists("/sys/kernel/tracing/instances") {
             return Ok(None);
         }
-        let numbers = host.value(&format!("/sys/block/{dev}/dev"))?;
+        let numbers = host.value(&format!("/sys/class/block/{dev}/dev"))?;
         let Some((major, minor)) = numbers.split_once(':') else {
-            bail!("/sys/block/{dev}/dev: {numbers:?} is not MAJOR:MINOR");
+            bail!("/sys/class/block/{dev}/dev: {numbers:?} is not MAJOR:MINOR");
         };
         let (major, minor): (u64, u64) = (
-            major.parse().with_context(|| format!("/sys/block/{dev}/dev: major {major:?}"))?,
-            minor.parse().with_context(|| format!("/sys/block/{dev}/dev: minor {minor:?}"))?,
+            major.parse().with_context(|| format!("/sys/class/block/{dev}/dev: major {major:?}"))?,
+            minor.parse().with_context(|| format!("/sys/class/block/{dev}/dev: minor {minor:?}"))?,
         );
         // The kernel's dev_t: the major number above 20 bits of minor.
         let dev_t = major << 20 | minor;

@@ -124,27 +124,36 @@ pub(crate) fn time_disk(
     Ok(profile)
 }
 
-/// The scratch file, removed when dropped.
+/// The scratch file, removed when dropped; or a block device the user gave up for swap,
+/// timed in place and left (the probe formats it next).
 struct Scratch {
     path: PathBuf,
+    device: bool,
 }
 
 impl Scratch {
     /// Writes `size` bytes of incompressible data to `path` with direct I/O (so every
-    /// block the jobs read is allocated on the disk) and syncs it.
+    /// block the jobs read holds data: a never-written block of a thin or sparse disk reads
+    /// faster than the swap area's will) and syncs it. A block device (a path under /dev)
+    /// is written in place, not made.
     fn make(path: &Path, size: u64) -> Result<Scratch> {
+        let device = path.starts_with("/dev");
         let file = std::fs::OpenOptions::new()
             .write(true)
-            .create_new(true)
+            .create_new(!device)
             .custom_flags(libc::O_DIRECT)
             .open(path)
             .with_context(|| {
-                format!(
-                    "cannot make the scratch file {} with direct I/O (a probe that was killed leaves it: remove it)",
-                    path.display()
-                )
+                if device {
+                    format!("cannot open {} for direct I/O", path.display())
+                } else {
+                    format!(
+                        "cannot make the scratch file {} with direct I/O (a probe that was killed leaves it: remove it)",
+                        path.display()
+                    )
+                }
             })?;
-        let scratch = Scratch { path: path.to_path_buf() };
+        let scratch = Scratch { path: path.to_path_buf(), device };
         let mut buf = Aligned::new(1 << 20);
         fill(buf.slice(), 0x9e37_79b9_7f4a_7c15);
         let mut at = 0;
@@ -159,7 +168,9 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if !self.device {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 

@@ -73,6 +73,42 @@ pub(crate) struct MachineArgs {
     /// The zram device a case on zram gets.
     #[arg(long, value_name = "NAME", default_value = "zram0")]
     zram: String,
+    /// An existing block device (`/dev/vdb1`) a swap-file or partition case swaps on
+    /// instead of a swap file. It is FORMATTED with mkswap (its contents are lost) and
+    /// touched in no other way; it must not be mounted or swap already.
+    #[arg(long, value_name = "PATH")]
+    swap_device: Option<String>,
+    /// The block device the swap file lies on (`vda`): its rotational flag is set as the
+    /// case had it, and its request and sector counts measured. A --swap-device is known
+    /// without it; a zram device is known.
+    #[arg(long, value_name = "NAME")]
+    block_device: Option<String>,
+}
+
+impl MachineArgs {
+    /// Where the probe puts what it makes.
+    fn places(&self) -> plan::Places {
+        plan::Places {
+            swap_file: self.swap_file.clone(),
+            zram: self.zram.clone(),
+            swap_device: self.swap_device.clone(),
+            disk: self.disk(),
+        }
+    }
+
+    /// The disk holding the swap area: `--block-device`, else the --swap-device's name.
+    fn disk(&self) -> Option<String> {
+        let device =
+            self.swap_device.as_deref().map(|path| path.rsplit('/').next().unwrap_or(path).to_string());
+        self.block_device.clone().or(device)
+    }
+
+    fn options(&self) -> setup::StartOptions {
+        setup::StartOptions {
+            state_dir: self.state_dir.clone(),
+            leave_existing_swap: self.leave_existing_swap,
+        }
+    }
 }
 
 /// `swapsim probe plan`.
@@ -102,10 +138,6 @@ pub(crate) struct RunArgs {
     /// The CPU the workload is pinned to. Default: the last one.
     #[arg(long)]
     cpu: Option<usize>,
-    /// The block device holding a swap file (`vda`), for the swap device's request and
-    /// sector counts; a zram device is known without it.
-    #[arg(long, value_name = "NAME")]
-    block_device: Option<String>,
     /// Do not time the disk first (a swap-file case's output folder without a
     /// device/profile.toml otherwise gets one, as `probe disk` makes it).
     #[arg(long)]
@@ -121,7 +153,9 @@ pub(crate) struct DiskArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// The scratch file timed (made, then removed): on the file system the swap file
-    /// would be on.
+    /// would be on. A block device under /dev is OVERWRITTEN in place (its first
+    /// --disk-size-mib), as `probe run --swap-device` does before formatting it; it must not
+    /// be mounted or swap.
     #[arg(long, value_name = "PATH", default_value = "/var/tmp/swapsim-probe.disk")]
     scratch: PathBuf,
     #[command(flatten)]
@@ -193,15 +227,9 @@ pub(crate) fn run(out: &mut dyn Write, command: ProbeCommand) -> Result<()> {
     match command {
         ProbeCommand::Plan(args) => {
             let host = host::Host::new(&args.machine.root);
-            let places =
-                plan::Places { swap_file: args.machine.swap_file.clone(), zram: args.machine.zram.clone() };
-            let plan = plan::plan_file(&host, &args.case, &places)?;
+            let plan = plan::plan_file(&host, &args.case, &args.machine.places())?;
             plan::write_plan(out, &plan, &host)?;
-            let options = setup::StartOptions {
-                state_dir: args.machine.state_dir,
-                leave_existing_swap: args.machine.leave_existing_swap,
-            };
-            setup::check(&host, &plan, &options)
+            setup::check(&host, &plan, &args.machine.options())
                 .map_err(|err| err.context("a probe would refuse to start"))?;
             writeln!(out, "a probe may start")?;
         }
@@ -225,6 +253,9 @@ pub(crate) fn run(out: &mut dyn Write, command: ProbeCommand) -> Result<()> {
         ProbeCommand::Run(args) => run_probe(out, args)?,
         ProbeCommand::Disk(args) => {
             let host = host::Host::new(Path::new("/"));
+            if let Some(path) = args.scratch.to_str().filter(|p| p.starts_with("/dev/")) {
+                setup::check_swap_device(&host, path, &host.active_swaps()?)?;
+            }
             let timing = args.timing.timing(args.scratch.clone())?;
             let mut say = |line: &str| eprintln!("{line}");
             let profile = disk::time_disk(&host, &timing, &args.out, &mut say)?;
@@ -273,30 +304,50 @@ fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
     };
     let probe = run::Probe {
         case_file: &args.case,
-        places: plan::Places { swap_file: args.machine.swap_file.clone(), zram: args.machine.zram.clone() },
-        options: setup::StartOptions {
-            state_dir: args.machine.state_dir.clone(),
-            leave_existing_swap: args.machine.leave_existing_swap,
-        },
-        block_device: if zram { Some(args.machine.zram.clone()) } else { args.block_device.clone() },
+        places: args.machine.places(),
+        options: args.machine.options(),
+        block_device: if zram { Some(args.machine.zram.clone()) } else { args.machine.disk() },
         repeats: args.repeats as usize,
     };
     let interrupted = setup::catch_interrupts();
     let mut system = system::RealSystem::new(host.clone());
     let mut say = |line: &str| eprintln!("{line}");
     if !zram && !args.no_disk_timing && !args.out.join(disk::PROFILE).exists() {
-        // The disk is timed while nothing swaps to it, beside where the swap file goes.
+        // Nothing is timed, let alone written, before the probe may start: a swap device
+        // must not be mounted or in use.
+        setup::check(&host, &plan::plan_file(&host, &args.case, &probe.places)?, &probe.options)?;
+        // The disk is timed while nothing swaps to it: beside where the swap file goes, or
+        // the swap device itself, which is formatted next anyway.
+        let (scratch, size_mib) = match &args.machine.swap_device {
+            Some(path) => {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                let sectors: u64 =
+                    host.value(&format!("/sys/class/block/{name}/size"))?.parse().map_err(|_| {
+                        anyhow::anyhow!("/sys/class/block/{name}/size is not a number of sectors")
+                    })?;
+                (PathBuf::from(path), (sectors / 2048).min(512))
+            }
+            None => (PathBuf::from(format!("{}.disk", args.machine.swap_file)), 512),
+        };
         let timing = TimingArgs {
-            disk_size_mib: 512,
+            disk_size_mib: size_mib,
             disk_seconds: 2.0,
             timer: TimerArg::Auto,
-            block_device: args.block_device.clone(),
+            block_device: args.machine.disk(),
         }
-        .timing(PathBuf::from(format!("{}.disk", args.machine.swap_file)))?;
+        .timing(scratch)?;
         let profile = disk::time_disk(&host, &timing, &args.out, &mut say)?;
         say(&format!("wrote {}", profile.display()));
     }
     let runs = run::repeats(&host, &probe, &mut system, workload.as_mut(), interrupted, &mut say)?;
-    let file = run::write_case(&host, &args.case, &id, &runs, &args.out, probe.block_device.as_deref())?;
+    let file = run::write_case(
+        &host,
+        &args.case,
+        &id,
+        &runs,
+        &args.out,
+        probe.block_device.as_deref(),
+        args.machine.swap_device.as_deref(),
+    )?;
     run::report(out, &file, &args.out, &runs)
 }

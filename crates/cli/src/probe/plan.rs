@@ -31,6 +31,13 @@ pub(crate) struct Places {
     pub(crate) swap_file: String,
     /// The zram device of a case on zram (`zram0`).
     pub(crate) zram: String,
+    /// An existing block device the user named for swap (`/dev/vdb1`): a swap-file or
+    /// partition case swaps on it instead of a swap file. It is formatted, and touched in
+    /// no other way.
+    pub(crate) swap_device: Option<String>,
+    /// The name of the disk the swap file or swap device lies on (`vda`), when known: its
+    /// rotational flag is set as the case says, and restored.
+    pub(crate) disk: Option<String>,
 }
 
 /// One change to the machine, and how it is undone.
@@ -48,6 +55,9 @@ pub(crate) enum Step {
     CgroupFile { path: String, value: String },
     /// A swap file allocated and formatted (`fallocate`, `mkswap`); removed.
     SwapFile { path: String, size_bytes: u64 },
+    /// An existing block device the user named, formatted as swap of `size_bytes`
+    /// (`mkswap`); its former contents are not restored.
+    SwapDevice { path: String, size_bytes: u64 },
     /// A zram device reset, given an algorithm and a size, and formatted; reset again.
     Zram { device: String, algorithm: Option<String>, size_bytes: u64 },
     /// A swap area turned on; turned off.
@@ -72,6 +82,9 @@ impl Step {
             Step::CgroupFile { path, value } => format!("set    {path} = {value}"),
             Step::SwapFile { path, size_bytes } => {
                 format!("create swap file {path} of {size_bytes} bytes (fallocate, mkswap)")
+            }
+            Step::SwapDevice { path, size_bytes } => {
+                format!("format {path} as swap of {size_bytes} bytes (mkswap; its former contents are lost)")
             }
             Step::Zram { device, algorithm, size_bytes } => format!(
                 "set up /dev/{device}: reset, comp_algorithm {}, disksize {size_bytes}, mkswap",
@@ -222,14 +235,6 @@ fn knob_steps(host: &Host, case: &CaseDoc<'_>, plan: &mut Plan) -> Result<()> {
         let value = if wanted.contains(&size) { "always" } else { "never" };
         plan.steps.push(knob(host, &format!("{THP}/hugepages-{size}kB/enabled"), value)?);
     }
-    let on_file = case.optional("setup.swap.kind") == Some(&Value::String("file".to_string()));
-    if on_file && case.optional("setup.swap.rotational") == Some(&Value::Bool(false)) {
-        plan.notes.push(
-            "the case forced its disk's rotational flag off; this probe does not set it, so check \
-             /sys/block/DEV/queue/rotational of the swap file's disk"
-                .to_string(),
-        );
-    }
     Ok(())
 }
 
@@ -356,9 +361,23 @@ fn lru_gen_steps(host: &Host, case: &CaseDoc<'_>, plan: &mut Plan) -> Result<()>
 fn swap_steps(host: &Host, case: &CaseDoc<'_>, places: &Places, plan: &mut Plan) -> Result<()> {
     let size_bytes = case.num("setup.swap.size_bytes")?;
     match case.text("setup.swap.kind")? {
-        "file" => {
-            plan.steps.push(Step::SwapFile { path: places.swap_file.clone(), size_bytes });
-            plan.steps.push(Step::Swapon { path: places.swap_file.clone() });
+        kind @ ("file" | "partition") => {
+            match (&places.swap_device, kind) {
+                (Some(path), _) => {
+                    plan.steps.push(Step::SwapDevice { path: path.clone(), size_bytes });
+                    plan.steps.push(Step::Swapon { path: path.clone() });
+                }
+                (None, "file") => {
+                    plan.steps.push(Step::SwapFile { path: places.swap_file.clone(), size_bytes });
+                    plan.steps.push(Step::Swapon { path: places.swap_file.clone() });
+                }
+                (None, _) => bail!(
+                    "{}: the case swapped on a partition: name a block device to format for it \
+                     with --swap-device",
+                    case.file.display()
+                ),
+            }
+            rotational_step(host, case, places, plan)?;
         }
         "zram" => {
             let sysfs = format!("/sys/block/{}", places.zram);
@@ -372,7 +391,29 @@ fn swap_steps(host: &Host, case: &CaseDoc<'_>, places: &Places, plan: &mut Plan)
             plan.steps.push(Step::Zram { device: places.zram.clone(), algorithm, size_bytes });
             plan.steps.push(Step::Swapon { path: format!("/dev/{}", places.zram) });
         }
-        other => bail!("{}: setup.swap.kind \"{other}\" is not file or zram", case.file.display()),
+        other => bail!("{}: setup.swap.kind \"{other}\" is not file, partition or zram", case.file.display()),
+    }
+    Ok(())
+}
+
+/// The disk's rotational flag as the case had it (the kernel treats a swap area on a
+/// non-rotational disk as solid state: no seek-ordered slot allocation); with the disk
+/// unknown, a note saying what to check.
+fn rotational_step(host: &Host, case: &CaseDoc<'_>, places: &Places, plan: &mut Plan) -> Result<()> {
+    let Some(&Value::Bool(rotational)) = case.optional("setup.swap.rotational") else { return Ok(()) };
+    let value = if rotational { "1" } else { "0" };
+    match &places.disk {
+        Some(disk) => {
+            let own = format!("/sys/class/block/{disk}/queue/rotational");
+            // A partition's queue is its disk's.
+            let path =
+                if host.exists(&own) { own } else { format!("/sys/class/block/{disk}/../queue/rotational") };
+            plan.steps.push(knob(host, &path, value)?);
+        }
+        None => plan.notes.push(format!(
+            "the case's disk had rotational = {value}; name the swap disk with --block-device to set \
+             it as the case had it (the probe leaves it alone otherwise)"
+        )),
     }
     Ok(())
 }

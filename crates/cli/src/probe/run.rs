@@ -249,6 +249,7 @@ pub(crate) fn write_case(
     runs: &[Run],
     out_dir: &Path,
     block_device: Option<&str>,
+    swap_device: Option<&str>,
 ) -> Result<PathBuf> {
     let text =
         std::fs::read_to_string(case_file).with_context(|| format!("cannot read {}", case_file.display()))?;
@@ -261,6 +262,10 @@ pub(crate) fn write_case(
         setup["machine_ram_bytes"] = Value::from(ram);
     }
     setup["machine"] = machine(host, block_device);
+    if let Some(path) = swap_device {
+        setup["swap"]["kind"] = Value::from("partition");
+        setup["swap"]["device"] = Value::from(format!("block device {path}"));
+    }
     let workload = input["workload"].clone();
     let kind = input["kind"].as_str().unwrap_or("live").to_string();
     let head = CaseHead {
@@ -335,7 +340,10 @@ fn machine(host: &Host, block_device: Option<&str>) -> Value {
         for (key, file) in
             [("model", "device/model"), ("rotational", "queue/rotational"), ("scheduler", "queue/scheduler")]
         {
-            if let Ok(text) = host.read(&format!("/sys/block/{dev}/{file}")) {
+            // A partition's model and queue are its disk's.
+            let own = format!("/sys/class/block/{dev}/{file}");
+            let path = if host.exists(&own) { own } else { format!("/sys/class/block/{dev}/../{file}") };
+            if let Ok(text) = host.read(&path) {
                 let text = text.trim();
                 let value = match key {
                     "rotational" => Value::from(text == "1"),

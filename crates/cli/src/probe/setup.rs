@@ -90,6 +90,9 @@ pub(crate) fn check(host: &Host, plan: &Plan, options: &StartOptions) -> Result<
         );
     }
     for step in &plan.steps {
+        if let Step::SwapDevice { path, .. } = step {
+            check_swap_device(host, path, &swaps)?;
+        }
         let made = match step {
             Step::Cgroup { dir } => dir,
             Step::SwapFile { path, .. } => path,
@@ -98,6 +101,38 @@ pub(crate) fn check(host: &Host, plan: &Plan, options: &StartOptions) -> Result<
         if host.exists(made) {
             bail!("{} already exists; a probe makes its own and removes it", host.path(made).display());
         }
+    }
+    Ok(())
+}
+
+/// An existing block device may be formatted only when it is one, is not mounted and is not
+/// swap already.
+pub(crate) fn check_swap_device(host: &Host, path: &str, swaps: &[String]) -> Result<()> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if !path.starts_with("/dev/") || !host.exists(&format!("/sys/class/block/{name}")) {
+        bail!("{path}: not a block device (give /dev/NAME of a disk or partition)");
+    }
+    if swaps.iter().any(|s| s == path) {
+        bail!("{path} is swap already; turn it off first");
+    }
+    // The device, or a partition of it (sda1 of sda, nvme0n1p1 of nvme0n1).
+    let on_it = |source: &str| {
+        source.strip_prefix(path).is_some_and(|rest| {
+            let number = rest.strip_prefix('p').unwrap_or(rest);
+            rest.is_empty() || (!number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
+        })
+    };
+    let mounts = host.read("/proc/mounts")?;
+    if let Some(line) = mounts.lines().find(|l| l.split_whitespace().next().is_some_and(on_it)) {
+        bail!("{path} is mounted ({}); a probe overwrites the block device it is given", line.trim());
+    }
+    if let Some(swap) = swaps.iter().find(|s| on_it(s)) {
+        bail!("{path} holds the swap area {swap}; turn it off first");
+    }
+    // Held by device-mapper, RAID or the like.
+    let holders = host.path(&format!("/sys/class/block/{name}/holders"));
+    if std::fs::read_dir(&holders).is_ok_and(|mut d| d.next().is_some()) {
+        bail!("{path} is in use by another block device ({} is not empty)", holders.display());
     }
     Ok(())
 }
@@ -194,6 +229,7 @@ fn make(host: &Host, system: &mut dyn System, step: &Step) -> Result<()> {
         Step::Cgroup { dir } => system.make_cgroup(&host.path(dir)),
         Step::CgroupFile { path, value } => host.write(path, value),
         Step::SwapFile { path, size_bytes } => system.make_swap_file(&host.path(path), *size_bytes),
+        Step::SwapDevice { path, size_bytes } => system.format_swap_device(&host.path(path), *size_bytes),
         Step::Zram { device, algorithm, size_bytes } => {
             system.make_zram(device, algorithm.as_deref(), *size_bytes)
         }
@@ -226,6 +262,8 @@ fn undo(host: &Host, system: &mut dyn System, step: &Step) -> Result<()> {
                 system.remove_swap_file(&host.path(path))?;
             }
         }
+        // The user's device stays formatted as swap: its former contents are gone.
+        Step::SwapDevice { .. } => {}
         Step::Zram { device, .. } => system.reset_zram(device)?,
         Step::Swapon { path } => {
             if host.active_swaps()?.contains(path) {

@@ -23,6 +23,8 @@ pub(crate) trait System {
     fn make_swap_file(&mut self, path: &Path, size_bytes: u64) -> Result<()>;
     /// Removes a swap file.
     fn remove_swap_file(&mut self, path: &Path) -> Result<()>;
+    /// Formats the existing block device at `path` as swap of `size_bytes`.
+    fn format_swap_device(&mut self, path: &Path, size_bytes: u64) -> Result<()>;
     /// Resets zram device `device` (`zram0`), sets its algorithm and size, formats it.
     fn make_zram(&mut self, device: &str, algorithm: Option<&str>, size_bytes: u64) -> Result<()>;
     /// Resets zram device `device`, freeing its memory.
@@ -85,6 +87,11 @@ impl System for RealSystem {
 
     fn remove_swap_file(&mut self, path: &Path) -> Result<()> {
         std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))
+    }
+
+    fn format_swap_device(&mut self, path: &Path, size_bytes: u64) -> Result<()> {
+        // mkswap's optional size is in KiB: the swap area the case had, not the whole device.
+        command("mkswap", &[text(path)?, &(size_bytes / 1024).to_string()])
     }
 
     fn make_zram(&mut self, device: &str, algorithm: Option<&str>, size_bytes: u64) -> Result<()> {

@@ -101,7 +101,12 @@ fn options(host: &Host) -> StartOptions {
 }
 
 fn places() -> Places {
-    Places { swap_file: "/var/tmp/probe.swap".to_string(), zram: "zram0".to_string() }
+    Places {
+        swap_file: "/var/tmp/probe.swap".to_string(),
+        zram: "zram0".to_string(),
+        swap_device: None,
+        disk: None,
+    }
 }
 
 /// A case's document with the given `setup` fields over a swap-file case's.
@@ -190,6 +195,9 @@ impl System for FakeSystem {
         self.record("rm", &self.machine_path(path))?;
         Ok(std::fs::remove_file(path)?)
     }
+    fn format_swap_device(&mut self, path: &Path, size_bytes: u64) -> Result<()> {
+        self.record("mkswapdev", &format!("{} {size_bytes}", self.machine_path(path)))
+    }
     fn make_zram(&mut self, device: &str, algorithm: Option<&str>, size_bytes: u64) -> Result<()> {
         self.record("zram", &format!("{device} {} {size_bytes}", algorithm.unwrap_or("-")))
     }
@@ -260,7 +268,9 @@ fn a_plan_reads_the_case_and_the_machine() {
         ]
     "#]]
     .assert_debug_eq(&lines);
-    assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+    // The swap file's disk is not named: its rotational flag is left alone, with a note.
+    assert_eq!(plan.notes.len(), 1, "{:?}", plan.notes);
+    assert!(plan.notes[0].contains("rotational = 1") && plan.notes[0].contains("--block-device"));
     // The bundled case plans on the fake machine as well.
     let bundled = repo().join("validation/linux-6.18/cases/D2-nothp-seq-zram.json");
     let plan = super::plan::plan_file(&host, &bundled, &places()).expect("a bundled case");
@@ -288,7 +298,7 @@ fn a_bad_case_is_named_by_file_and_field() {
     );
     check(
         case(json!({"swap": {"kind": "tape", "size_bytes": 1}})),
-        "setup.swap.kind \"tape\" is not file or zram",
+        "setup.swap.kind \"tape\" is not file, partition or zram",
     );
     check(json!({"format": "other/2"}), "case.json: format \"other/2\" is not swapsim-validation/1");
 }
@@ -329,6 +339,54 @@ fn success_restores_every_knob_and_removes_the_cgroup_and_swap() {
         ]
     "#]]
     .assert_debug_eq(&log.borrow());
+}
+
+#[test]
+fn a_named_swap_device_is_formatted_its_disk_flag_restored_and_refused_when_in_use() {
+    let host = machine("swap-device", 1);
+    put(&host, "/sys/class/block/vdb/queue/rotational", "1\n");
+    put(&host, "/sys/class/block/vdb/size", "4194304\n");
+    put(&host, "/proc/mounts", "/dev/vda1 / ext4 rw 0 0\n");
+    let doc = case(json!({"swap": {"kind": "partition", "size_bytes": 1073741824u64, "rotational": false}}));
+    // A partition case needs a device to swap on.
+    let err = plan(&host, Path::new("case.json"), &doc, &places()).expect_err("no device");
+    assert!(format!("{err:#}").contains("--swap-device"), "{err:#}");
+    let on_vdb = Places { swap_device: Some("/dev/vdb".into()), disk: Some("vdb".into()), ..places() };
+    let plan = plan(&host, Path::new("case.json"), &doc, &on_vdb).expect("a plan");
+    let lines: Vec<String> = plan.steps.iter().skip(4).map(Step::describe).collect();
+    assert!(
+        lines.ends_with(&[
+            "format /dev/vdb as swap of 1073741824 bytes (mkswap; its former contents are lost)".to_string(),
+            "swapon /dev/vdb".to_string(),
+            "set    /sys/class/block/vdb/queue/rotational = 0 (was 1)".to_string(),
+        ]),
+        "{lines:?}"
+    );
+    let mut system = FakeSystem::new(&host);
+    let log = system.log.clone();
+    let applied = apply_quietly(&host, &plan, &mut system, &mut Vec::new()).expect("the set-up");
+    assert_eq!(host.value("/sys/class/block/vdb/queue/rotational").expect("a knob"), "0");
+    applied.restore().expect("the restore");
+    assert_eq!(host.value("/sys/class/block/vdb/queue/rotational").expect("a knob"), "1");
+    assert_eq!(raw(&host, "/proc/swaps"), SWAPS_HEADER);
+    let ops: Vec<String> = log.borrow().iter().filter(|op| !op.contains("cgroup")).cloned().collect();
+    assert_eq!(ops, ["mkswapdev /dev/vdb 1073741824", "swapon /dev/vdb", "swapoff /dev/vdb"]);
+    // Mounted, or not a block device: refused before anything is written.
+    put(&host, "/proc/mounts", "/dev/vdb /data ext4 rw 0 0\n");
+    let err = super::setup::check(&host, &plan, &options(&host)).expect_err("mounted");
+    assert!(format!("{err:#}").contains("/dev/vdb is mounted (/dev/vdb /data"), "{err:#}");
+    put(&host, "/proc/mounts", "/dev/vdb2 /data ext4 rw 0 0\n");
+    let err = super::setup::check(&host, &plan, &options(&host)).expect_err("a partition mounted");
+    assert!(format!("{err:#}").contains("/dev/vdb is mounted (/dev/vdb2"), "{err:#}");
+    put(&host, "/proc/mounts", "/dev/vdb10x /data ext4 rw 0 0\n/dev/vdbb /b ext4 rw 0 0\n");
+    super::setup::check(&host, &plan, &options(&host)).expect("other devices' mounts");
+    put(&host, "/sys/class/block/vdb/holders/dm-0", "");
+    let err = super::setup::check(&host, &plan, &options(&host)).expect_err("held");
+    assert!(format!("{err:#}").contains("in use by another block device"), "{err:#}");
+    let on_file = Places { swap_device: Some("/home/me/file".into()), disk: None, ..places() };
+    let plan = super::plan::plan(&host, Path::new("case.json"), &doc, &on_file).expect("a plan");
+    let err = super::setup::check(&host, &plan, &options(&host)).expect_err("not a device");
+    assert!(format!("{err:#}").contains("/home/me/file: not a block device"), "{err:#}");
 }
 
 #[test]
@@ -553,8 +611,8 @@ fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
     assert!(said[1].contains("OOM-killed"), "{said:?}");
     let out = host.path("/out");
     put(&host, "/proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake CPU\nprocessor\t: 1\n");
-    put(&host, "/sys/block/zram0/queue/rotational", "0\n");
-    let file = super::run::write_case(&host, &case_file, "T-fake-probe", &runs, &out, Some("zram0"))
+    put(&host, "/sys/class/block/zram0/queue/rotational", "0\n");
+    let file = super::run::write_case(&host, &case_file, "T-fake-probe", &runs, &out, Some("zram0"), None)
         .expect("the case");
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(file).expect("written")).expect("JSON");

@@ -8,7 +8,7 @@
 //! - `/proc/vmstat`: the counters the cases carry (`vmstat.*`, deltas);
 //! - `/sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/stats/*`: the per-size mTHP
 //!   counters (`mthp.<size>kB.*`, deltas);
-//! - `/sys/block/<dev>/stat`: requests and sectors by direction on the swap device
+//! - `/sys/class/block/<dev>/stat`: requests and sectors by direction on the swap device
 //!   (`block.*`, deltas, and the mean request size);
 //! - `/sys/kernel/debug/zswap/{pool_total_size,stored_pages}`: zswap's pool at the end
 //!   (`zswap_at_end.*`, gauges);
@@ -161,7 +161,7 @@ fn read_block(src: &Sources, dev: &str, values: &mut BTreeMap<String, u64>) -> R
         // cases' request figures (from the request tracepoints) do not.
         return read_zram(src, dev, values);
     }
-    let file = src.path(format!("/sys/block/{dev}/stat"));
+    let file = src.path(format!("/sys/class/block/{dev}/stat"));
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() < 8 {
@@ -306,7 +306,7 @@ mod tests {
         write(root, "sys/kernel/mm/transparent_hugepage/hugepages-16kB/enabled", "always [never]\n");
         write(
             root,
-            "sys/block/vda/stat",
+            "sys/class/block/vda/stat",
             &format!("{} 0 {} 0 {} 0 {} 0 0 0 0\n", 4 * scale, 32 * scale, 2 * scale, 64 * scale),
         );
         write(

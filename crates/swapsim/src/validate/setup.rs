@@ -78,6 +78,8 @@ fn small<T: TryFrom<u64>>(case: &Case, path: &str) -> Result<T> {
 pub(super) enum SwapKind {
     /// A swap file on ext4 on the virtio disk.
     File,
+    /// A disk's partition (or a whole disk) used as the swap area.
+    Partition,
     /// A zram device.
     Zram,
 }
@@ -85,10 +87,12 @@ pub(super) enum SwapKind {
 pub(super) fn swap_kind(case: &Case) -> Result<SwapKind> {
     match text(case, "setup.swap.kind")? {
         "file" => Ok(SwapKind::File),
+        "partition" => Ok(SwapKind::Partition),
         "zram" => Ok(SwapKind::Zram),
-        other => {
-            bail!("{}: setup.swap.kind \"{other}\" is not \"file\" or \"zram\"", case.file.display())
-        }
+        other => bail!(
+            "{}: setup.swap.kind \"{other}\" is not \"file\", \"partition\" or \"zram\"",
+            case.file.display()
+        ),
     }
 }
 
@@ -234,6 +238,7 @@ fn device(case: &Case) -> Result<DeviceSection> {
     let size = ByteSize(num(case, "setup.swap.size_bytes")?);
     let (name, backing, preset) = match swap_kind(case)? {
         SwapKind::File => ("vda", SwapBacking::File, "this-vm"),
+        SwapKind::Partition => ("disk", SwapBacking::Block, "this-vm"),
         SwapKind::Zram => ("zram0", SwapBacking::Block, "this-vm-zram"),
     };
     Ok(DeviceSection {
@@ -372,7 +377,7 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
         file.cpu = session.cpu_costs(&contents, file.zswap.enabled.then_some(file.zswap.compressor));
         device.model = session.device(device.model);
     }
-    if swap_kind(case)? == SwapKind::File {
+    if swap_kind(case)? != SwapKind::Zram {
         if let Some(model) = fitted_disk(dir)? {
             // Measured in the session the case was: no session's scaling applies to it.
             device.model = DeviceConfig { rotational: device.model.rotational, ..model };

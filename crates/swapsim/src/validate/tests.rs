@@ -149,7 +149,7 @@ fn zswap_ever_enabled_defaults_to_a_fresh_boot() {
 fn malformed_setup_fields_name_the_file_and_field() {
     check_setup(
         |doc| doc["setup"]["swap"]["kind"] = json!("nvme"),
-        expect![[r#"error: cases/T-case.json: setup.swap.kind "nvme" is not "file" or "zram""#]],
+        expect![[r#"error: cases/T-case.json: setup.swap.kind "nvme" is not "file", "partition" or "zram""#]],
     );
     check_setup(
         |doc| doc["setup"]["mthp_always_kib"] = json!(["16", "48"]),
@@ -474,6 +474,11 @@ fn a_folders_fitted_disk_replaces_the_preset_for_its_swap_file_cases_only() {
     let model = &fitted.swap.devices[0].model;
     // The fitted figures, with the case's own rotational flag.
     assert_eq!((model.read_base_us, model.rotational), (Some(31.5), Some(true)));
+    // A partition swaps on the disk itself (a block device, not a file), on the same model.
+    let partition = case(|doc| doc["setup"]["swap"]["kind"] = json!("partition"));
+    let partition = setup::scenario_file(&partition, dir.path()).expect("a well-formed case");
+    assert_eq!(partition.swap.devices[0].backing, Some(swapsim_core::SwapBacking::Block));
+    assert_eq!(partition.swap.devices[0].model.read_base_us, Some(31.5));
     let zram = case(|doc| doc["setup"]["swap"]["kind"] = json!("zram"));
     let zram = setup::scenario_file(&zram, dir.path()).expect("a well-formed case");
     assert_eq!(zram.swap.devices[0].model.preset, "this-vm-zram");
