@@ -436,7 +436,6 @@ mod tests {
             files.push(file);
         }
         let fitted = swapsim::profile::fit(&files, "t", 2.0).expect("a fit");
-        let _ = std::fs::remove_dir_all(&dir);
         let p = fitted.profile;
         assert_eq!((p.read_base_us, p.read_us_per_kib), (8.0, 0.5));
         assert_eq!((p.write_base_us, p.write_us_per_kib), (10.0, 0.25));
@@ -445,6 +444,16 @@ mod tests {
         assert_eq!(p.channels, 27);
         // The highest throughput of any job: those 4 KiB reads, 2.67 M/s.
         assert!((p.bandwidth_mib_s - 32.0 / 12e-6 * 4.0 / 1024.0).abs() < 0.01, "{}", p.bandwidth_mib_s);
+        // One write stream moves 1 MiB in 256 µs, 4096 MiB/s: below that peak, so writes
+        // share it.
+        assert_eq!(p.write_bandwidth_mib_s, None);
+        // Without the deep reads the peak is the 512 KiB reads' 1879 MiB/s, and writes
+        // stream faster than that: they get their own bandwidth.
+        let shallow: Vec<_> =
+            files.iter().filter(|f| !f.to_string_lossy().contains("qd32")).cloned().collect();
+        let fitted = swapsim::profile::fit(&shallow, "t", 2.0).expect("a fit");
+        assert_eq!(fitted.profile.write_bandwidth_mib_s, Some(4096.0));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The own timer really moves the bytes: a small file, read and written at depth 1
