@@ -9,20 +9,25 @@
 //! * [`Order0Swapin`] (`"order0"`): never large.
 //! * [`ThrottledSwapin`] (`"throttled"`): Barry Song's 2025 proposal, large swap-in
 //!   refused while recent large-folio refaults say the workload thrashes.
+//! * [`ZswapLargeSwapin`] (`"zswap-large"`, `"zswap-large-throttled"`): Usama Arif's 2024
+//!   proposal, zswap entries swapped in without the swap cache and, when a whole aligned
+//!   range is in zswap, as one large folio; on the kernel's choice or throttled.
 //!
 //! A policy only decides: the engine checks the kernel's conditions, allocates, charges,
 //! reads and counts.
 
 mod throttled;
+mod zswap_large;
 
 use serde::{Deserialize, Serialize};
 use swapsim_core::thp::OrderMask;
 pub use swapsim_core::Order0Swapin;
 use swapsim_core::{ConfigError, SwapinSize, SwapinView};
 pub use throttled::{ThrottledSwapin, THROTTLE_MAX};
+pub use zswap_large::ZswapLargeSwapin;
 
 /// Which swap-in size policy a scenario uses: `[thp] swapin = "kernel" | "order0" |
-/// "throttled"`. Default "kernel".
+/// "throttled" | "zswap-large" | "zswap-large-throttled"`. Default "kernel".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SwapinConfig {
@@ -33,11 +38,22 @@ pub enum SwapinConfig {
     Order0,
     /// Refault-throttled ([`ThrottledSwapin`]).
     Throttled,
+    /// The kernel's choice, zswap entries swapped in large ([`ZswapLargeSwapin`]).
+    ZswapLarge,
+    /// Refault-throttled, zswap entries swapped in large too ([`ZswapLargeSwapin`] over
+    /// [`ThrottledSwapin`]).
+    ZswapLargeThrottled,
 }
 
 impl SwapinConfig {
     /// Every choice, in the order error messages list them.
-    pub const ALL: [SwapinConfig; 3] = [SwapinConfig::Kernel, SwapinConfig::Order0, SwapinConfig::Throttled];
+    pub const ALL: [SwapinConfig; 5] = [
+        SwapinConfig::Kernel,
+        SwapinConfig::Order0,
+        SwapinConfig::Throttled,
+        SwapinConfig::ZswapLarge,
+        SwapinConfig::ZswapLargeThrottled,
+    ];
 
     /// A fresh policy in its initial state.
     pub fn build(self) -> Box<dyn SwapinSize> {
@@ -45,6 +61,10 @@ impl SwapinConfig {
             SwapinConfig::Kernel => Box::new(KernelSwapin),
             SwapinConfig::Order0 => Box::new(Order0Swapin),
             SwapinConfig::Throttled => Box::new(ThrottledSwapin::default()),
+            SwapinConfig::ZswapLarge => Box::new(ZswapLargeSwapin::new(Box::new(KernelSwapin), self.name())),
+            SwapinConfig::ZswapLargeThrottled => {
+                Box::new(ZswapLargeSwapin::new(Box::new(ThrottledSwapin::default()), self.name()))
+            }
         }
     }
 
@@ -54,6 +74,8 @@ impl SwapinConfig {
             SwapinConfig::Kernel => "kernel",
             SwapinConfig::Order0 => "order0",
             SwapinConfig::Throttled => "throttled",
+            SwapinConfig::ZswapLarge => "zswap-large",
+            SwapinConfig::ZswapLargeThrottled => "zswap-large-throttled",
         }
     }
 

@@ -17,7 +17,7 @@ fn names_round_trip_and_unknown_names_list_the_choices() {
         assert_eq!(c.build().name(), c.name());
     }
     let err = SwapinConfig::from_name("always").unwrap_err().to_string();
-    assert_eq!(err, "thp.swapin: unknown policy \"always\" (expected one of kernel, order0, throttled)");
+    assert_eq!(err, "thp.swapin: unknown policy \"always\" (expected one of kernel, order0, throttled, zswap-large, zswap-large-throttled)");
 }
 
 #[test]
@@ -49,4 +49,21 @@ fn a_recent_large_refault_throttles_until_31_non_recent_refaults() {
     assert!(p.may_charge(2));
     p.observe(&refault(false, 0));
     assert_eq!(p.counter(), 0, "never below zero");
+}
+
+#[test]
+fn zswap_large_keeps_the_wrapped_choice_and_only_adds_zswap_entries() {
+    let view = SwapinView::new(1 << 2 | 1 << 4);
+    for c in [SwapinConfig::Kernel, SwapinConfig::Order0, SwapinConfig::Throttled] {
+        assert!(!c.build().zswap_large(), "{}", c.name());
+    }
+    let mut large = SwapinConfig::ZswapLarge.build();
+    assert!(large.zswap_large());
+    assert_eq!(large.orders(&view), 1 << 2 | 1 << 4);
+    // Throttled underneath: a recent large refault refuses large charges, zswap or not.
+    let mut throttled = SwapinConfig::ZswapLargeThrottled.build();
+    assert!(throttled.zswap_large() && throttled.may_charge(2));
+    throttled.observe(&refault(true, 2));
+    assert!(!throttled.may_charge(2) && throttled.may_charge(0));
+    assert!(large.may_charge(2));
 }

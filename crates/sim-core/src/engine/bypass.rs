@@ -30,12 +30,17 @@ impl World {
                 Alloc::Oom => return Step::Oom,
             },
         };
-        if order == 0 && self.mm.swap.cached_frame(slot).is_some() {
-            // The charge's reclaim wrote this page back from zswap into the swap cache.
+        let nr = 1u32 << order;
+        // The allocation's reclaim may have written pages back from zswap: into the swap
+        // cache, or (on a disk, which has no bypass of its own) out of zswap altogether.
+        let written_back = |s: crate::ids::SwapSlot| {
+            self.mm.swap.cached_frame(s).is_some()
+                || (!self.mm.block.is_synchronous(s.device) && self.mm.swap.zswap_entry(s).is_none())
+        };
+        if (0..nr).any(|i| written_back(first_slot.nth(i))) {
             self.mm.free_frame(head);
             return self.swap_fault(f);
         }
-        let nr = 1u32 << order;
         self.mm.vmstat.pgfault += 1;
         self.mm.vmstat.pgmajfault += 1;
         self.mm.spend(self.mm.cfg.cpu.fault_ns);
@@ -50,12 +55,20 @@ impl World {
             }
             _ => Placement::Inactive,
         };
-        // swap_read_folio: the zero map and zswap first (a large folio is never read from
-        // either: alloc_swap_folio keeps order 0 once zswap exists, and refuses mixed
-        // zero-map ranges). Not in the swap cache, so a zswap entry stays until the slot
-        // is freed below.
+        // swap_read_folio: the zero map and zswap first. A large folio is read from zswap
+        // only when the policy swaps zswap entries in large, and then every page of it is
+        // there (alloc_swap_folio checked); otherwise it is never read from either
+        // (alloc_swap_folio keeps order 0 once zswap exists, and refuses mixed zero-map
+        // ranges). Not in the swap cache, so a zswap entry stays until the slot is freed
+        // below.
         let backend = if order == 0 {
             self.mm.swap_read_backend(slot, head, ReadInto::Bypass)
+        } else if self.mm.swap.zswap_entry(first_slot).is_some() {
+            for i in 0..nr {
+                let got = self.mm.swap_read_backend(first_slot.nth(i), Pfn(head.0 + i), ReadInto::Bypass);
+                debug_assert_eq!(got, Backend::Zswap, "a large zswap-in reads only from zswap");
+            }
+            Backend::Zswap
         } else {
             Backend::Device
         };

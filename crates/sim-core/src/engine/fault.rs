@@ -203,7 +203,10 @@ impl World {
             self.finish_swap_fault(pfn, fault);
             return Step::Done;
         }
-        if by == SwapinBy::Fault && self.mm.block.is_synchronous(slot.device) && self.mm.swap.count(slot) == 1
+        let zswap_sync = self.policies.swapin.zswap_large() && self.mm.swap.zswap_entry(slot).is_some();
+        if by == SwapinBy::Fault
+            && (self.mm.block.is_synchronous(slot.device) || zswap_sync)
+            && self.mm.swap.count(slot) == 1
         {
             return self.swapin_bypass(f, start);
         }

@@ -117,7 +117,9 @@ impl World {
     /// highest whose PTEs are consecutive swap entries of one device, none of them in the
     /// swap cache (`can_swapin_thp`); then the swap-in size policy's choice, allocated from
     /// the highest down with the fallback counters. Never when zswap's pool was ever
-    /// created in this boot. `None` means order 0; otherwise the folio and its first slot.
+    /// created in this boot, unless the policy swaps zswap entries in large
+    /// ([`crate::SwapinSize::zswap_large`]), and then only ranges wholly in zswap.
+    /// `None` means order 0; otherwise the folio and its first slot.
     pub(super) fn alloc_swap_folio(
         &mut self,
         space: SpaceId,
@@ -126,7 +128,8 @@ impl World {
         slot: SwapSlot,
     ) -> Option<(LargeFolio, SwapSlot)> {
         let allowed = self.mm.pt.spaces[space.index()].regions[region_idx].orders;
-        if allowed == 0 || self.mm.cfg.zswap.pool_created() {
+        let zswap = self.mm.cfg.zswap.pool_created();
+        if allowed == 0 || (zswap && !self.policies.swapin.zswap_large()) {
             return None;
         }
         let mut candidates = 0;
@@ -141,7 +144,10 @@ impl World {
             };
             let first_off = slot.offset - (vpage.0 - first_v.0) as u32;
             ranges[order as usize] = Some((first, first_off));
-            if candidates == 0 && self.can_swapin_thp(first, slot, first_off, order) {
+            if candidates == 0
+                && self.can_swapin_thp(first, slot, first_off, order)
+                && (!zswap || self.all_in_zswap(slot, first_off, order))
+            {
                 candidates = allowed & ((2 << order) - 1);
             }
         }
@@ -170,6 +176,14 @@ impl World {
             }
         }
         None
+    }
+
+    /// `zswap_present_test` of the RFC: every slot of the range has a zswap entry.
+    fn all_in_zswap(&self, target: SwapSlot, first_off: u32, order: u8) -> bool {
+        (0..1u32 << order).all(|i| {
+            let s = SwapSlot { device: target.device, offset: first_off }.nth(i);
+            self.mm.swap.zswap_entry(s).is_some()
+        })
     }
 
     /// `can_swapin_thp`: the `2^order` PTEs from `first` hold consecutive swap entries of

@@ -29,6 +29,8 @@ struct Machine {
     sizes: &'static [&'static str],
     zram: bool,
     ever_enabled: bool,
+    zswap: bool,
+    contents: crate::contents::Contents,
     swapin: Box<dyn SwapinSize>,
 }
 
@@ -40,6 +42,8 @@ impl Machine {
             sizes,
             zram: false,
             ever_enabled: false,
+            zswap: false,
+            contents: RegionSpec::new(VirtPage(0), 1).contents,
             swapin: Box::new(AllOrders),
         }
     }
@@ -57,12 +61,18 @@ impl Machine {
             name: "swap0".into(),
             size: ByteSize(self.swap_pages * crate::ids::PAGE_SIZE),
             priority: None,
-            backing: Some(if self.zram { SwapBacking::Block } else { SwapBacking::File }),
+            // zswap's tests swap on a disk partition: large folios swap out whole.
+            backing: Some(if self.zram || self.zswap { SwapBacking::Block } else { SwapBacking::File }),
         });
         for s in self.sizes {
             cfg.thp.hugepages.insert((*s).to_string(), ThpSizeEnabled::Always);
         }
         cfg.zswap.ever_enabled = self.ever_enabled;
+        cfg.zswap.enabled = self.zswap;
+        if self.zswap {
+            // Room for the pool's charge, and page cache to keep reclaim's rounds going.
+            cfg.memcg.page_cache = ByteSize(8 * crate::ids::PAGE_SIZE);
+        }
         let accesses: Vec<Access> =
             accesses.iter().map(|&(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None }).collect();
         let setup = Setup {
@@ -76,7 +86,7 @@ impl Machine {
             policies: Policies::default().with_swapin(self.swapin),
             tasks: vec![TaskSpec::new(
                 "t",
-                vec![RegionSpec::new(VirtPage(0), pages)],
+                vec![RegionSpec { contents: self.contents, ..RegionSpec::new(VirtPage(0), pages) }],
                 Box::new(accesses.into_iter()),
             )],
             timeline: Vec::new(),
@@ -222,4 +232,56 @@ fn a_charge_the_policy_refuses_counts_as_a_charge_fallback() {
     assert_eq!(big.swpin + small.swpin, 0);
     assert!(big.swpin_fallback > 0 && big.swpin_fallback == big.swpin_fallback_charge, "{big:?}");
     assert_eq!(small.swpin_fallback, small.swpin_fallback_charge, "{small:?}");
+}
+
+/// Every candidate order, zswap entries included (the 2024 zswap large swap-in RFC).
+#[derive(Clone, Debug)]
+struct ZswapLarge;
+
+impl SwapinSize for ZswapLarge {
+    fn name(&self) -> &'static str {
+        "zswap-large"
+    }
+    fn orders(&mut self, view: &SwapinView) -> OrderMask {
+        view.candidates
+    }
+    fn zswap_large(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn zswap_entries_come_in_large_only_when_the_policy_says_and_the_whole_range_is_in_zswap() {
+    // 384 pages written in 16 KiB folios through a 256-page group with zswap on a disk
+    // partition (half-compressible pages, the pool charged to the group), then read back: every
+    // page evicted went to zswap.
+    let mut acc = writes(0..384);
+    acc.extend((0..384).map(|p| (p, false)));
+    let run = |swapin: Box<dyn SwapinSize>| {
+        let mut m = Machine::new(256, &["16kB"]);
+        m.zswap = true;
+        m.contents = crate::contents::Contents::Half;
+        m.swapin = swapin;
+        m.run(384, &acc)
+    };
+    // 6.18: never large once zswap exists; zswap entries come back through the swap
+    // cache one page each.
+    let kernel = run(Box::new(AllOrders));
+    assert_eq!(stats(&kernel, "16kB").swpin, 0);
+    assert!(kernel.vmstat.zswpin > 0 && kernel.vmstat.pswpin == 0, "{:?}", kernel.vmstat);
+    // The RFC: whole 16 KiB folios decompressed from zswap, one major fault each.
+    let large = run(Box::new(ZswapLarge));
+    let s = stats(&large, "16kB");
+    assert!(s.swpin > 0, "{s:?}");
+    assert_eq!(large.vmstat.pswpin, 0, "nothing read from the disk");
+    assert!(large.vmstat.zswpin >= 4 * s.swpin, "four pages loaded per large folio");
+    assert!(large.vmstat.pgmajfault < large.vmstat.zswpin, "{:?}", large.vmstat);
+    assert!(large.vmstat.pgmajfault < kernel.vmstat.pgmajfault);
+    // No swap cache and so no readahead on the zswap entries it took.
+    assert!(
+        large.vmstat.swap_ra <= kernel.vmstat.swap_ra,
+        "{} {}",
+        large.vmstat.swap_ra,
+        kernel.vmstat.swap_ra
+    );
 }

@@ -47,6 +47,16 @@ pub trait SwapinSize: std::fmt::Debug + Send + dyn_clone::DynClone {
     fn may_charge(&mut self, _order: u8) -> bool {
         true
     }
+    /// Whether entries stored in zswap are swapped in as a synchronous device's are, and
+    /// may come in as a whole large folio (Usama Arif's 2024 RFC, "mm: zswap: add support
+    /// for zswapin of large folios"): a fault on a zswap entry with one reference skips the
+    /// swap cache (so no readahead), and an aligned range whose every page is in zswap
+    /// joins the candidate orders, decompressed page by page into one folio. A range only
+    /// partly in zswap stays order 0. Default no: 6.18 never swaps in large once zswap's
+    /// pool exists, and reads zswap entries through the swap cache on a disk.
+    fn zswap_large(&self) -> bool {
+        false
+    }
     /// Learns from what happened.
     fn observe(&mut self, _feedback: &Feedback) {}
 }
