@@ -11,8 +11,14 @@ fn experiment(name: &str, scale: &str) -> Value {
 #[test]
 fn list_names_every_experiment() {
     let text = ok(&["experiment", "list"]);
-    for name in ["swapoff-readahead", "plug-merge", "mthp-swapin", "zswap-second-chance", "hibernate-reclaim"]
-    {
+    for name in [
+        "swapoff-readahead",
+        "plug-merge",
+        "mthp-swapin",
+        "zswap-second-chance",
+        "hibernate-reclaim",
+        "zswap-large-swapin",
+    ] {
         assert!(text.contains(name), "{name}: {text}");
     }
 }
@@ -260,5 +266,26 @@ fn hibernate_reclaim_moves_the_time_out_of_hibernation() {
     assert!(f(default, "resume_s") > f(zero, "resume_s"));
     assert!(f(default, "shrink_s") < f(zero, "shrink_s"));
     assert!(default["image_pages"].as_u64().unwrap() > 2 * zero["image_pages"].as_u64().unwrap());
+    check_verdict(&doc);
+}
+
+/// At a tenth of the size, 6.18 swaps in nothing large once zswap exists, the RFC swaps
+/// zswap entries in as large folios and loads more pages from zswap, and the throttle cuts
+/// the large swap-ins back; the verdict is worded check by check.
+#[test]
+fn zswap_large_swapin_brings_zswap_entries_in_large() {
+    let doc = experiment("zswap-large-swapin", "0.1");
+    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 9, "three policies over three seeds");
+    let sum = |policy: &str, key: &str| -> u64 {
+        rows.iter().filter(|r| r["swapin"] == policy).map(|r| r[key].as_u64().expect("a count")).sum()
+    };
+    assert_eq!(sum("kernel", "swpin_large"), 0);
+    assert!(sum("zswap-large", "swpin_large") > 0, "{}", doc["rows"]);
+    assert!(sum("zswap-large", "zswpin") > sum("kernel", "zswpin"));
+    assert!(sum("zswap-large-throttled", "swpin_large") < sum("zswap-large", "swpin_large"));
+    for row in rows {
+        assert!(row["zswpout"].as_u64().expect("zswpout") > 0, "{row}");
+    }
     check_verdict(&doc);
 }

@@ -95,8 +95,9 @@ pub struct MthpRow {
 /// and the cgroup hardly swaps.
 pub(super) struct MthpShape {
     pub(super) jobs: JobsConfig,
-    memcg_mib: u64,
-    zram_mib: u64,
+    pub(super) memcg_mib: u64,
+    /// The swap device's size: zram here, a disk partition in `zswap-large-swapin`.
+    pub(super) zram_mib: u64,
 }
 
 impl MthpShape {
