@@ -31,6 +31,7 @@ mod swapoff_readahead;
 mod table;
 mod trace_queue;
 mod verdict;
+mod zswap_readahead_bypass;
 mod zswap_second_chance;
 
 pub use hibernate_reclaim::HibernateRow;
@@ -39,6 +40,7 @@ pub use plug_merge::PlugRow;
 pub use swapoff_readahead::SwapoffRow;
 pub use table::{Column, Table};
 pub use verdict::{Check, Verdict};
+pub use zswap_readahead_bypass::{BypassBuild, BypassFigures, BypassRow};
 pub use zswap_second_chance::{ZswapBuild, ZswapFigures, ZswapRow};
 
 /// Every experiment, in the order `swapsim experiment list` prints them. Adding one is a
@@ -49,6 +51,7 @@ const EXPERIMENTS: &[Experiment] = &[
     mthp_swapin::EXPERIMENT,
     zswap_second_chance::EXPERIMENT,
     hibernate_reclaim::EXPERIMENT,
+    zswap_readahead_bypass::EXPERIMENT,
 ];
 
 /// An experiment of [`EXPERIMENTS`]: what it is, and how it runs.
@@ -99,6 +102,8 @@ pub enum Row {
     Zswap(ZswapRow),
     /// A row of `hibernate-reclaim`.
     Hibernate(HibernateRow),
+    /// A row of `zswap-readahead-bypass`.
+    Bypass(BypassRow),
 }
 
 /// A finished experiment.
