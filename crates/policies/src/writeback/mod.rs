@@ -15,7 +15,7 @@
 mod pre_6_12;
 mod proactive;
 
-pub use pre_6_12::{PreFixWriteback, DEFAULT_EMPTY_MEMCGS};
+pub use pre_6_12::{PreFixWriteback, DEFAULT_EMPTY_MEMCGS, DEFAULT_OFFLINE_AT};
 pub use proactive::{ProactiveWriteback, SHRINK_DELAY_NS};
 
 use serde::{Deserialize, Serialize};
