@@ -417,3 +417,37 @@ fn verdict(rows: &[ShrinkRow]) -> Verdict {
         details,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::verdict::check_verdict;
+    use expect_test::expect;
+
+    /// A row of one seed with this elapsed time and these disk swap-ins.
+    fn row(writeback: &'static str, elapsed_s: f64, pswpin: u64) -> ShrinkRow {
+        let figures = ShrinkFigures { elapsed_s, pswpin, ..ShrinkFigures::default() };
+        shrink_row(writeback, vec![ShrinkRun { seed: 1, figures, outcome: "completed".into() }])
+    }
+
+    #[test]
+    fn the_published_figures_pass_and_the_merged_fixes_are_reported_not_judged() {
+        let rows =
+            vec![row("pre-6.12", 8.473, 32_025), row("kernel", 8.0, 30_000), row("proactive", 4.525, 3_242)];
+        let verdict = super::verdict(&rows);
+        check_verdict(
+            &verdict,
+            expect![[r#"
+                proactive: reproduced: elapsed time as a fraction of pre-6.12's 0.53, published 0.53 (tolerance ±25 %)
+                proactive: reproduced: pswpin as a fraction of pre-6.12's 0.10, published 0.10 (tolerance ±25 %)
+                reproduced: true
+            "#]],
+        );
+        assert!(verdict.direction_matches);
+        assert!(verdict.text.contains("(distinguishable)"), "{}", verdict.text);
+        // A series no faster than the baseline moves the other way.
+        let rows =
+            vec![row("pre-6.12", 4.0, 32_025), row("kernel", 4.0, 30_000), row("proactive", 4.4, 3_242)];
+        assert!(!super::verdict(&rows).direction_matches);
+    }
+}
