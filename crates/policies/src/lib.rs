@@ -6,7 +6,9 @@
 //! which neighbouring pages to read together with a faulting one, and the swap-in folio
 //! size (the [`swapin`] module), whether a fault on zram brings a whole large folio back,
 //! and zswap's shrinker protection (the [`zswap`] module), which compressed entries stay
-//! in the pool when memory pressure writes others back to the swap device.
+//! in the pool when memory pressure writes others back to the swap device, and zswap's
+//! writeback trigger (the [`writeback`] module), when the pool-limit worker starts and how
+//! it walks the memory cgroups.
 //!
 //! Policies only *decide*. They never touch the event queue, never perform I/O, and never
 //! see a concrete device model: everything they know arrives in the read-only
@@ -53,8 +55,12 @@
 
 pub mod readahead;
 
-pub use readahead::{ClusterReadahead, FixedReadahead, ReadaheadConfig, ReadaheadContext, VmaReadahead};
+pub use readahead::{
+    ClusterReadahead, FixedReadahead, ReadaheadConfig, ReadaheadContext, VmaReadahead, ZswapBypassReadahead,
+};
 pub mod swapin;
 pub use swapin::{KernelSwapin, SwapinConfig, ThrottledSwapin};
 pub mod zswap;
 pub use zswap::{DecayProtection, SecondChanceProtection, ZswapProtectionConfig};
+pub mod writeback;
+pub use writeback::{PreFixWriteback, ProactiveWriteback, ZswapWritebackConfig};

@@ -67,9 +67,12 @@ pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
 pub use engine::{run, run_with_progress, Setup, Simulation, ValidSetup, PROGRESS_ACCESSES};
 pub use error::{ConfigError, ForkError, MapError, SetupError, SimError, TraceError};
 pub use ids::{CpuId, DeviceId, Pfn, RegionId, SpaceId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
-pub use policy::readahead::{FaultView, NoReadahead, Readahead, ReadaheadPlan};
+pub use policy::readahead::{EntryLocation, FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
 pub use policy::zswap::{NoProtection, ZswapLruView, ZswapProtection, ZswapSwapin, ZswapVisit};
+pub use policy::zswap_writeback::{
+    KernelWriteback, MemcgVisit, WritebackEvent, ZswapPoolView, ZswapWriteback,
+};
 pub use policy::{Feedback, Policies};
 pub use report::{JobReport, JobsReport, Outcome, SimReport};
 pub use rng::SimRng;

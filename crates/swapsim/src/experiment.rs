@@ -32,7 +32,9 @@ mod table;
 mod trace_queue;
 mod verdict;
 mod zswap_large_swapin;
+mod zswap_readahead_bypass;
 mod zswap_second_chance;
+mod zswap_shrink_start;
 
 pub use hibernate_reclaim::HibernateRow;
 pub use mthp_swapin::MthpRow;
@@ -41,7 +43,9 @@ pub use swapoff_readahead::SwapoffRow;
 pub use table::{Column, Table};
 pub use verdict::{Check, Verdict};
 pub use zswap_large_swapin::ZswapLargeRow;
+pub use zswap_readahead_bypass::{BypassBuild, BypassFigures, BypassRow};
 pub use zswap_second_chance::{ZswapBuild, ZswapFigures, ZswapRow};
+pub use zswap_shrink_start::{ShrinkFigures, ShrinkRow, ShrinkRun};
 
 /// Every experiment, in the order `swapsim experiment list` prints them. Adding one is a
 /// file below `experiment/` that defines its `EXPERIMENT`, and its entry here.
@@ -52,6 +56,8 @@ const EXPERIMENTS: &[Experiment] = &[
     zswap_second_chance::EXPERIMENT,
     hibernate_reclaim::EXPERIMENT,
     zswap_large_swapin::EXPERIMENT,
+    zswap_readahead_bypass::EXPERIMENT,
+    zswap_shrink_start::EXPERIMENT,
 ];
 
 /// An experiment of [`EXPERIMENTS`]: what it is, and how it runs.
@@ -104,6 +110,10 @@ pub enum Row {
     Hibernate(HibernateRow),
     /// A row of `zswap-large-swapin`.
     ZswapLarge(ZswapLargeRow),
+    /// A row of `zswap-readahead-bypass`.
+    Bypass(BypassRow),
+    /// A row of `zswap-shrink-start`.
+    Shrink(ShrinkRow),
 }
 
 /// A finished experiment.

@@ -587,7 +587,8 @@ impl Prepared {
         let policies = Policies::default()
             .with_readahead(readahead)
             .with_swapin(self.resolved.thp.swapin.build())
-            .with_zswap(self.resolved.zswap.protection.build());
+            .with_zswap(self.resolved.zswap.protection.build())
+            .with_zswap_writeback(self.resolved.zswap.writeback.build());
         Ok((
             Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline },
             trace_report,

@@ -18,6 +18,8 @@ fn list_names_every_experiment() {
         "zswap-second-chance",
         "hibernate-reclaim",
         "zswap-large-swapin",
+        "zswap-readahead-bypass",
+        "zswap-shrink-start",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }
@@ -223,6 +225,57 @@ fn four_zswap_rows(rows: &[&serde_json::Value]) {
         assert!(count(name, "zswpwb") > 0, "{name} wrote nothing back");
         assert!(count(name, "shrinker_scanned") >= count(name, "zswpwb"));
     }
+}
+
+/// At a twentieth of the size, the bypass reads nothing ahead, the kernel's readahead
+/// reads some, and each published figure has its check.
+#[test]
+fn zswap_readahead_bypass_removes_the_readahead_of_zswap_pages() {
+    let doc = experiment("zswap-readahead-bypass", "0.05");
+    let rows = doc["rows"].as_array().expect("rows");
+    let keys: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}/{}",
+                r["workload"].as_str().unwrap(),
+                r["memcg_mib"],
+                r["readahead"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(keys.len(), 6, "{keys:?}");
+    for r in rows {
+        let ra = r["swap_ra"].as_u64().expect("swap_ra");
+        match r["readahead"].as_str().expect("readahead") {
+            "zswap-bypass" => assert_eq!(ra, 0, "{r}"),
+            _ => assert!(r["zswpin"].as_u64().expect("zswpin") > 0, "{r}"),
+        }
+    }
+    let queue_kernel =
+        rows.iter().find(|r| r["workload"] == "queue" && r["readahead"] == "kernel").expect("row");
+    assert!(queue_kernel["swap_ra"].as_u64().expect("swap_ra") > 0, "{queue_kernel}");
+    assert_eq!(doc["verdict"]["checks"].as_array().expect("checks").len(), 6);
+    check_verdict(&doc);
+}
+
+/// At a twentieth of the size, the three triggers give a row each; before 6.12 the worker
+/// writes nothing back and stores nothing in the measured passes, the others store.
+#[test]
+fn zswap_shrink_start_gives_three_rows() {
+    let doc = experiment("zswap-shrink-start", "0.05");
+    let rows = doc["rows"].as_array().expect("rows");
+    let names: Vec<&str> = rows.iter().map(|r| r["writeback"].as_str().expect("writeback")).collect();
+    assert_eq!(names, ["pre-6.12", "kernel", "proactive"]);
+    let count = |i: usize, key: &str| rows[i][key].as_u64().unwrap_or_else(|| panic!("{key}"));
+    assert_eq!(count(0, "zswpwb"), 0);
+    for row in rows {
+        assert!(row["elapsed_s"].as_f64().expect("elapsed_s") > 0.0);
+        assert_eq!(row["runs"].as_array().expect("runs").len(), 3);
+    }
+    assert!(count(1, "zswpout") > count(0, "zswpout"));
+    assert_eq!(doc["verdict"]["checks"].as_array().expect("checks").len(), 2);
+    check_verdict(&doc);
 }
 
 #[test]

@@ -70,7 +70,7 @@ fn validate_is_unchanged() {
 
 #[test]
 fn experiments_are_unchanged() {
-    for name in ["swapoff-readahead", "plug-merge"] {
+    for name in ["swapoff-readahead", "plug-merge", "zswap-readahead-bypass", "zswap-shrink-start"] {
         let golden = format!("experiment-{name}-scale0.05.json");
         check(&golden, &["experiment", "run", name, "--format", "json", "--scale", "0.05"]);
     }

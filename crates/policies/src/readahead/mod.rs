@@ -7,6 +7,8 @@
 //! * [`ClusterReadahead`]: the kernel's adaptive window over neighbouring swap slots.
 //! * [`FixedReadahead`]: always the full cluster window, with no adaptation.
 //! * [`VmaReadahead`]: the kernel's adaptive window placed in virtual address space.
+//! * [`ZswapBypassReadahead`]: the kernel's choice, with no readahead for pages held in
+//!   zswap (an RFC of June 2026).
 //! * `"none"`: only the faulting page ([`swapsim_core::NoReadahead`]).
 //!
 //! The adaptive window formula (`__swapin_nr_pages`) is shared by the cluster and VMA
@@ -20,16 +22,19 @@
 
 mod cluster;
 mod vma;
+mod zswap_bypass;
 
 use serde::{Deserialize, Serialize};
 use swapsim_core::{ConfigError, NoReadahead, Readahead, ReadaheadPlan};
 
 pub use cluster::{ClusterReadahead, FixedReadahead};
 pub use vma::VmaReadahead;
+pub use zswap_bypass::ZswapBypassReadahead;
 
 /// Which readahead policy a scenario uses.
 ///
-/// Selected in TOML as a plain string: readahead = "kernel" | "cluster" | "fixed" | "vma" | "none".
+/// Selected in TOML as a plain string: readahead = "kernel" | "cluster" | "fixed" | "vma" |
+/// "zswap-bypass" | "none".
 /// The default, `"kernel"`, behaves as the kernel would on the simulated machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -43,6 +48,9 @@ pub enum ReadaheadConfig {
     Fixed,
     /// The kernel's VMA-based readahead ([`VmaReadahead`]).
     Vma,
+    /// The kernel's choice, reading nothing ahead for pages held in zswap
+    /// ([`ZswapBypassReadahead`]).
+    ZswapBypass,
     /// No readahead: only the faulting page is read.
     None,
 }
@@ -67,11 +75,12 @@ impl Default for ReadaheadContext {
 
 impl ReadaheadConfig {
     /// Every choice, in the order error messages list them.
-    pub const ALL: [ReadaheadConfig; 5] = [
+    pub const ALL: [ReadaheadConfig; 6] = [
         ReadaheadConfig::Kernel,
         ReadaheadConfig::Cluster,
         ReadaheadConfig::Fixed,
         ReadaheadConfig::Vma,
+        ReadaheadConfig::ZswapBypass,
         ReadaheadConfig::None,
     ];
 
@@ -96,6 +105,9 @@ impl ReadaheadConfig {
             ReadaheadConfig::Cluster => Box::new(ClusterReadahead::default()),
             ReadaheadConfig::Fixed => Box::new(FixedReadahead),
             ReadaheadConfig::Vma => Box::new(VmaReadahead::default()),
+            ReadaheadConfig::ZswapBypass => {
+                Box::new(ZswapBypassReadahead::new(ReadaheadConfig::Kernel.build(ctx)))
+            }
             ReadaheadConfig::None => Box::new(NoReadahead),
             ReadaheadConfig::Kernel => unreachable!("resolve never returns Kernel"),
         }
@@ -108,6 +120,7 @@ impl ReadaheadConfig {
             ReadaheadConfig::Cluster => "cluster",
             ReadaheadConfig::Fixed => "fixed",
             ReadaheadConfig::Vma => "vma",
+            ReadaheadConfig::ZswapBypass => "zswap-bypass",
             ReadaheadConfig::None => "none",
         }
     }

@@ -4,7 +4,7 @@
 use super::*;
 use crate::readahead::test_support::fault_at;
 use proptest::prelude::*;
-use swapsim_core::{Feedback, RegionId, VirtPage};
+use swapsim_core::{EntryLocation, Feedback, RegionId, VirtPage};
 
 /// The window for `hits` hits after a miss at position 10, capped at `max_pages`, with
 /// the previous miss at `prev_pos` and the previous window `prev_win`.
@@ -66,14 +66,14 @@ fn resolve_follows_the_kernel_rule() {
 #[test]
 fn names_round_trip_and_unknown_names_are_rejected() {
     let names: Vec<&str> = ReadaheadConfig::ALL.iter().map(|c| c.name()).collect();
-    assert_eq!(names, ["kernel", "cluster", "fixed", "vma", "none"]);
+    assert_eq!(names, ["kernel", "cluster", "fixed", "vma", "zswap-bypass", "none"]);
     for cfg in ReadaheadConfig::ALL {
         assert_eq!(ReadaheadConfig::from_name(cfg.name()), Ok(cfg));
     }
     let err = ReadaheadConfig::from_name("xyz").unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"readahead: unknown policy "xyz" (expected one of kernel, cluster, fixed, vma, none)"#
+        r#"readahead: unknown policy "xyz" (expected one of kernel, cluster, fixed, vma, zswap-bypass, none)"#
     );
     assert!(matches!(err, ConfigError::Invalid { ref field, .. } if field == "readahead"));
     assert!(ReadaheadConfig::from_name("Cluster").is_err());
@@ -113,16 +113,18 @@ fn toml_rejects_a_misspelled_policy_naming_the_variants() {
 /// One scripted event for the property tests.
 #[derive(Clone, Debug)]
 enum Event {
-    /// A miss at this fraction of the usable slots / region pages (per mille).
-    Miss { slot_permille: u32, page_permille: u32 },
+    /// A miss at this fraction of the usable slots / region pages (per mille), on a page
+    /// held in zswap or not.
+    Miss { slot_permille: u32, page_permille: u32, in_zswap: bool },
     /// A hit at this fraction of the region.
     Hit { page_permille: u32, readahead: bool },
 }
 
 fn event() -> impl Strategy<Value = Event> {
     prop_oneof![
-        (0u32..1000, 0u32..1000)
-            .prop_map(|(slot_permille, page_permille)| Event::Miss { slot_permille, page_permille }),
+        (0u32..1000, 0u32..1000, any::<bool>()).prop_map(|(slot_permille, page_permille, in_zswap)| {
+            Event::Miss { slot_permille, page_permille, in_zswap }
+        }),
         (0u32..1000, any::<bool>())
             .prop_map(|(page_permille, readahead)| Event::Hit { page_permille, readahead }),
     ]
@@ -154,7 +156,7 @@ proptest! {
                         readahead,
                     });
                 }
-                Event::Miss { slot_permille, page_permille } => {
+                Event::Miss { slot_permille, page_permille, in_zswap } => {
                     let usable = u64::from(device_slots - 1);
                     let offset = 1 + u32::try_from(scaled(slot_permille, usable)).unwrap();
                     let vpage = region_start + scaled(page_permille, region_pages);
@@ -163,7 +165,14 @@ proptest! {
                     fault.region_end = VirtPage(region_end);
                     fault.device_slots = device_slots;
                     fault.page_cluster = page_cluster;
-                    match policy.plan(&fault) {
+                    if in_zswap {
+                        fault.location = EntryLocation::Zswap;
+                    }
+                    let plan = policy.plan(&fault);
+                    if in_zswap && cfg == ReadaheadConfig::ZswapBypass {
+                        prop_assert_eq!(plan, ReadaheadPlan::TargetOnly, "no readahead for a zswap page");
+                    }
+                    match plan {
                         ReadaheadPlan::TargetOnly => {}
                         ReadaheadPlan::Slots { first, last } => {
                             prop_assert!(matches!(cfg, ReadaheadConfig::Cluster | ReadaheadConfig::Fixed));
@@ -173,7 +182,7 @@ proptest! {
                             prop_assert!(last - first < max_pages(page_cluster));
                         }
                         ReadaheadPlan::Pages { first, last } => {
-                            prop_assert_eq!(cfg, ReadaheadConfig::Vma);
+                            prop_assert!(matches!(cfg, ReadaheadConfig::Vma | ReadaheadConfig::ZswapBypass));
                             prop_assert!(region_start <= first.0 && first.0 <= vpage);
                             prop_assert!(vpage <= last.0 && last.0 < region_end);
                             prop_assert!(first.0 < last.0, "a one-page window is TargetOnly");

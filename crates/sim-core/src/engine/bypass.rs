@@ -74,6 +74,13 @@ impl World {
         };
         if self.mm.zswap_on() {
             self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, true));
+            if backend == Backend::Device {
+                let at = self.mm.now();
+                self.mm
+                    .zswap
+                    .trigger
+                    .observe(crate::policy::zswap_writeback::WritebackEvent::DiskSwapin { at });
+            }
         }
         if backend == Backend::Device {
             self.mm.vmstat.pswpin += u64::from(nr);

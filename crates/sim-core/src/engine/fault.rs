@@ -29,6 +29,7 @@ use crate::mm::pagetable::{MapError, PageId, Pte, PteState};
 use crate::mm::zswap::{Backend, ReadInto};
 use crate::policy::readahead::{FaultView, ReadaheadPlan};
 use crate::policy::zswap::ZswapSwapin;
+use crate::policy::zswap_writeback::WritebackEvent;
 use crate::policy::Feedback;
 use crate::workload::Access;
 
@@ -236,6 +237,7 @@ impl World {
                 device_slots: self.mm.swap.devices[slot.device.0 as usize].max(),
                 page_cluster: self.mm.cfg.swap.page_cluster,
                 swapoff: by == SwapinBy::Swapoff,
+                location: self.mm.entry_location(slot),
             }
         };
         let fault = PendingFault { page, slot, write, start, kind: FaultKind::Major, by };
@@ -270,6 +272,9 @@ impl World {
                     target_read = self.read_swap_cache(owner, space, s, target, ReadRole::Target, by);
                 }
             } else if self.mm.swap.wants_read(s) {
+                if !self.policies.readahead.admit(self.mm.entry_location(s)) {
+                    continue;
+                }
                 // A neighbour: skip it rather than block if memory is short.
                 if let Alloc::Got(pfn) = self.alloc_frame(t, OnShortage::Skip) {
                     if !self.mm.swap.wants_read(s) {
@@ -404,6 +409,10 @@ impl World {
         let backend = self.mm.swap_read_backend(slot, pfn, ReadInto::SwapCache);
         if self.mm.zswap_on() {
             self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, target));
+            if backend == Backend::Device {
+                let at = self.mm.now();
+                self.mm.zswap.trigger.observe(WritebackEvent::DiskSwapin { at });
+            }
         }
         if backend != Backend::Device {
             if !target {

@@ -183,10 +183,14 @@ impl Simulation {
         let mut policies = setup.policies;
         let zswap_policy =
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
+        let zswap_trigger = std::mem::replace(
+            &mut policies.zswap_writeback,
+            Box::new(crate::policy::zswap_writeback::KernelWriteback),
+        );
         // Below the end of time, so that a clock that saturated there is past the limit.
         let mm_time_limit = cfg.limits.max_sim_seconds.saturating_mul(1_000_000_000).min(u64::MAX - 1);
         let base_slice = cfg.machine.base_slice();
-        let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy });
+        let mm = Mm::new(MmParts { cfg, pt, swap, block, total_pages, zswap_policy, zswap_trigger });
         let mut sim = World {
             mm,
             track_access: lru.tracks_accesses(),

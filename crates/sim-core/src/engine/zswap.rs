@@ -24,6 +24,7 @@ use crate::ids::CpuId;
 use crate::lru::Origin;
 use crate::mm::vmscan::ScanControl;
 use crate::policy::zswap::{ZswapLruView, ZswapVisit};
+use crate::policy::zswap_writeback::MemcgVisit;
 use crate::time::{SimDuration, SimTime};
 
 /// `DEFAULT_SEEKS`, zswap's shrinker's seek cost.
@@ -53,6 +54,8 @@ pub(crate) struct ZswapWorker {
     runs_owed: u32,
     failures: u32,
     attempts: u32,
+    /// Memory cgroups without entries the walk has passed since it last reached the group.
+    cursor: u32,
     /// The current run has taken its first step.
     run_started: bool,
     /// The worker waited for a CPU since its last turn.
@@ -236,6 +239,52 @@ impl World {
         }
     }
 
+    /// One step of `shrink_worker`'s walk over the memory cgroups: a cgroup the trigger
+    /// says holds no entry (the walk's cursor persists across runs, as
+    /// `zswap_next_shrink` does), or the group's turn (`shrink_memcg`: one entry) and the
+    /// return to the start of the hierarchy. Failures are counted as the trigger says.
+    /// False when the trigger holds writeback back: the worker sleeps until `sleep_until`.
+    fn zswap_worker_step(&mut self, owner: PlugOwner, sleep_until: &mut Option<SimTime>) -> bool {
+        let position = self.zswap_worker.cursor;
+        if position < self.mm.zswap.trigger.empty_memcgs() {
+            if self.mm.zswap.trigger.restarting_offline_memcg() == Some(position) {
+                // mem_cgroup_tryget_online failed: the cursor goes back to the root.
+                self.zswap_worker.cursor = 0;
+                self.zswap_worker_count(MemcgVisit::Offline);
+            } else {
+                self.zswap_worker.cursor += 1;
+                self.zswap_worker_count(MemcgVisit::NoEntries);
+            }
+            return true;
+        }
+        let now = self.mm.now();
+        let delay = self.mm.zswap.trigger.writeback_delay(now);
+        if delay.0 > 0 {
+            *sleep_until = Some(now + delay);
+            return false;
+        }
+        let visit = match self.zswap_worker_visit(owner) {
+            WorkerVisit::Empty => MemcgVisit::NoEntries,
+            WorkerVisit::Written => MemcgVisit::Written,
+            WorkerVisit::Failed => MemcgVisit::Failed,
+        };
+        if visit != MemcgVisit::NoEntries {
+            self.zswap_worker.attempts += 1;
+        }
+        self.zswap_worker_count(visit);
+        // The end of a pass over the hierarchy.
+        let attempts = std::mem::take(&mut self.zswap_worker.attempts);
+        self.zswap_worker_count(MemcgVisit::EndOfWalk { attempts });
+        self.zswap_worker.cursor = 0;
+        true
+    }
+
+    fn zswap_worker_count(&mut self, visit: MemcgVisit) {
+        if self.mm.zswap.trigger.counts_failure(visit) {
+            self.zswap_worker.failures += 1;
+        }
+    }
+
     /// The machine's CPU the worker's next turn runs on, and when it may start there: a
     /// CPU with no task on it at once; else at the end of the slice the task there is in
     /// (a kworker waits its turn under the fair scheduler), the earliest first.
@@ -336,6 +385,7 @@ impl World {
         self.mm.zswap_sync();
         let mut steps = 0;
         let mut finished = !self.mm.cfg.memcg.zswap_writeback;
+        let mut sleep_until = None;
         while !finished {
             // Other contexts act between the worker's steps: it yields once its clock has
             // passed the queue's next event, as a task does, or its slice is over.
@@ -347,20 +397,9 @@ impl World {
             }
             steps += 1;
             self.zswap_worker.run_started = true;
-            // The group's turn (shrink_memcg: one entry per node).
-            match self.zswap_worker_visit(owner) {
-                WorkerVisit::Empty => {}
-                WorkerVisit::Written => self.zswap_worker.attempts += 1,
-                WorkerVisit::Failed => {
-                    self.zswap_worker.attempts += 1;
-                    self.zswap_worker.failures += 1;
-                }
+            if !self.zswap_worker_step(owner, &mut sleep_until) {
+                break;
             }
-            // The end of a pass over the hierarchy: a pass with no candidate fails.
-            if self.zswap_worker.attempts == 0 {
-                self.zswap_worker.failures += 1;
-            }
-            self.zswap_worker.attempts = 0;
             if self.mm.zswap.pool.total_pages() <= self.mm.zswap.accept_pages {
                 // Below the threshold stores succeed again and queue nothing more: the
                 // runs the refused stores queued would have found the pool there too.
@@ -378,7 +417,7 @@ impl World {
         self.flush_dispatched();
         let end = self.mm.now().max(start + SimDuration(1));
         self.zswap_worker.clock = end;
-        let turn_over = finished || end >= turn_end;
+        let turn_over = finished || sleep_until.is_some() || end >= turn_end;
         self.zswap_worker_ran(c, start, end, turn_over);
         if turn_over {
             self.zswap_worker.turn = None;
@@ -387,7 +426,7 @@ impl World {
             self.zswap_worker.running = false;
             self.zswap_kick_worker();
         } else {
-            self.zswap_worker_schedule(end);
+            self.zswap_worker_schedule(sleep_until.unwrap_or(end).max(end));
         }
     }
 }

@@ -126,8 +126,8 @@ impl IoNews {
 impl Mm {
     /// A machine with nothing mapped yet.
     pub(crate) fn new(parts: MmParts) -> Mm {
-        let MmParts { cfg, pt, swap, block, total_pages, zswap_policy } = parts;
-        let zswap = zswap::Zswap::new(&cfg.zswap, &cfg.memcg, total_pages, zswap_policy);
+        let MmParts { cfg, pt, swap, block, total_pages, zswap_policy, zswap_trigger } = parts;
+        let zswap = zswap::Zswap::new(&cfg.zswap, &cfg.memcg, total_pages, zswap_policy, zswap_trigger);
         let wmark =
             Watermarks::derive(total_pages, cfg.machine.min_free_kbytes, cfg.machine.watermark_scale_factor);
         // The hot page cache takes its frames and its share of the limit for the whole run;
@@ -408,4 +408,6 @@ pub(crate) struct MmParts {
     pub(crate) total_pages: u64,
     /// zswap's shrinker protection policy.
     pub(crate) zswap_policy: Box<dyn crate::policy::zswap::ZswapProtection>,
+    /// zswap's writeback trigger.
+    pub(crate) zswap_trigger: Box<dyn crate::policy::zswap_writeback::ZswapWriteback>,
 }

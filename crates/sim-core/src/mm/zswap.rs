@@ -17,7 +17,9 @@ use super::zsmalloc::{ZsHandle, ZsPool};
 use super::Mm;
 use crate::contents::compressed_len;
 use crate::ids::{Pfn, SwapSlot, PAGE_SIZE};
+use crate::policy::readahead::EntryLocation;
 use crate::policy::zswap::ZswapProtection;
+use crate::policy::zswap_writeback::{WritebackEvent, ZswapPoolView, ZswapWriteback};
 use crate::zswap::Incompressible;
 
 /// No entry: the end of the LRU list.
@@ -56,6 +58,8 @@ pub(crate) struct ZswapCounts {
 pub(crate) struct Zswap {
     /// The shrinkers' protection policy.
     pub(crate) policy: Box<dyn ZswapProtection>,
+    /// When the pool-limit worker starts and how it counts failures.
+    pub(crate) trigger: Box<dyn ZswapWriteback>,
     entries: Vec<Entry>,
     free: Vec<u32>,
     /// Oldest and youngest entries on the LRU.
@@ -95,10 +99,12 @@ impl Zswap {
         memcg: &crate::config::MemcgConfig,
         total_pages: u64,
         policy: Box<dyn ZswapProtection>,
+        trigger: Box<dyn ZswapWriteback>,
     ) -> Zswap {
         let max_pages = total_pages * u64::from(cfg.max_pool_percent) / 100;
         Zswap {
             policy,
+            trigger,
             entries: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -214,16 +220,22 @@ impl Zswap {
     }
 
     /// `zswap_check_limits`: the pool is full from the moment it reaches its limit until
-    /// it falls to the accept threshold.
+    /// it falls to the accept threshold (or, for a trigger without the hysteresis, until
+    /// it is below the limit).
     pub(crate) fn check_limits(&mut self) -> bool {
         let cur = self.pool.total_pages();
         if cur >= self.max_pages {
             self.counts.pool_limit_hit += 1;
             self.full = true;
-        } else if self.full && cur <= self.accept_pages {
+        } else if self.full && (cur <= self.accept_pages || !self.trigger.hysteresis()) {
             self.full = false;
         }
         self.full
+    }
+
+    /// The pool as the writeback trigger sees it.
+    pub(crate) fn pool_view(&self) -> ZswapPoolView {
+        ZswapPoolView::new(self.pool.total_pages(), self.max_pages, self.accept_pages)
     }
 
     fn remember_len(&mut self, pfn: Pfn, len: u32, contents: u8) {
@@ -278,6 +290,17 @@ impl Mm {
     #[inline]
     pub(crate) fn zswap_on(&self) -> bool {
         self.swap.zswap_on
+    }
+
+    /// Where the page of in-use `slot` lives, in `swap_read_folio`'s order.
+    pub(crate) fn entry_location(&self, slot: SwapSlot) -> EntryLocation {
+        if self.swap.is_zero(slot) {
+            EntryLocation::Zero
+        } else if self.zswap_on() && self.swap.zswap_entry(slot).is_some() {
+            EntryLocation::Zswap
+        } else {
+            EntryLocation::Device
+        }
     }
 
     /// Entries whose slots were freed and that the next [`Mm::zswap_sync`] frees.
@@ -383,6 +406,8 @@ impl Mm {
             return false;
         }
         if self.zswap.check_limits() {
+            let at = self.now();
+            self.zswap.trigger.observe(WritebackEvent::StoreRefused { at });
             return false;
         }
         let writeback = self.cfg.memcg.zswap_writeback;
@@ -408,6 +433,11 @@ impl Mm {
             }
             let e = self.zswap.insert(slot, len, id);
             self.swap.set_zswap_entry(slot, Some(e));
+        }
+        let pool = self.zswap.pool_view();
+        if self.zswap.trigger.shrink_start_pages(&pool).is_some_and(|start| pool.pool_pages > start) {
+            // queue_work(shrink_wq, ...) before the pool is full.
+            self.zswap.worker_kicks += 1;
         }
         true
     }
@@ -480,6 +510,7 @@ mod tests {
     use crate::config::MemcgConfig;
     use crate::ids::DeviceId;
     use crate::policy::zswap::NoProtection;
+    use crate::policy::zswap_writeback::KernelWriteback;
     use crate::zswap::ZswapConfig;
 
     /// zswap for a machine of 1000 pages with the given pool and accept percentages.
@@ -490,7 +521,7 @@ mod tests {
             accept_threshold_percent,
             ..ZswapConfig::default()
         };
-        Zswap::new(&cfg, &MemcgConfig::default(), 1000, Box::new(NoProtection))
+        Zswap::new(&cfg, &MemcgConfig::default(), 1000, Box::new(NoProtection), Box::new(KernelWriteback))
     }
 
     fn slot(offset: u32) -> SwapSlot {

@@ -10,6 +10,8 @@
 //!
 //! - [`swapin`]: the folio order of a swap-in on zram (mTHP).
 //! - [`zswap`]: which zswap entries the shrinker writes back (its protection scheme).
+//! - [`zswap_writeback`]: when zswap's pool-limit worker starts, which stores a full pool
+//!   refuses, how the worker counts failures, and whether it holds writeback back.
 //!
 //! The rule:
 //! a new family adds one file here, one field of [`Policies`] with a default, and one call
@@ -25,11 +27,13 @@
 pub mod readahead;
 pub mod swapin;
 pub mod zswap;
+pub mod zswap_writeback;
 
 use crate::ids::{RegionId, SpaceId, SwapSlot, VirtPage};
 use readahead::{NoReadahead, Readahead};
 use swapin::{Order0Swapin, SwapinSize};
 use zswap::{NoProtection, ZswapProtection};
+use zswap_writeback::{KernelWriteback, ZswapWriteback};
 
 /// The policies a run uses, one per family. `Policies::default()` gives every family its
 /// trivial built-in policy; callers replace the ones they choose, so that adding a family
@@ -42,6 +46,8 @@ pub struct Policies {
     pub swapin: Box<dyn SwapinSize>,
     /// zswap's shrinker protection ([`NoProtection`] by default).
     pub zswap: Box<dyn ZswapProtection>,
+    /// zswap's writeback trigger ([`KernelWriteback`], 6.12 to 6.18, by default).
+    pub zswap_writeback: Box<dyn ZswapWriteback>,
 }
 
 impl Default for Policies {
@@ -50,6 +56,7 @@ impl Default for Policies {
             readahead: Box::new(NoReadahead),
             swapin: Box::new(Order0Swapin),
             zswap: Box::new(NoProtection),
+            zswap_writeback: Box::new(KernelWriteback),
         }
     }
 }
@@ -70,6 +77,12 @@ impl Policies {
     /// These policies with `zswap` as zswap's shrinker protection policy.
     pub fn with_zswap(mut self, zswap: Box<dyn ZswapProtection>) -> Policies {
         self.zswap = zswap;
+        self
+    }
+
+    /// These policies with `writeback` as zswap's writeback trigger.
+    pub fn with_zswap_writeback(mut self, writeback: Box<dyn ZswapWriteback>) -> Policies {
+        self.zswap_writeback = writeback;
         self
     }
 }

@@ -42,13 +42,27 @@ pub struct FaultView {
     pub page_cluster: u32,
     /// True when the "fault" is swapoff bringing pages back (`unuse_pte_range`).
     pub swapoff: bool,
+    /// Where the faulting page's data lives: the zero map, zswap or the device.
+    pub location: EntryLocation,
+}
+
+/// Where a swapped-out page's data lives, in the order `swap_read_folio` tries them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EntryLocation {
+    /// The zero map: the page is zero-filled, no read at all.
+    Zero,
+    /// zswap: decompressed in the reading context, no I/O.
+    Zswap,
+    /// The swap device: a read.
+    #[default]
+    Device,
 }
 
 impl FaultView {
     /// A fault by `task` at `vpage` of VMA `region` of address space `space`, which spans
     /// `vma`, whose page is in `slot` of a device with `device_slots` slots (header
-    /// included). `page_cluster` is the kernel's default, 3, and `swapoff` false; set the
-    /// fields to change them.
+    /// included). `page_cluster` is the kernel's default, 3, `swapoff` false and the page
+    /// on the device; set the fields to change them.
     pub fn new(
         task: TaskId,
         space: SpaceId,
@@ -70,6 +84,7 @@ impl FaultView {
             device_slots,
             page_cluster: 3,
             swapoff: false,
+            location: EntryLocation::Device,
         }
     }
 }
@@ -114,6 +129,13 @@ pub trait Readahead: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// Feedback on what happened ([`Feedback`]); the default ignores it. Called on every
     /// swap-cache hit and every refault, so keep it O(1).
     fn observe(&mut self, _feedback: &Feedback) {}
+
+    /// Whether a neighbour of the plan's window whose data lives at `location` is read
+    /// ahead. Called once per in-use neighbour not yet in the swap cache, before its frame
+    /// is charged; the default reads every one, as every merged kernel does.
+    fn admit(&mut self, _location: EntryLocation) -> bool {
+        true
+    }
 }
 
 dyn_clone::clone_trait_object!(Readahead);

@@ -185,6 +185,10 @@ pub struct ZswapSection {
     pub incompressible: swapsim_core::zswap::Incompressible,
     /// The shrinkers' protection: "second-chance" (6.12+, default) or "decay" (6.8–6.11).
     pub protection: swapsim_policies::ZswapProtectionConfig,
+    /// The pool-limit worker's trigger: "kernel" (6.12 to 6.18, default), "pre-6.12" or
+    /// "proactive" (an unmerged 2024 series). Echoed only when not the default.
+    #[serde(skip_serializing_if = "swapsim_policies::ZswapWritebackConfig::is_default")]
+    pub writeback: swapsim_policies::ZswapWritebackConfig,
 }
 
 impl ZswapSection {
