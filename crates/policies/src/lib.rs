@@ -6,7 +6,8 @@
 //! which neighbouring pages to read together with a faulting one, and the swap-in folio
 //! size (the [`swapin`] module), whether a fault on zram brings a whole large folio back,
 //! and zswap's shrinker protection (the [`zswap`] module), which compressed entries stay
-//! in the pool when memory pressure writes others back to the swap device.
+//! in the pool when memory pressure writes others back to the swap device, and swap slot
+//! allocation (the [`allocator`] module), where a device looks for a folio's slots.
 //!
 //! Policies only *decide*. They never touch the event queue, never perform I/O, and never
 //! see a concrete device model: everything they know arrives in the read-only
@@ -58,3 +59,5 @@ pub mod swapin;
 pub use swapin::{KernelSwapin, SwapinConfig, ThrottledSwapin};
 pub mod zswap;
 pub use zswap::{DecayProtection, SecondChanceProtection, ZswapProtectionConfig};
+pub mod allocator;
+pub use allocator::{AllocatorConfig, FreeListScanAllocator, SlowPathHibernation};

@@ -23,7 +23,9 @@ use serde::Serialize;
 
 use crate::progress::Progress;
 
+mod hibernate_alloc_fastpath;
 mod hibernate_reclaim;
+mod mthp_swap_allocator;
 mod mthp_swapin;
 mod plug_merge;
 mod support;
@@ -33,7 +35,9 @@ mod trace_queue;
 mod verdict;
 mod zswap_second_chance;
 
+pub use hibernate_alloc_fastpath::HibernateAllocRow;
 pub use hibernate_reclaim::HibernateRow;
+pub use mthp_swap_allocator::AllocatorRow;
 pub use mthp_swapin::MthpRow;
 pub use plug_merge::PlugRow;
 pub use swapoff_readahead::SwapoffRow;
@@ -49,6 +53,8 @@ const EXPERIMENTS: &[Experiment] = &[
     mthp_swapin::EXPERIMENT,
     zswap_second_chance::EXPERIMENT,
     hibernate_reclaim::EXPERIMENT,
+    mthp_swap_allocator::EXPERIMENT,
+    hibernate_alloc_fastpath::EXPERIMENT,
 ];
 
 /// An experiment of [`EXPERIMENTS`]: what it is, and how it runs.
@@ -99,6 +105,10 @@ pub enum Row {
     Zswap(ZswapRow),
     /// A row of `hibernate-reclaim`.
     Hibernate(HibernateRow),
+    /// A row of `mthp-swap-allocator`.
+    Allocator(AllocatorRow),
+    /// A row of `hibernate-alloc-fastpath`.
+    HibernateAlloc(HibernateAllocRow),
 }
 
 /// A finished experiment.

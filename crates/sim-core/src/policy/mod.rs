@@ -10,6 +10,8 @@
 //!
 //! - [`swapin`]: the folio order of a swap-in on zram (mTHP).
 //! - [`zswap`]: which zswap entries the shrinker writes back (its protection scheme).
+//! - [`allocator`]: where a swap device looks for a folio's slots
+//!   (`cluster_alloc_swap_entry`), for swap-out and for hibernation's image.
 //!
 //! The rule:
 //! a new family adds one file here, one field of [`Policies`] with a default, and one call
@@ -22,11 +24,13 @@
 //! readahead policy from refaults, a swap-in order policy from readahead hits). The enum
 //! is `#[non_exhaustive]`: policies match the variants they care about and ignore the rest.
 
+pub mod allocator;
 pub mod readahead;
 pub mod swapin;
 pub mod zswap;
 
 use crate::ids::{RegionId, SpaceId, SwapSlot, VirtPage};
+use allocator::{ClusterAllocator, SlotAllocator};
 use readahead::{NoReadahead, Readahead};
 use swapin::{Order0Swapin, SwapinSize};
 use zswap::{NoProtection, ZswapProtection};
@@ -42,6 +46,8 @@ pub struct Policies {
     pub swapin: Box<dyn SwapinSize>,
     /// zswap's shrinker protection ([`NoProtection`] by default).
     pub zswap: Box<dyn ZswapProtection>,
+    /// Swap slot allocation ([`ClusterAllocator`], the 6.18 allocator, by default).
+    pub allocator: Box<dyn SlotAllocator>,
 }
 
 impl Default for Policies {
@@ -50,6 +56,7 @@ impl Default for Policies {
             readahead: Box::new(NoReadahead),
             swapin: Box::new(Order0Swapin),
             zswap: Box::new(NoProtection),
+            allocator: Box::new(ClusterAllocator),
         }
     }
 }
@@ -70,6 +77,12 @@ impl Policies {
     /// These policies with `zswap` as zswap's shrinker protection policy.
     pub fn with_zswap(mut self, zswap: Box<dyn ZswapProtection>) -> Policies {
         self.zswap = zswap;
+        self
+    }
+
+    /// These policies with `allocator` as the swap slot allocation policy.
+    pub fn with_allocator(mut self, allocator: Box<dyn SlotAllocator>) -> Policies {
+        self.allocator = allocator;
         self
     }
 }
