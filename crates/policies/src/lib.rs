@@ -9,6 +9,8 @@
 //! in the pool when memory pressure writes others back to the swap device, and zswap's
 //! writeback trigger (the [`writeback`] module), when the pool-limit worker starts and how
 //! it walks the memory cgroups.
+//! in the pool when memory pressure writes others back to the swap device, and swap slot
+//! allocation (the [`allocator`] module), where a device looks for a folio's slots.
 //!
 //! Policies only *decide*. They never touch the event queue, never perform I/O, and never
 //! see a concrete device model: everything they know arrives in the read-only
@@ -64,3 +66,5 @@ pub mod zswap;
 pub use zswap::{DecayProtection, SecondChanceProtection, ZswapProtectionConfig};
 pub mod writeback;
 pub use writeback::{PreFixWriteback, ProactiveWriteback, ZswapWritebackConfig};
+pub mod allocator;
+pub use allocator::{AllocatorConfig, FreeListScanAllocator, SlowPathHibernation};

@@ -23,7 +23,9 @@ use serde::Serialize;
 
 use crate::progress::Progress;
 
+mod hibernate_alloc_fastpath;
 mod hibernate_reclaim;
+mod mthp_swap_allocator;
 mod mthp_swapin;
 mod plug_merge;
 mod support;
@@ -36,7 +38,9 @@ mod zswap_readahead_bypass;
 mod zswap_second_chance;
 mod zswap_shrink_start;
 
+pub use hibernate_alloc_fastpath::HibernateAllocRow;
 pub use hibernate_reclaim::HibernateRow;
+pub use mthp_swap_allocator::AllocatorRow;
 pub use mthp_swapin::MthpRow;
 pub use plug_merge::PlugRow;
 pub use swapoff_readahead::SwapoffRow;
@@ -58,6 +62,8 @@ const EXPERIMENTS: &[Experiment] = &[
     zswap_large_swapin::EXPERIMENT,
     zswap_readahead_bypass::EXPERIMENT,
     zswap_shrink_start::EXPERIMENT,
+    mthp_swap_allocator::EXPERIMENT,
+    hibernate_alloc_fastpath::EXPERIMENT,
 ];
 
 /// An experiment of [`EXPERIMENTS`]: what it is, and how it runs.
@@ -114,6 +120,10 @@ pub enum Row {
     Bypass(BypassRow),
     /// A row of `zswap-shrink-start`.
     Shrink(ShrinkRow),
+    /// A row of `mthp-swap-allocator`.
+    Allocator(AllocatorRow),
+    /// A row of `hibernate-alloc-fastpath`.
+    HibernateAlloc(HibernateAllocRow),
 }
 
 /// A finished experiment.

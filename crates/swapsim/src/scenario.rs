@@ -34,7 +34,7 @@ use swapsim_core::{
     ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapBacking, SwapDeviceSpec, ValidatedConfig,
 };
 use swapsim_devices::{DeviceConfig, DeviceProfile};
-use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
+use swapsim_policies::{AllocatorConfig, ReadaheadConfig, ReadaheadContext};
 
 use crate::next_use::NextUses;
 use crate::overrides::Override;
@@ -153,6 +153,10 @@ pub(crate) struct SwapSection {
     /// Whether swapoff credits readahead hits: "ignored" (6.18, and before 5.8; default)
     /// or "credited" (5.8 to 6.17).
     pub(crate) swapoff_readahead_hits: SwapoffHits,
+    /// Slot allocator: "kernel" (6.18; default), "free-list-scan" (before 6.12) or
+    /// "hibernate-slow-path" (hibernation's slots as 6.15 to 6.19 took them).
+    #[serde(skip_serializing_if = "AllocatorConfig::is_default")]
+    pub(crate) allocator: AllocatorConfig,
     /// Swap devices in swapon order.
     pub(crate) devices: Vec<DeviceSection>,
 }
@@ -166,6 +170,7 @@ impl Default for SwapSection {
             cluster_slots: core.cluster_slots,
             readahead: ReadaheadConfig::default(),
             swapoff_readahead_hits: core.swapoff_readahead_hits,
+            allocator: AllocatorConfig::default(),
             devices: Vec::new(),
         }
     }
@@ -460,6 +465,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
             readahead: swap.readahead,
             readahead_resolved: swap.readahead.resolve(&readahead_ctx),
             swapoff_readahead_hits: swap.swapoff_readahead_hits,
+            allocator: swap.allocator,
             devices: swap
                 .devices
                 .iter()
@@ -588,7 +594,8 @@ impl Prepared {
             .with_readahead(readahead)
             .with_swapin(self.resolved.thp.swapin.build())
             .with_zswap(self.resolved.zswap.protection.build())
-            .with_zswap_writeback(self.resolved.zswap.writeback.build());
+            .with_zswap_writeback(self.resolved.zswap.writeback.build())
+            .with_allocator(self.resolved.swap.allocator.build());
         Ok((
             Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline },
             trace_report,

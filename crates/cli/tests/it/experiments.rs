@@ -20,6 +20,8 @@ fn list_names_every_experiment() {
         "zswap-large-swapin",
         "zswap-readahead-bypass",
         "zswap-shrink-start",
+        "mthp-swap-allocator",
+        "hibernate-alloc-fastpath",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }
@@ -340,5 +342,40 @@ fn zswap_large_swapin_brings_zswap_entries_in_large() {
     for row in rows {
         assert!(row["zswpout"].as_u64().expect("zswpout") > 0, "{row}");
     }
+/// Per-order cluster lists leave no 64 kB fallback on the stress workload, where the
+/// allocator before 6.12 falls back for most folios.
+#[test]
+fn mthp_swap_allocator_lists_remove_the_fallbacks() {
+    let doc = experiment("mthp-swap-allocator", "0.05");
+    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6, "stress, its warm-up and the build, under two allocators");
+    let pct = |workload: &str, allocator: &str| {
+        rows.iter()
+            .find(|r| r["workload"] == workload && r["allocator"] == allocator)
+            .and_then(|r| r["fallback_pct"].as_f64())
+            .unwrap_or_else(|| panic!("no row {workload} {allocator}"))
+    };
+    assert!(pct("stress", "free-list-scan") > 50.0, "{}", pct("stress", "free-list-scan"));
+    assert_eq!(pct("stress", "kernel"), 0.0);
+    assert_eq!(doc["verdict"]["direction_matches"], true, "{}", doc["verdict"]);
+    check_verdict(&doc);
+}
+
+/// The slow path's image goes out in single-page writes, the fast path's merged; the
+/// SATA II drive hibernates faster with the fast path, by more than the spread over seeds.
+#[test]
+fn hibernate_fast_path_merges_the_image_writes() {
+    let doc = experiment("hibernate-alloc-fastpath", "0.05");
+    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 12, "two devices, two allocators, three seeds");
+    for r in rows {
+        let kib = r["write_request_kib"].as_f64().expect("write_request_kib");
+        if r["allocator"] == "hibernate-slow-path" {
+            assert!(kib < 8.0, "{r}");
+        } else {
+            assert!(kib > 16.0, "{r}");
+        }
+    }
+    assert_eq!(doc["verdict"]["direction_matches"], true, "{}", doc["verdict"]);
     check_verdict(&doc);
 }

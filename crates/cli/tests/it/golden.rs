@@ -75,3 +75,13 @@ fn experiments_are_unchanged() {
         check(&golden, &["experiment", "run", name, "--format", "json", "--scale", "0.05"]);
     }
 }
+
+/// The slot allocator's experiments, at a small scale (added with the slot allocator
+/// family; regenerated as the others are).
+#[test]
+fn allocator_experiments_are_unchanged() {
+    for name in ["mthp-swap-allocator", "hibernate-alloc-fastpath"] {
+        let golden = format!("experiment-{name}-scale0.05.json");
+        check(&golden, &["experiment", "run", name, "--format", "json", "--scale", "0.05"]);
+    }
+}

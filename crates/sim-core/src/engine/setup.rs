@@ -130,7 +130,10 @@ impl Simulation {
         let cfg = setup.config.get().clone();
         let cpus = cfg.machine.cpus as usize;
         let total_pages = cfg.machine.memory.pages();
-        let mut swap = Swap::default();
+        let mut policies = setup.policies;
+        let allocator =
+            std::mem::replace(&mut policies.allocator, Box::new(crate::policy::allocator::ClusterAllocator));
+        let mut swap = Swap::new(allocator);
         swap.zswap_on = cfg.zswap.enabled;
         let mut models = Vec::new();
         for (spec, model) in cfg.devices.iter().zip(setup.devices) {
@@ -180,7 +183,6 @@ impl Simulation {
         }
         let kswapd_owner = block.add_plug_owner();
         let zswap_owner = block.add_plug_owner();
-        let mut policies = setup.policies;
         let zswap_policy =
             std::mem::replace(&mut policies.zswap, Box::new(crate::policy::zswap::NoProtection));
         let zswap_trigger = std::mem::replace(

@@ -12,6 +12,8 @@
 //! - [`zswap`]: which zswap entries the shrinker writes back (its protection scheme).
 //! - [`zswap_writeback`]: when zswap's pool-limit worker starts, which stores a full pool
 //!   refuses, how the worker counts failures, and whether it holds writeback back.
+//! - [`allocator`]: where a swap device looks for a folio's slots
+//!   (`cluster_alloc_swap_entry`), for swap-out and for hibernation's image.
 //!
 //! The rule:
 //! a new family adds one file here, one field of [`Policies`] with a default, and one call
@@ -24,12 +26,14 @@
 //! readahead policy from refaults, a swap-in order policy from readahead hits). The enum
 //! is `#[non_exhaustive]`: policies match the variants they care about and ignore the rest.
 
+pub mod allocator;
 pub mod readahead;
 pub mod swapin;
 pub mod zswap;
 pub mod zswap_writeback;
 
 use crate::ids::{RegionId, SpaceId, SwapSlot, VirtPage};
+use allocator::{ClusterAllocator, SlotAllocator};
 use readahead::{NoReadahead, Readahead};
 use swapin::{Order0Swapin, SwapinSize};
 use zswap::{NoProtection, ZswapProtection};
@@ -48,6 +52,8 @@ pub struct Policies {
     pub zswap: Box<dyn ZswapProtection>,
     /// zswap's writeback trigger ([`KernelWriteback`], 6.12 to 6.18, by default).
     pub zswap_writeback: Box<dyn ZswapWriteback>,
+    /// Swap slot allocation ([`ClusterAllocator`], the 6.18 allocator, by default).
+    pub allocator: Box<dyn SlotAllocator>,
 }
 
 impl Default for Policies {
@@ -57,6 +63,7 @@ impl Default for Policies {
             swapin: Box::new(Order0Swapin),
             zswap: Box::new(NoProtection),
             zswap_writeback: Box::new(KernelWriteback),
+            allocator: Box::new(ClusterAllocator),
         }
     }
 }
@@ -83,6 +90,12 @@ impl Policies {
     /// These policies with `writeback` as zswap's writeback trigger.
     pub fn with_zswap_writeback(mut self, writeback: Box<dyn ZswapWriteback>) -> Policies {
         self.zswap_writeback = writeback;
+        self
+    }
+
+    /// These policies with `allocator` as the swap slot allocation policy.
+    pub fn with_allocator(mut self, allocator: Box<dyn SlotAllocator>) -> Policies {
+        self.allocator = allocator;
         self
     }
 }

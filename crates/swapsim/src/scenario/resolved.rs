@@ -10,7 +10,7 @@ use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpHint;
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
-use swapsim_policies::ReadaheadConfig;
+use swapsim_policies::{AllocatorConfig, ReadaheadConfig};
 use swapsim_trace_formats::{Format, ObjectMap, Pace};
 
 use crate::timeline::TimelineEntry;
@@ -67,6 +67,9 @@ pub struct ResolvedSwap {
     pub readahead_resolved: ReadaheadConfig,
     /// Whether swapoff credits readahead hits.
     pub swapoff_readahead_hits: SwapoffHits,
+    /// The slot allocator, echoed only when it is not the default ("kernel").
+    #[serde(skip_serializing_if = "AllocatorConfig::is_default")]
+    pub allocator: AllocatorConfig,
     /// The swap devices in swapon order.
     pub devices: Vec<ResolvedDevice>,
 }

@@ -4,9 +4,14 @@
 //! (`cache.rs`) reads and writes the cache word through the accessors here, and only this
 //! file knows the clusters, their lists and the allocation hints. Freeing a slot clears
 //! its whole word, so a free cluster is all zero words.
+//!
+//! The allocator carries out a [`SlotPlan`]: it tries the plan's sources in order and
+//! checks every slot it gives out (free, aligned to the folio, inside one cluster), so no
+//! plan can hand out a busy slot.
 
 use super::SwaponSpec;
 use crate::ids::{CpuId, Pfn};
+use crate::policy::allocator::{AfterAlloc, ClusterLists, SlotPlan, SlotSource};
 use std::collections::VecDeque;
 
 /// The count that marks a slot unusable (`SWAP_MAP_BAD`): the header's.
@@ -53,6 +58,7 @@ struct Cluster {
 enum List {
     Free,
     Nonfull(u8),
+    Frag(u8),
 }
 
 /// The index of the first free slot's word in `words`. Usually the first word is free
@@ -101,12 +107,21 @@ pub(crate) struct SwapDevice {
     cluster_slots: u32,
     clusters: Vec<Cluster>,
     free_clusters: VecDeque<u32>,
-    /// Partly used clusters of each order, the kernel's `frag_clusters` folded in.
+    /// Partly used clusters of each order, the kernel's `frag_clusters` folded in; empty
+    /// when the device keeps free clusters only ([`ClusterLists::FreeOnly`]).
     nonfull_clusters: [VecDeque<u32>; NR_ORDERS],
+    /// Clusters a plan put back after taking slots from them (`AfterAlloc::Relocate`,
+    /// the kernel's `relocate_cluster` onto `frag_clusters`), in rotation order.
+    frag_clusters: [VecDeque<u32>; NR_ORDERS],
+    /// Which lists the device keeps.
+    lists: ClusterLists,
     /// Next offset to try for each order, per CPU on non-rotational devices
     /// (`percpu_cluster->next[order]`) or a single entry on rotational ones
     /// (`global_cluster->next[order]`).
     hints: Vec<[Option<u32>; NR_ORDERS]>,
+    /// Where a scan of the swap map starts, per hint (`cluster_next_cpu`, or the
+    /// device's `cluster_next` on a rotational one): past the slot the last scan found.
+    scan_next: Vec<u32>,
 }
 
 impl Clone for SwapDevice {
@@ -132,15 +147,18 @@ impl Clone for SwapDevice {
             clusters: self.clusters.clone(),
             free_clusters: self.free_clusters.clone(),
             nonfull_clusters: self.nonfull_clusters.clone(),
+            frag_clusters: self.frag_clusters.clone(),
+            lists: self.lists,
             hints: self.hints.clone(),
+            scan_next: self.scan_next.clone(),
         }
     }
 }
 
 impl SwapDevice {
     /// The device `spec` describes, at `priority` (the one `spec` asks for, or the one
-    /// swapon gave it).
-    pub(super) fn new(spec: &SwaponSpec, priority: i32) -> SwapDevice {
+    /// swapon gave it), keeping `lists`.
+    pub(super) fn new(spec: &SwaponSpec, priority: i32, lists: ClusterLists) -> SwapDevice {
         let SwaponSpec { blkdev, slots, rotational, cluster_slots, cpus, .. } = *spec;
         assert!(cluster_slots.is_power_of_two(), "clusters of {cluster_slots} slots");
         let n_clusters = slots.div_ceil(cluster_slots);
@@ -165,8 +183,16 @@ impl SwapDevice {
             clusters,
             free_clusters,
             nonfull_clusters: Default::default(),
+            frag_clusters: Default::default(),
+            lists,
             hints: vec![[None; NR_ORDERS]; if rotational { 1 } else { cpus }],
+            scan_next: vec![1; if rotational { 1 } else { cpus }],
         }
+    }
+
+    /// Whether the device is rotational (one allocation hint for the device).
+    pub(super) fn rotational(&self) -> bool {
+        self.rotational
     }
 
     /// Slots including the header (the kernel's `si->max`).
@@ -275,16 +301,32 @@ impl SwapDevice {
                 self.free_clusters.push_back(c);
                 ClusterState::Free
             } else {
-                self.nonfull_clusters[cl.order as usize].push_back(c);
+                if self.lists == ClusterLists::PerOrder {
+                    self.nonfull_clusters[cl.order as usize].push_back(c);
+                }
                 ClusterState::Nonfull
             };
         }
+    }
+
+    /// Puts cluster `c`, just allocated from, back on a list (`relocate_cluster`): among
+    /// the full ones, or at the tail of its order's fragmented clusters.
+    fn relocate(&mut self, c: u32) {
+        let cl = &mut self.clusters[c as usize];
+        debug_assert!(cl.used > 0, "cluster {c} relocated empty");
+        cl.state = if cl.used == self.cluster_slots {
+            ClusterState::Full
+        } else {
+            self.frag_clusters[cl.order as usize].push_back(c);
+            ClusterState::Nonfull
+        };
     }
 
     fn queue(&mut self, list: List) -> &mut VecDeque<u32> {
         match list {
             List::Free => &mut self.free_clusters,
             List::Nonfull(o) => &mut self.nonfull_clusters[o as usize],
+            List::Frag(o) => &mut self.frag_clusters[o as usize],
         }
     }
 
@@ -311,7 +353,7 @@ impl SwapDevice {
                     continue;
                 }
                 List::Free if cl.state == ClusterState::Free => cl.order = order,
-                List::Nonfull(o) if cl.state == ClusterState::Nonfull && cl.order == o => {}
+                List::Nonfull(o) | List::Frag(o) if cl.state == ClusterState::Nonfull && cl.order == o => {}
                 _ => continue,
             }
             cl.state = ClusterState::Current;
@@ -323,9 +365,10 @@ impl SwapDevice {
         None
     }
 
-    /// `cluster_alloc_swap_entry`: `2^order` free slots, aligned, in one cluster of that
-    /// order; records `head`'s frames as their swap-cache folio.
-    pub(super) fn alloc(&mut self, cpu: CpuId, order: u8, head: Pfn) -> Option<u32> {
+    /// `cluster_alloc_swap_entry`: `2^order` free slots, aligned, in one cluster, from the
+    /// first of `plan`'s sources that has them; records `head`'s frames as their
+    /// swap-cache folio.
+    pub(super) fn alloc(&mut self, cpu: CpuId, order: u8, head: Pfn, plan: &SlotPlan) -> Option<u32> {
         let cpu = cpu.index();
         let nr = 1u32 << order;
         if !self.writeok
@@ -340,58 +383,132 @@ impl SwapDevice {
             n if cpu < n => cpu,
             n => cpu % n,
         };
-        if let Some(hint) = self.hints[h][order as usize] {
-            let c = self.cluster_of(hint);
-            let cl = self.clusters[c as usize];
-            // Order 0 may continue in a cluster of any order (`cluster_is_usable`).
-            if cl.state == ClusterState::Current && (order == 0 || cl.order == order) {
-                // The common case: a free slot follows the hint in the CPU's cluster,
-                // most often at the hint itself (a hint is always below the device's end).
-                if order == 0 && self.is_free(hint) {
-                    self.take(h, 0, hint, head);
-                    return Some(hint);
+        for &source in plan.sources {
+            let found = match source {
+                SlotSource::Current => self.in_current(h, order, nr),
+                // Since 6.14 ("prefer nonfull over free clusters") a device without page
+                // discard refills partly used clusters before opening a free one.
+                SlotSource::Nonfull => self.refill(List::Nonfull(order), order, nr),
+                SlotSource::Free => self.refill(List::Free, order, nr),
+                SlotSource::Frag => self.refill(List::Frag(order), order, nr),
+                SlotSource::Steal if order == 0 => {
+                    (1..NR_ORDERS as u8).find_map(|o| self.refill(List::Nonfull(o), 0, 1))
                 }
-                if let Some(off) = self.take_in_cluster(c, hint, nr) {
-                    self.take(h, order, off, head);
+                SlotSource::Scan if order == 0 => {
+                    let off = self.scan(h)?;
+                    self.take_scanned(h, off, head);
                     return Some(off);
                 }
-                self.retire(c);
+                SlotSource::Steal | SlotSource::Scan => None,
+            };
+            let Some(off) = found else { continue };
+            let c = self.cluster_of(off);
+            debug_assert!(
+                order == 0 || self.clusters[c as usize].order == order,
+                "order-{order} slots at {off}"
+            );
+            debug_assert_eq!(self.clusters[c as usize].state, ClusterState::Current, "slots at {off}");
+            match plan.then {
+                AfterAlloc::KeepCurrent => self.take(h, order, off, head),
+                AfterAlloc::Relocate => {
+                    self.take_slots(order, off, head);
+                    if self.hints[h][order as usize].is_some_and(|hint| self.cluster_of(hint) == c) {
+                        self.hints[h][order as usize] = None;
+                    }
+                    self.relocate(c);
+                }
+            }
+            return Some(off);
+        }
+        None
+    }
+
+    /// The CPU's current cluster of `order`, from hint `h` on: `nr` free slots, or the
+    /// cluster given up when it has none.
+    #[inline]
+    fn in_current(&mut self, h: usize, order: u8, nr: u32) -> Option<u32> {
+        let hint = self.hints[h][order as usize]?;
+        let c = self.cluster_of(hint);
+        let cl = self.clusters[c as usize];
+        // Order 0 may continue in a cluster of any order (`cluster_is_usable`).
+        if cl.state != ClusterState::Current || (order != 0 && cl.order != order) {
+            return None;
+        }
+        // The common case: a free slot follows the hint in the CPU's cluster, most often
+        // at the hint itself (a hint is always below the device's end).
+        if order == 0 && self.is_free(hint) {
+            return Some(hint);
+        }
+        let found = self.take_in_cluster(c, hint, nr);
+        if found.is_none() {
+            self.retire(c);
+        }
+        found
+    }
+
+    /// `scan_swap_map_slots`'s scan (before 6.12): the first free slot from hint `h`'s scan
+    /// position to the device's end, then from slot 1, whatever cluster it is in.
+    fn scan(&self, h: usize) -> Option<u32> {
+        let from = self.scan_next[h].clamp(1, self.max());
+        let after = first_free(&self.slots[from as usize..]).map(|i| from + i as u32);
+        after.or_else(|| first_free(&self.slots[1..from as usize]).map(|i| 1 + i as u32))
+    }
+
+    /// Gives the slot at `off`, found by a scan, to the page `head`: a free cluster it
+    /// lies in is free no more, a partly used one may be full now, and the scan goes on
+    /// from the next slot. No CPU's current cluster changes.
+    fn take_scanned(&mut self, h: usize, off: u32, head: Pfn) {
+        let c = self.cluster_of(off);
+        if self.clusters[c as usize].state == ClusterState::Free {
+            let cl = &mut self.clusters[c as usize];
+            cl.state = ClusterState::Nonfull;
+            cl.order = 0;
+            if self.lists == ClusterLists::PerOrder {
+                self.nonfull_clusters[0].push_back(c);
             }
         }
-        // Since 6.14 ("prefer nonfull over free clusters") a device without page discard
-        // refills partly used clusters before opening a free one.
-        let mut found =
-            self.refill(List::Nonfull(order), order, nr).or_else(|| self.refill(List::Free, order, nr));
-        if order == 0 {
-            found = found.or_else(|| (1..NR_ORDERS as u8).find_map(|o| self.refill(List::Nonfull(o), 0, 1)));
+        self.take_slots(0, off, head);
+        let cl = &mut self.clusters[c as usize];
+        if cl.state == ClusterState::Nonfull && cl.used == self.cluster_slots {
+            cl.state = ClusterState::Full;
         }
-        let off = found?;
-        debug_assert!(
-            order == 0 || self.clusters[(off / self.cluster_slots) as usize].order == order,
-            "order-{order} slots at {off}"
-        );
-        self.take(h, order, off, head);
-        Some(off)
+        self.scan_next[h] = off + 1;
     }
 
     /// Gives the `2^order` slots from `off` to the folio headed by `head` and moves hint
-    /// `h` of the order past them, retiring the cluster when they end it.
+    /// `h` of the order past them, retiring the cluster when they end it. A cluster that
+    /// hint held before, if another, is given up first.
     #[inline]
     fn take(&mut self, h: usize, order: u8, off: u32, head: Pfn) {
-        let nr = 1u32 << order;
-        let c = self.cluster_of(off);
-        for i in 0..nr {
-            self.set_slot_cache(off + i, TAG_FRAME | (head.0 + i));
+        let c = self.take_slots(order, off, head);
+        if let Some(old) = self.hints[h][order as usize] {
+            let old_c = self.cluster_of(old);
+            if old_c != c {
+                self.retire(old_c);
+            }
         }
-        self.inuse += nr;
-        self.clusters[c as usize].used += nr;
-        let next = off + nr;
+        let next = off + (1u32 << order);
         if next & (self.cluster_slots - 1) == 0 || next >= self.max() {
             self.hints[h][order as usize] = None;
             self.retire(c);
         } else {
             self.hints[h][order as usize] = Some(next);
         }
+    }
+
+    /// Gives the `2^order` slots from `off` to the folio headed by `head`; returns their
+    /// cluster.
+    #[inline]
+    fn take_slots(&mut self, order: u8, off: u32, head: Pfn) -> u32 {
+        let nr = 1u32 << order;
+        let c = self.cluster_of(off);
+        for i in 0..nr {
+            debug_assert!(self.is_free(off + i), "slot {} handed out busy", off + i);
+            self.set_slot_cache(off + i, TAG_FRAME | (head.0 + i));
+        }
+        self.inuse += nr;
+        self.clusters[c as usize].used += nr;
+        c
     }
 
     /// Frees slot `off`, which nothing references or caches any more
@@ -407,7 +524,9 @@ impl SwapDevice {
         match cl.state {
             ClusterState::Full => {
                 cl.state = ClusterState::Nonfull;
-                self.nonfull_clusters[cl.order as usize].push_back(c);
+                if self.lists == ClusterLists::PerOrder {
+                    self.nonfull_clusters[cl.order as usize].push_back(c);
+                }
             }
             ClusterState::Nonfull if cl.used == 0 => {
                 cl.state = ClusterState::Free;
@@ -450,8 +569,8 @@ impl SwapDevice {
         const ON_FREE: u16 = 1 << 15;
         let mut listed = vec![0u16; self.clusters.len()];
         self.free_clusters.iter().for_each(|&c| listed[c as usize] |= ON_FREE);
-        for (o, list) in self.nonfull_clusters.iter().enumerate() {
-            list.iter().for_each(|&c| listed[c as usize] |= 1 << o);
+        for (o, list) in self.nonfull_clusters.iter().chain(&self.frag_clusters).enumerate() {
+            list.iter().for_each(|&c| listed[c as usize] |= 1 << (o % NR_ORDERS));
         }
         let mut hinted = vec![false; self.clusters.len()];
         self.hints
@@ -464,7 +583,10 @@ impl SwapDevice {
             assert!(1 << cl.order <= self.cluster_slots, "device {d} cluster {c}: order {}", cl.order);
             let ok = match cl.state {
                 ClusterState::Free => cl.used == unusable[c] && listed[c] & ON_FREE != 0,
-                ClusterState::Nonfull => cl.used < self.cluster_slots && listed[c] & 1 << cl.order != 0,
+                ClusterState::Nonfull => {
+                    cl.used < self.cluster_slots
+                        && (self.lists == ClusterLists::FreeOnly || listed[c] & 1 << cl.order != 0)
+                }
                 ClusterState::Full => cl.used == self.cluster_slots,
                 ClusterState::Current => hinted[c],
             };

@@ -26,9 +26,15 @@
 //! words and its cluster allocator. `cache.rs` is the swap cache over those words, with
 //! the zero map and zswap's entry per slot.
 //!
+//! Where a device looks for slots, and in which order, is the slot allocator policy's
+//! plan (`policy/allocator.rs`): the default is the 6.18 order above; older kernels and
+//! hibernation's slow path are plans too. [`Swap`] holds the policy and asks it on every
+//! allocation; the device carries the plan out and checks what it finds.
+//!
 //! Simplified: no discard, no count continuation (a slot is referenced by at most one PTE
 //! since anonymous memory is never shared here), and the kernel's fragment lists are not
-//! told apart from the non-full lists.
+//! told apart from the non-full lists, except for the clusters a plan puts back after
+//! each allocation (`AfterAlloc::Relocate`), which go to fragment lists of their own.
 
 mod cache;
 mod device;
@@ -39,9 +45,10 @@ pub(crate) use cache::{CacheEntry, Shadow, SHADOW_BITS};
 use device::{SwapDevice, BAD_SLOT, NO_ZSWAP, TAG_FRAME, TAG_MASK};
 
 use crate::ids::{CpuId, DeviceId, Pfn, SwapSlot};
+use crate::policy::allocator::{ClusterAllocator, SlotAllocator, SlotPurpose, SlotRequest};
 
 /// All swap devices plus the global free-slot accounting.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Swap {
     pub(crate) devices: Vec<SwapDevice>,
     /// Device indices by descending priority; equal priorities rotate.
@@ -50,9 +57,22 @@ pub(crate) struct Swap {
     pub(crate) zswap_on: bool,
     /// zswap entries whose slots were freed, for the memory model to release.
     zswap_orphans: Vec<u32>,
+    /// Where devices look for slots.
+    allocator: Box<dyn SlotAllocator>,
+}
+
+impl Default for Swap {
+    fn default() -> Swap {
+        Swap::new(Box::new(ClusterAllocator))
+    }
 }
 
 impl Swap {
+    /// No devices yet; slots allocated as `allocator` plans.
+    pub(crate) fn new(allocator: Box<dyn SlotAllocator>) -> Swap {
+        Swap { devices: Vec::new(), avail: Vec::new(), zswap_on: false, zswap_orphans: Vec::new(), allocator }
+    }
+
     /// Activates a device (`swapon`). `priority` None gives -2, -3, ... in swapon order.
     pub(crate) fn swapon(&mut self, spec: SwaponSpec) -> DeviceId {
         let prio = spec
@@ -60,7 +80,7 @@ impl Swap {
             .map(i32::from)
             .unwrap_or(-2 - self.devices.iter().filter(|d| d.priority < 0).count() as i32);
         let id = self.devices.len() as u8;
-        let mut dev = SwapDevice::new(&spec, prio);
+        let mut dev = SwapDevice::new(&spec, prio, self.allocator.cluster_lists());
         if self.zswap_on {
             dev.zswap = vec![NO_ZSWAP; spec.slots as usize];
         }
@@ -120,7 +140,7 @@ impl Swap {
     pub(crate) fn alloc_folio(&mut self, cpu: CpuId, order: u8, head: Pfn) -> Option<SwapSlot> {
         if let [d] = self.avail[..] {
             // One device: no priority group to walk or rotate.
-            let off = self.devices[d as usize].alloc(cpu, order, head)?;
+            let off = self.alloc_on(d, cpu, order, head)?;
             return Some(SwapSlot { device: DeviceId(d), offset: off });
         }
         let mut i = 0;
@@ -132,7 +152,7 @@ impl Swap {
                 .count();
             for k in i..group_end {
                 let d = self.avail[k];
-                if let Some(off) = self.devices[d as usize].alloc(cpu, order, head) {
+                if let Some(off) = self.alloc_on(d, cpu, order, head) {
                     // Requeue behind its equal-priority siblings (plist_requeue).
                     self.avail[k..group_end].rotate_left(1);
                     return Some(SwapSlot { device: DeviceId(d), offset: off });
@@ -143,14 +163,24 @@ impl Swap {
         None
     }
 
+    /// Swap-out's `2^order` slots on device `d`, as the allocator plans them.
+    #[inline]
+    fn alloc_on(&mut self, d: u8, cpu: CpuId, order: u8, head: Pfn) -> Option<u32> {
+        let dev = &mut self.devices[d as usize];
+        let plan = self.allocator.plan(&SlotRequest::new(order, SlotPurpose::SwapOut, dev.rotational()));
+        dev.alloc(cpu, order, head, &plan)
+    }
+
     /// `swap_alloc_hibernation_slot`: one slot of `dev` for the hibernation image (from
-    /// `alloc_swapdev_block`), by the same cluster allocator as order-0 swap-out. It is
+    /// `alloc_swapdev_block`), by the cluster allocator as the policy plans it (by
+    /// default as order-0 swap-out on CPU 0). It is
     /// held with a count of one and no swap-cache folio, as the kernel's swap map holds it
     /// without any PTE, until [`Swap::free_hibernation_slot`]. `None` when the device is
     /// full or swapped off.
     pub(crate) fn alloc_hibernation_slot(&mut self, dev: DeviceId) -> Option<SwapSlot> {
         let d = &mut self.devices[dev.0 as usize];
-        let off = d.alloc(CpuId(0), 0, Pfn(0))?;
+        let plan = self.allocator.plan(&SlotRequest::new(0, SlotPurpose::Hibernation, d.rotational()));
+        let off = d.alloc(CpuId(0), 0, Pfn(0), &plan)?;
         d.set_slot_cache(off, 0);
         d.set_slot_count(off, 1);
         Some(SwapSlot { device: dev, offset: off })

@@ -2,6 +2,7 @@
 
 use super::device::{first_free, SwapDevice, COUNT_SHIFT, TAG_FRAME, TAG_SHADOW, ZERO_BIT};
 use super::*;
+use crate::policy::allocator::{AfterAlloc, ClusterLists, SlotPlan, SlotSource};
 use proptest::prelude::*;
 
 impl Swap {
@@ -42,7 +43,7 @@ proptest! {
         order in 1u8..4,
     ) {
         let spec = SwaponSpec { blkdev: true, slots: 61, priority: None, rotational: false, cluster_slots: 8, cpus: 1 };
-        let mut dev = SwapDevice::new(&spec, 0);
+        let mut dev = SwapDevice::new(&spec, 0, ClusterLists::PerOrder);
         for (off, &b) in busy.iter().enumerate().skip(1) {
             if b {
                 dev.set_slot_count(off as u32, 1);
@@ -252,4 +253,237 @@ fn random_orders_and_releases_keep_the_bookkeeping() {
         s.check_invariants();
     }
     assert_eq!(s.used_slots(), held.len() as u64);
+}
+
+/// A slot allocator of fixed plans, standing for every variant: the sources for order 0,
+/// for large folios and for hibernation, what becomes of a cluster, and the lists kept.
+#[derive(Clone, Debug)]
+struct FixedPlans {
+    order0: &'static [SlotSource],
+    large: &'static [SlotSource],
+    hibernation: &'static [SlotSource],
+    then: AfterAlloc,
+    lists: ClusterLists,
+}
+
+impl SlotAllocator for FixedPlans {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    fn cluster_lists(&self) -> ClusterLists {
+        self.lists
+    }
+    fn plan(&self, request: &SlotRequest) -> SlotPlan {
+        match (request.purpose, request.order) {
+            (SlotPurpose::Hibernation, _) => SlotPlan::new(self.hibernation, self.then),
+            (_, 0) => SlotPlan::new(self.order0, AfterAlloc::KeepCurrent),
+            _ => SlotPlan::new(self.large, AfterAlloc::KeepCurrent),
+        }
+    }
+}
+
+use SlotSource::{Current, Frag, Free, Nonfull, Scan, Steal};
+
+/// Source lists the property test draws from: the 6.18 ones, the pre-6.12 ones, the
+/// hibernation slow path's, and mixes no kernel had.
+const SOURCE_LISTS: [&[SlotSource]; 8] = [
+    &[Current, Nonfull, Free, Steal],
+    &[Current, Nonfull, Free],
+    &[Current, Free, Scan],
+    &[Current, Free],
+    &[Nonfull, Free, Frag, Steal],
+    &[Scan],
+    &[Frag, Free, Current, Scan, Nonfull],
+    &[],
+];
+
+fn fixed_swap(plans: FixedPlans, devs: &[(u32, bool)]) -> Swap {
+    let mut s = Swap::new(Box::new(plans));
+    for &(slots, rotational) in devs {
+        s.swapon(SwaponSpec {
+            blkdev: true,
+            slots,
+            priority: Some(1),
+            rotational,
+            cluster_slots: 16,
+            cpus: 3,
+        });
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Whatever the plan, every allocation hands out slots that were free, aligned to the
+    /// folio, inside one cluster and on the device; the bookkeeping recounts right after
+    /// every step, and the slots in use are exactly those held.
+    #[test]
+    fn every_plan_hands_out_free_aligned_slots_and_conserves_them(
+        lists in prop::sample::select(&[0usize, 1, 2, 3, 4, 5, 6, 7][..]),
+        large in prop::sample::select(&[0usize, 1, 3, 6, 7][..]),
+        hibernation in prop::sample::select(&[0usize, 2, 4, 5, 6][..]),
+        relocate in any::<bool>(),
+        free_only in any::<bool>(),
+        ops in proptest::collection::vec((0u8..10, 0usize..3, any::<u16>()), 1..600),
+    ) {
+        let plans = FixedPlans {
+            order0: SOURCE_LISTS[lists],
+            large: SOURCE_LISTS[large],
+            hibernation: SOURCE_LISTS[hibernation],
+            then: if relocate { AfterAlloc::Relocate } else { AfterAlloc::KeepCurrent },
+            lists: if free_only { ClusterLists::FreeOnly } else { ClusterLists::PerOrder },
+        };
+        let mut s = fixed_swap(plans, &[(150, false), (97, true)]);
+        // The slots each held folio or image page took, as (slot, pages, image).
+        let mut held: Vec<(SwapSlot, u32, bool)> = Vec::new();
+        let mut busy = std::collections::BTreeSet::new();
+        for (i, &(kind, cpu, pick)) in ops.iter().enumerate() {
+            if kind < 6 || held.is_empty() {
+                let (order, image) = match kind % 6 {
+                    0 | 1 => (0, false),
+                    2 => (1, false),
+                    3 => (2, false),
+                    4 => (4, false),
+                    _ => (0, true),
+                };
+                let got = if image {
+                    s.alloc_hibernation_slot(DeviceId((pick % 2) as u8))
+                } else {
+                    s.alloc_folio(CpuId::from_index(cpu), order, Pfn(10_000 * i as u32))
+                };
+                if let Some(slot) = got {
+                    let nr = 1u32 << order;
+                    let max = s.devices[slot.device.0 as usize].max();
+                    prop_assert!(slot.offset >= 1 && slot.offset + nr <= max, "{slot} off the device");
+                    prop_assert_eq!(slot.offset % nr, 0, "{} not aligned to order {}", slot, order);
+                    prop_assert_eq!(slot.offset / 16, (slot.offset + nr - 1) / 16, "{} spans clusters", slot);
+                    for k in 0..nr {
+                        prop_assert!(busy.insert(slot.nth(k)), "{} handed out busy", slot.nth(k));
+                    }
+                    held.push((slot, nr, image));
+                }
+            } else {
+                let (slot, nr, image) = held.swap_remove(usize::from(pick) % held.len());
+                for k in 0..nr {
+                    busy.remove(&slot.nth(k));
+                    if image {
+                        s.free_hibernation_slot(slot.nth(k));
+                    } else {
+                        s.cache_delete(slot.nth(k), None);
+                    }
+                }
+            }
+            s.check_invariants();
+            prop_assert_eq!(s.used_slots(), busy.len() as u64);
+        }
+    }
+}
+
+/// The default plans, through `Swap::default`, against a `FixedPlans` of the same sources.
+#[test]
+fn the_default_allocator_is_the_cluster_plans() {
+    let same = FixedPlans {
+        order0: SOURCE_LISTS[0],
+        large: SOURCE_LISTS[1],
+        hibernation: SOURCE_LISTS[0],
+        then: AfterAlloc::KeepCurrent,
+        lists: ClusterLists::PerOrder,
+    };
+    let mut a = Swap::default();
+    let mut b = Swap::new(Box::new(same));
+    for s in [&mut a, &mut b] {
+        s.swapon(SwaponSpec {
+            blkdev: true,
+            slots: 300,
+            priority: None,
+            rotational: false,
+            cluster_slots: 16,
+            cpus: 2,
+        });
+    }
+    let mut held = Vec::new();
+    for i in 0..3000u32 {
+        let r = i.wrapping_mul(2_654_435_761) >> 7;
+        if r % 3 < 2 || held.is_empty() {
+            let order = [0, 0, 1, 2][(r / 3 % 4) as usize];
+            let (x, y) =
+                (a.alloc_folio(CpuId(r % 2), order, Pfn(i)), b.alloc_folio(CpuId(r % 2), order, Pfn(i)));
+            assert_eq!(x, y);
+            held.extend(x.map(|slot| (slot, 1u32 << order)));
+        } else {
+            let (slot, nr) = held.swap_remove((r as usize / 3) % held.len());
+            for k in 0..nr {
+                a.cache_delete(slot.nth(k), None);
+                b.cache_delete(slot.nth(k), None);
+            }
+        }
+    }
+}
+
+/// Before 6.12: with no free cluster left, a large folio finds no room although whole
+/// aligned blocks are free in partly used clusters, and order 0 finds single slots by
+/// scanning.
+#[test]
+fn free_list_plans_need_a_free_cluster_for_large_folios() {
+    let plans = FixedPlans {
+        order0: SOURCE_LISTS[2],
+        large: SOURCE_LISTS[3],
+        hibernation: SOURCE_LISTS[2],
+        then: AfterAlloc::KeepCurrent,
+        lists: ClusterLists::FreeOnly,
+    };
+    let mut s = Swap::new(Box::new(plans));
+    s.swapon(SwaponSpec {
+        blkdev: true,
+        slots: 32,
+        priority: None,
+        rotational: false,
+        cluster_slots: 8,
+        cpus: 1,
+    });
+    assert_eq!(take_order(&mut s, 0, 2, 6), [Some(8), Some(12), Some(16), Some(20), Some(24), Some(28)]);
+    assert_eq!(take_order(&mut s, 0, 2, 1), [None]);
+    // Two aligned blocks free again, in clusters that stay partly used.
+    release(&mut s, (12..16).chain(20..24));
+    assert_eq!(take_order(&mut s, 0, 2, 1), [None]);
+    // Order 0 fills the header's cluster through its hint, then scans into the holes.
+    let order0: Vec<Option<u32>> = (1..8).chain(12..16).chain([20]).map(Some).collect();
+    assert_eq!(take_order(&mut s, 0, 0, 12), order0);
+}
+
+/// From 6.15 to 6.19, hibernation's slots came from the slow path: one slot per cluster
+/// in turn, free clusters first, then round the fragmented ones.
+#[test]
+fn the_slow_path_puts_each_image_slot_in_another_cluster() {
+    let plans = FixedPlans {
+        order0: SOURCE_LISTS[0],
+        large: SOURCE_LISTS[1],
+        hibernation: SOURCE_LISTS[4],
+        then: AfterAlloc::Relocate,
+        lists: ClusterLists::PerOrder,
+    };
+    let mut s = Swap::new(Box::new(plans));
+    s.swapon(SwaponSpec {
+        blkdev: true,
+        slots: 32,
+        priority: None,
+        rotational: false,
+        cluster_slots: 8,
+        cpus: 1,
+    });
+    let image: Vec<u32> = (0..8).map(|_| s.alloc_hibernation_slot(DeviceId(0)).unwrap().offset).collect();
+    assert_eq!(image, [1, 8, 16, 24, 2, 9, 17, 25]);
+    s.check_invariants();
+    let mut fast = Swap::default();
+    fast.swapon(SwaponSpec {
+        blkdev: true,
+        slots: 32,
+        priority: None,
+        rotational: false,
+        cluster_slots: 8,
+        cpus: 1,
+    });
+    let image: Vec<u32> = (0..8).map(|_| fast.alloc_hibernation_slot(DeviceId(0)).unwrap().offset).collect();
+    assert_eq!(image, [1, 2, 3, 4, 5, 6, 7, 8]);
 }
