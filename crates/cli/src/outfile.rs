@@ -121,6 +121,19 @@ pub(crate) fn write_in_place(path: &Path, text: &str) -> Result<()> {
     file.write_all(text.as_bytes()).with_context(cannot_write)
 }
 
+/// Opens `path` for direct I/O (`O_DIRECT`), read-write, to time a disk: the probe's
+/// scratch file, made here and never an existing one (`create`), or a block device the
+/// user gave up for swap, which exists. Not an output: the probe removes the scratch file.
+pub(crate) fn open_direct(path: &Path, create: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(create)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+}
+
 /// Refuses to write `output` when it is the file `input` names (through another name, a
 /// hard link or a symbolic link): the input must stay intact whatever happens.
 pub(crate) fn refuse_same_file(input: &Path, output: &Path) -> Result<()> {

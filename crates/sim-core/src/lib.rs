@@ -67,10 +67,10 @@ pub use device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
 pub use engine::{run, run_with_progress, Setup, Simulation, ValidSetup, PROGRESS_ACCESSES};
 pub use error::{ConfigError, ForkError, MapError, SetupError, SimError, TraceError};
 pub use ids::{CpuId, DeviceId, Pfn, RegionId, SpaceId, SwapSlot, TaskId, VirtPage, PAGE_SIZE};
-pub use policy::readahead::{EntryLocation, FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::allocator::{
     AfterAlloc, ClusterAllocator, ClusterLists, SlotAllocator, SlotPlan, SlotPurpose, SlotRequest, SlotSource,
 };
+pub use policy::readahead::{EntryLocation, FaultView, NoReadahead, Readahead, ReadaheadPlan};
 pub use policy::swapin::{Order0Swapin, SwapinSize, SwapinView};
 pub use policy::zswap::{NoProtection, ZswapLruView, ZswapProtection, ZswapSwapin, ZswapVisit};
 pub use policy::zswap_writeback::{

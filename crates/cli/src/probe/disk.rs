@@ -20,7 +20,7 @@
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::fs::File;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -138,12 +138,7 @@ impl Scratch {
     /// is written in place, not made.
     fn make(path: &Path, size: u64) -> Result<Scratch> {
         let device = path.starts_with("/dev");
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(!device)
-            .custom_flags(libc::O_DIRECT)
-            .open(path)
-            .with_context(|| {
+        let file = crate::outfile::open_direct(path, !device).with_context(|| {
                 if device {
                     format!("cannot open {} for direct I/O", path.display())
                 } else {
@@ -303,12 +298,7 @@ pub(crate) fn time_job(path: &Path, size: u64, job: &Job, seconds: f64) -> Resul
     if blocks == 0 {
         bail!("the scratch file of {size} bytes is smaller than one {} KiB block", job.kib);
     }
-    let write = job.rw.contains("write");
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(write)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
+    let file = crate::outfile::open_direct(path, false)
         .with_context(|| format!("cannot open {} with direct I/O", path.display()))?;
     let until = Duration::from_secs_f64(seconds);
     let start = Instant::now();

@@ -342,6 +342,9 @@ fn zswap_large_swapin_brings_zswap_entries_in_large() {
     for row in rows {
         assert!(row["zswpout"].as_u64().expect("zswpout") > 0, "{row}");
     }
+    check_verdict(&doc);
+}
+
 /// Per-order cluster lists leave no 64 kB fallback on the stress workload, where the
 /// allocator before 6.12 falls back for most folios.
 #[test]
