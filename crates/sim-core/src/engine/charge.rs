@@ -15,9 +15,15 @@
 //! meets this depends on the flush grid's phase, drawn from the seed; docs/oom-under-thrash.md
 //! has the kernel's trace of it.
 //!
+//! Besides the folios, the first touch of a 2 MiB block charges its page table
+//! (`pte_alloc`, `GFP_PGTABLE_USER` with `__GFP_ACCOUNT`), before the fault allocates its
+//! folio: on the validation kernel a 768 MiB region's 384 PTE pages are the group's kernel
+//! memory (`memory.kmem.usage_in_bytes`: 386 pages). They shift the room a large folio's
+//! charge finds below the limit, which decides whether it falls back (docs/mthp-seq-lockstep.md).
+//!
 //! Simplified: one memory cgroup and one NUMA node with one zone; a charge that cannot be
 //! satisfied while writes are in flight blocks the task until a write completes and then
-//! retries.
+//! retries; page tables are charged but take no frame, and only PTE pages are charged.
 
 use super::task::TaskState;
 use super::wait::Wait;
@@ -57,17 +63,8 @@ impl World {
         let owner = self.tasks[t].owner;
         let mut retries = 0;
         loop {
-            if self.mm.memcg_over() {
-                let batch = self.lru.charge_batch();
-                let got = self.reclaim(owner, cpu, Reclaimer::Memcg, batch);
-                if self.mm.memcg_over() {
-                    if got == 0 {
-                        if let Some(end) = self.no_progress(on_shortage, &mut retries) {
-                            return end;
-                        }
-                    }
-                    continue;
-                }
+            if let Err(end) = self.make_memcg_room(t, on_shortage, &mut retries) {
+                return end;
             }
             let free = self.mm.frames.free_pages();
             if free <= self.mm.wmark.low {
@@ -98,6 +95,42 @@ impl World {
                 }
             }
         }
+    }
+
+    /// `try_charge_memcg` for one page of page table (`pte_alloc_one`, whose
+    /// `GFP_PGTABLE_USER` includes `__GFP_ACCOUNT` and may reclaim), before the fault that
+    /// needs it allocates its folio: room is made as for a fault's own page, and the page
+    /// is charged. `Err` is [`Alloc::Wait`] or [`Alloc::Oom`].
+    ///
+    /// Simplified: the page table takes no frame of the machine's memory (one page per
+    /// 512 it maps), and only PTE pages are counted, not the upper levels.
+    pub(super) fn charge_page_table(&mut self, t: TaskId) -> Result<(), Alloc> {
+        let mut retries = 0;
+        self.make_memcg_room(t, OnShortage::Wait, &mut retries)?;
+        self.mm.charge(1);
+        Ok(())
+    }
+
+    /// The memory cgroup part of `try_charge_memcg`: while usage is at the limit, reclaim
+    /// from the group and retry. `Err` ends the charge as [`World::no_progress`] decides.
+    fn make_memcg_room(
+        &mut self,
+        t: TaskId,
+        on_shortage: OnShortage,
+        retries: &mut u32,
+    ) -> Result<(), Alloc> {
+        let cpu = self.tasks[t].cpu;
+        let owner = self.tasks[t].owner;
+        while self.mm.memcg_over() {
+            let batch = self.lru.charge_batch();
+            let got = self.reclaim(owner, cpu, Reclaimer::Memcg, batch);
+            if got == 0 && self.mm.memcg_over() {
+                if let Some(end) = self.no_progress(on_shortage, retries) {
+                    return Err(end);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A charge made no progress: skip the page or wait while writeback may free some,

@@ -10,6 +10,8 @@
 //!   only the swap cache still holds is dropped with the slot, unless I/O holds it;
 //! - the zero page or nothing: nothing to release.
 //!
+//! Then the space's page tables are freed and uncharged (`free_pgtables`).
+//!
 //! A folio under writeback or locked for a read in flight cannot be freed now, in the
 //! kernel as here (`__try_to_reclaim_swap` needs the folio lock and no writeback): it stays
 //! in the swap cache, on the LRU, mapped by nobody, and reclaim frees it when it next
@@ -72,6 +74,9 @@ impl World {
             }
             *self.mm.pt.pte_mut(page) = Pte::default();
         }
+        // free_pgtables: the space's page tables go, and their charge with them.
+        let tables = self.mm.pt.take_table_pages(space);
+        self.mm.uncharge(tables);
         released
     }
 

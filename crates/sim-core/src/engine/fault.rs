@@ -86,11 +86,27 @@ impl World {
         };
         let page = match look.page {
             Some(p) => p,
-            None => self
-                .mm
-                .pt
-                .page_for(space, look.region_idx, a.vpage)
-                .map_err(|e| self.map_error(t, a.vpage, e))?,
+            None => {
+                // pte_alloc: the page table is charged before the fault allocates a folio,
+                // so a large folio's charge finds that much less room.
+                let charged = self.lru.charges_page_tables();
+                if charged {
+                    match self.charge_page_table(t) {
+                        Ok(()) => {}
+                        Err(Alloc::Oom) => return Ok(Step::Oom),
+                        Err(_) => return Ok(Step::Blocked(Wait::Writeback)),
+                    }
+                }
+                let p = self
+                    .mm
+                    .pt
+                    .page_for(space, look.region_idx, a.vpage)
+                    .map_err(|e| self.map_error(t, a.vpage, e))?;
+                if charged {
+                    self.mm.pt.count_table_page(space);
+                }
+                p
+            }
         };
         if self.track_next_use {
             self.tell_next_use(t, page);

@@ -21,8 +21,8 @@ impl World {
         self.lru.check_invariants(mm);
         assert_eq!(
             mm.memcg_usage(),
-            mm.frames.used() + mm.zswap.charged_pages,
-            "memcg usage vs frames in use"
+            mm.frames.used() + mm.zswap.charged_pages + mm.pt.table_pages(),
+            "memcg usage vs frames in use, zswap's charge and page tables"
         );
         if let Some(limit) = mm.memcg_limit() {
             // zswap's writeback charges its folios past the limit (reclaim context).

@@ -5,8 +5,9 @@
 //! when the allocation or the memory cgroup charge fails. A large folio is allocated with
 //! the region's THP gfp mask, which for a region without `MADV_HUGEPAGE` under the default
 //! `defrag` setting neither reclaims nor wakes kswapd: the charge succeeds only if the
-//! cgroup has room for the whole folio below its limit, and the allocation only above the
-//! low watermark. Order 0 is the caller's ordinary, reclaiming path.
+//! cgroup has room for the whole folio below its limit (what the folios, and the page
+//! tables charged before them, left), and the allocation only above the low watermark.
+//! Order 0 is the caller's ordinary, reclaiming path.
 //!
 //! Simplified: the `defrag` setting and `MADV_HUGEPAGE`'s direct compaction are not
 //! modelled (large allocations never reclaim); the zero map is not modelled, so the

@@ -143,6 +143,23 @@ fn a_charge_without_room_falls_back_order_by_order() {
 }
 
 #[test]
+fn the_page_table_is_charged_before_the_folio_and_takes_its_room() {
+    // A 16-page limit and one 64 KiB range in a fresh 2 MiB block: the fault first charges
+    // the PTE page (pte_alloc), so the 64 KiB folio no longer fits below the limit and falls
+    // back on its charge; three 16 KiB folios fit in the 15 pages left, the fourth does not.
+    let r = Machine::new(16, &["16kB", "64kB"]).run(16, &writes(0..16));
+    let big = stats(&r, "64kB");
+    let small = stats(&r, "16kB");
+    assert_eq!((big.anon_fault_alloc, big.anon_fault_fallback_charge), (0, 1), "{big:?}");
+    assert_eq!((small.anon_fault_alloc, small.anon_fault_fallback_charge), (3, 1), "{small:?}");
+    // One page table per 2 MiB block touched, charged while the process lives.
+    let mut acc = writes(0..4);
+    acc.extend([(512, true), (1030, true)]);
+    let r = Machine::new(1024, &[]).run(1536, &acc);
+    assert_eq!(r.at_end.memcg_usage_pages, 6 + 3, "six pages and three page tables");
+}
+
+#[test]
 fn a_swap_file_splits_every_large_folio_at_swap_out() {
     let mut acc = writes(0..256);
     acc.extend((0..256).map(|p| (p, false)));

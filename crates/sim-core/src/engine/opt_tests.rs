@@ -3,7 +3,7 @@
 
 use super::tests::{config, one_task, Aligned8};
 use super::*;
-use crate::config::{CoreConfig, LruModel};
+use crate::config::{ByteSize, CoreConfig, LruModel};
 use crate::error::TraceError;
 use crate::ids::VirtPage;
 use crate::mm::frames::flag;
@@ -48,6 +48,8 @@ fn next_uses(accesses: &[(u64, bool)]) -> Vec<Option<u64>> {
 fn opt_config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
     let mut cfg = config(limit_pages, swap_pages);
     cfg.lru = LruModel::Opt;
+    // A reference cache of `limit_pages`: OPT charges no page table.
+    cfg.memcg.limit = Some(ByteSize(limit_pages * crate::ids::PAGE_SIZE));
     cfg
 }
 

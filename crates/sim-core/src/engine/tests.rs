@@ -50,10 +50,13 @@ impl Readahead for Aligned8 {
     }
 }
 
+/// A 64 MiB machine whose memory cgroup has room for `limit_pages` pages of folios: its
+/// limit adds the one page table (PTE page) of a task whose region fits in one 2 MiB block,
+/// as every region of these tests does, so that the page counts below are the folios'.
 pub(super) fn config(limit_pages: u64, swap_pages: u64) -> CoreConfig {
     let mut cfg = CoreConfig::default();
     cfg.machine.memory = ByteSize::mib(64);
-    cfg.memcg.limit = Some(ByteSize(limit_pages * crate::ids::PAGE_SIZE));
+    cfg.memcg.limit = Some(ByteSize((limit_pages + 1) * crate::ids::PAGE_SIZE));
     cfg.devices.push(SwapDeviceSpec {
         name: "swap0".into(),
         size: ByteSize(swap_pages * crate::ids::PAGE_SIZE),
@@ -523,7 +526,7 @@ fn jobs_exit_while_io_holds_their_folios() {
         seed: 1,
         devices: vec![Box::new(FixedLatency { ns: 500_000, rotational: false, synchronous: false })],
         policies: Policies::default(),
-        tasks: (0..6).map(|i| job(i, 2, 48)).collect(),
+        tasks: (0..6).map(|i| job(i, 2, 44)).collect(),
         timeline: vec![
             TimelineOp {
                 trigger: Trigger::AfterAccesses { task: crate::ids::TaskId(4), accesses: 10 },

@@ -410,6 +410,10 @@ impl Lru for ClassicLru {
         }
     }
 
+    fn charges_page_tables(&self) -> bool {
+        !self.exact
+    }
+
     fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow, _origin: Origin) -> Placement {
         let active_anon = self.flushed_stats(mm).active_anon;
         if mm.workingset_refault(pfn, shadow, active_anon) {

@@ -99,6 +99,12 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     fn charge_batch(&self) -> u64 {
         crate::mm::vmscan::SWAP_CLUSTER_MAX
     }
+    /// Whether page tables are charged to the memory cgroup beside the folios, as the
+    /// kernel charges them; a reference model is a cache of the limit's size, where only
+    /// the pages it caches take room.
+    fn charges_page_tables(&self) -> bool {
+        true
+    }
     /// Whether the engine must call [`Lru::accessed`] on every resident access. Real
     /// kernels learn of accesses through PTE young bits, so only reference models say yes.
     fn tracks_accesses(&self) -> bool {

@@ -305,6 +305,10 @@ impl Lru for OptLru {
         1
     }
 
+    fn charges_page_tables(&self) -> bool {
+        false
+    }
+
     fn tracks_accesses(&self) -> bool {
         true
     }

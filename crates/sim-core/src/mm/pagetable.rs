@@ -134,6 +134,9 @@ impl Region {
 pub(crate) struct AddressSpace {
     pub(crate) regions: Vec<Region>,
     last: usize,
+    /// Page-table pages charged to the memory cgroup for this space's chunks, one per
+    /// chunk (`pte_alloc_one`); released by `exit_mmap`.
+    table_pages: u64,
 }
 
 /// Where a virtual page lives in the PTE store.
@@ -363,6 +366,22 @@ impl PageTables {
         let (lo, hi) = self.chunk_bounds[chunk as usize];
         let base = chunk * CHUNK_PAGES as u32;
         (base + u32::from(lo), base + u32::from(hi))
+    }
+
+    /// Counts one page-table page charged for a new chunk of `space`.
+    pub(crate) fn count_table_page(&mut self, space: SpaceId) {
+        self.spaces[space.index()].table_pages += 1;
+    }
+
+    /// Page-table pages charged for every address space's chunks.
+    pub(crate) fn table_pages(&self) -> u64 {
+        self.spaces.iter().map(|s| s.table_pages).sum()
+    }
+
+    /// Takes the page-table pages charged for `space`'s chunks, leaving none: its page
+    /// tables are freed (`free_pgtables`).
+    pub(crate) fn take_table_pages(&mut self, space: SpaceId) -> u64 {
+        std::mem::take(&mut self.spaces[space.index()].table_pages)
     }
 
     /// The allocated chunks of an address space in virtual address order.

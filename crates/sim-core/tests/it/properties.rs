@@ -81,6 +81,7 @@ proptest! {
         let m = machine(limit_pages, 600, page_cluster, mglru);
         let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
         let (tasks, distinct) = written_tasks(&tasks);
+        let page_tables = tasks.len() as u64;
         let mut timeline = vec![TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SetMemcgLimit(None) }];
         if swap_out_all_first {
             timeline.push(TimelineOp { trigger: Trigger::AfterPrevious, op: Operation::SwapOutAll });
@@ -97,7 +98,8 @@ proptest! {
         prop_assert_eq!(r.at_end.nr_swapcached, 0);
         // Every page a task wrote is present, once.
         prop_assert_eq!(r.at_end.rss_pages, distinct);
-        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
+        // Charged too: each task's page table (its 128-page region fits one 2 MiB block).
+        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages + page_tables);
         if swap_out_all_first {
             let out = &r.operations[1];
             prop_assert_eq!(out.op.as_str(), "swap-out-all");
@@ -119,6 +121,7 @@ proptest! {
         let m = machine(limit_pages, 600, page_cluster, mglru);
         let readahead: Box<dyn Readahead> = if vma_window { Box::new(PageWindow) } else { Box::new(AlignedWindow) };
         let (tasks, distinct) = written_tasks(&tasks);
+        let page_tables = tasks.len() as u64;
         let after = |op| TimelineOp { trigger: Trigger::AfterPrevious, op };
         let timeline = vec![
             TimelineOp { trigger: Trigger::WorkloadEnd, op: Operation::SetMemcgLimit(None) },
@@ -152,7 +155,8 @@ proptest! {
         prop_assert_eq!(r.at_end.nr_swapcached, 0);
         // Every page a task wrote is present, once.
         prop_assert_eq!(r.at_end.rss_pages, distinct);
-        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
+        // Charged too: each task's page table (its 128-page region fits one 2 MiB block).
+        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages + page_tables);
     }
 
     #[test]
@@ -166,6 +170,7 @@ proptest! {
     ) {
         let m = machine(limit_pages, 4096, 3, mglru);
         let (tasks, distinct) = written_tasks(&tasks);
+        let page_tables = tasks.len() as u64;
         let after = |op| TimelineOp { trigger: Trigger::AfterPrevious, op };
         let first = if lift_limit { Operation::SetMemcgLimit(None) } else { Operation::Mark("end".into()) };
         let timeline = vec![
@@ -194,7 +199,8 @@ proptest! {
         prop_assert_eq!(r.at_end.swap_slots_used, 0);
         prop_assert_eq!(r.at_end.nr_swapcached, 0);
         prop_assert_eq!(r.at_end.rss_pages, distinct);
-        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages);
+        // Charged too: each task's page table (its 128-page region fits one 2 MiB block).
+        prop_assert_eq!(r.at_end.memcg_usage_pages, r.at_end.rss_pages + page_tables);
     }
 
     #[test]

@@ -22,14 +22,15 @@ impl World {
     ) -> JobStep {
         let reached = |w: &World| match goal {
             Some(g) => w.mm.memcg_usage() <= g,
-            None => w.mm.memcg_usage() == 0,
+            // Page tables stay while their process lives.
+            None => w.mm.memcg_usage() <= w.mm.pt.table_pages(),
         };
         if reached(self) {
             return JobStep::Finished(Finish::Completed);
         }
         let want = match goal {
             Some(g) => self.mm.memcg_usage() - g,
-            None => self.mm.memcg_usage(),
+            None => self.mm.memcg_usage() - self.mm.pt.table_pages(),
         };
         let (_, next) = self.shrink_pass(t, shrink, want);
         match next {
@@ -60,7 +61,12 @@ impl World {
             m.stopped_by = Some("target");
             return JobStep::Finished(Finish::Completed);
         }
-        let want = if m.target == 0 { self.mm.memcg_usage() } else { m.target - m.reclaimed };
+        // Everything reclaim can take: the group's usage but its page tables.
+        let want = if m.target == 0 {
+            self.mm.memcg_usage() - self.mm.pt.table_pages()
+        } else {
+            m.target - m.reclaimed
+        };
         let (freed, next) = self.shrink_pass(t, &mut m.shrink, want);
         m.reclaimed += freed;
         if m.target > 0 && m.reclaimed >= m.target {

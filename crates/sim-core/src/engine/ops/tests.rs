@@ -89,8 +89,9 @@ fn run_with_a_target_reclaims_at_least_that_many() {
     // Nothing was in swap before: every page freed was written by this operation.
     assert!(run.pswpout >= reclaimed, "{run:?}");
     assert_eq!(run.vmstat.pswpout, run.pswpout);
-    // Pages written but not yet freed wait in the swap cache: out of RSS, still charged.
-    assert_eq!(r.at_end.memcg_usage_pages, 200 - reclaimed);
+    // Pages written but not yet freed wait in the swap cache: out of RSS, still charged,
+    // as is the region's page table.
+    assert_eq!(r.at_end.memcg_usage_pages, 200 - reclaimed + 1);
     assert_eq!(r.at_end.rss_pages + r.at_end.swap_pages, 200);
     assert!(r.at_end.swap_pages >= reclaimed);
     assert_eq!((run.pswpin, run.vmstat.pgfault), (0, 0));
@@ -104,7 +105,8 @@ fn run_of_zero_reclaims_everything_and_ends_exhausted() {
     assert_eq!(run.reclaimed_pages, Some(200));
     assert_eq!(run.pswpout, 200);
     let g = &r.at_end;
-    assert_eq!((g.rss_pages, g.memcg_usage_pages, g.nr_swapcached, g.swap_pages), (0, 0, 0, 200));
+    // The region's page table stays charged while the task lives.
+    assert_eq!((g.rss_pages, g.memcg_usage_pages, g.nr_swapcached, g.swap_pages), (0, 1, 0, 200));
 }
 
 #[test]
@@ -120,7 +122,7 @@ fn run_stops_exhausted_when_swap_is_full() {
     assert_eq!(r.at_end.swap_slots_used, 63);
     let reclaimed = run.reclaimed_pages.unwrap();
     assert!((1..=63).contains(&reclaimed), "{run:?}");
-    assert_eq!(r.at_end.memcg_usage_pages, 200 - reclaimed);
+    assert_eq!(r.at_end.memcg_usage_pages, 200 - reclaimed + 1, "and the page table");
 }
 
 #[test]
