@@ -103,5 +103,10 @@ fn the_rfc_brings_zswap_entries_in_large_where_the_kernel_does_not() {
     assert_eq!(swpin(&kernel), 0);
     assert!(swpin(&large) > 0, "{:?}", large.mthp);
     // Without the swap cache a zswap fault reads no neighbours ahead.
-    assert!(large.vmstat.swap_ra < kernel.vmstat.swap_ra, "{} {}", large.vmstat.swap_ra, kernel.vmstat.swap_ra);
+    assert!(
+        large.vmstat.swap_ra < kernel.vmstat.swap_ra,
+        "{} {}",
+        large.vmstat.swap_ra,
+        kernel.vmstat.swap_ra
+    );
 }

@@ -5,7 +5,7 @@
 use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
-use swapsim_core::config::{CpuCosts, LruModel, MachineConfig, MemcgConfig};
+use swapsim_core::config::{CpuCosts, LruModel, MemcgConfig};
 use swapsim_core::gen::JobsConfig;
 use swapsim_core::thp::ThpSizeEnabled;
 use swapsim_core::ByteSize;
@@ -13,8 +13,8 @@ use swapsim_devices::DeviceConfig;
 use swapsim_policies::SwapinConfig;
 
 use super::support::{
-    build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file,
-    Runs,
+    build_machine, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
+    round3, run_file, Runs,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -143,7 +143,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
             let (machine, memcg_mib, workload_section) = match workload {
                 "queue" => (trace_queue::machine(), trace_queue::MEMCG_MIB, trace_queue::workload(None)),
                 _ => (
-                    MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
+                    build_machine(),
                     shape.memcg_mib,
                     WorkloadSection { jobs: Some(shape.jobs.clone()), ..WorkloadSection::default() },
                 ),

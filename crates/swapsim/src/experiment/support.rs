@@ -26,6 +26,12 @@ use crate::shared_start::SharedStart;
 /// is a lower bound of what such a system keeps hot, and small beside the experiments'
 /// limits (4% of the smallest, the queue of traces' 24 MiB), so that their memory
 /// pressure stays as it was set; a larger page cache would take its share of the limit.
+/// The machine the build-like job queue runs on: 24 GiB and ten CPUs, one per job slot of
+/// its `-j10`, so that the memory cgroup, not the machine, limits the build.
+pub(super) fn build_machine() -> swapsim_core::config::MachineConfig {
+    swapsim_core::config::MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..Default::default() }
+}
+
 pub(super) fn build_page_cache() -> ByteSize {
     mib_size(1)
 }

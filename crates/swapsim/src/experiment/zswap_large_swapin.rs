@@ -5,7 +5,7 @@
 use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
-use swapsim_core::config::{CpuCosts, MachineConfig, MemcgConfig};
+use swapsim_core::config::{CpuCosts, MemcgConfig};
 use swapsim_core::contents::{Compressor, Contents};
 use swapsim_core::thp::ThpSizeEnabled;
 use swapsim_core::SwapBacking;
@@ -14,7 +14,8 @@ use swapsim_policies::SwapinConfig;
 
 use super::mthp_swapin::MthpShape;
 use super::support::{
-    build_page_cache, job_queue_text, jobs_of, mib_size, one_device, outcome_text, round3, run_file, Runs,
+    build_machine, build_page_cache, job_queue_text, jobs_of, mib_size, one_device, outcome_text, round3,
+    run_file, Runs,
 };
 use super::table::{columns, Table};
 use super::verdict::{check, Tolerance, Verdict, RATIO_TOLERANCE};
@@ -99,7 +100,7 @@ fn scenario(shape: &MthpShape, swapin: SwapinConfig, seed: u64) -> ScenarioFile 
         .collect();
     let mut file = ScenarioFile {
         seed,
-        machine: MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
+        machine: build_machine(),
         memcg: MemcgConfig {
             limit: Some(mib_size(shape.memcg_mib)),
             page_cache: build_page_cache(),

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
-use swapsim_core::config::{CpuCosts, MachineConfig, MemcgConfig};
+use swapsim_core::config::{CpuCosts, MemcgConfig};
 use swapsim_core::contents::{Compressor, Contents};
 use swapsim_core::gen::JobsConfig;
 use swapsim_devices::DeviceConfig;
@@ -12,7 +12,7 @@ use swapsim_policies::ReadaheadConfig;
 
 use super::mthp_swapin::MthpShape;
 use super::support::{
-    build_page_cache, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file, Runs,
+    build_machine, build_page_cache, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file, Runs,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -178,7 +178,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
             let (machine, workload) = match cell.workload {
                 "queue" => (trace_queue::machine(), trace_queue::workload(Some(Contents::Text))),
                 _ => (
-                    MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
+                    build_machine(),
                     WorkloadSection {
                         jobs: Some(shape.jobs.clone()),
                         contents: Some(Contents::Text),

@@ -5,7 +5,7 @@
 use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
-use swapsim_core::config::{CpuCosts, MachineConfig, MemcgConfig};
+use swapsim_core::config::{CpuCosts, MemcgConfig};
 use swapsim_core::contents::{Compressor, Contents};
 use swapsim_core::gen::JobsConfig;
 use swapsim_devices::DeviceConfig;
@@ -13,8 +13,8 @@ use swapsim_policies::ZswapProtectionConfig;
 
 use super::mthp_swapin::MthpShape;
 use super::support::{
-    build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file,
-    Runs, SimulatorPanic,
+    build_machine, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
+    round3, run_file, Runs, SimulatorPanic,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -217,7 +217,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                     trace_queue::workload(Some(Contents::Text)),
                 ),
                 _ => (
-                    MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..MachineConfig::default() },
+                    build_machine(),
                     shape.memcg_mib,
                     WorkloadSection {
                         jobs: Some(shape.jobs.clone()),
