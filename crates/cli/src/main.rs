@@ -9,7 +9,8 @@
 //!
 //! Exit status (written in `--help` as [`EXIT_STATUS`]): 0 when all went well, 1 for a
 //! usage or input error, 2 when `run` simulated a system that failed (an OOM kill or a
-//! failed timeline operation) without `--allow-failure`. Everything the command prints
+//! failed timeline operation) without `--allow-failure`, 3 when `validate --strict` found
+//! scored figures outside their targets. Everything the command prints
 //! reaches stdout before it exits, whatever the status.
 //!
 //! What it deliberately does not do: simulate or validate anything itself. Every number in
@@ -61,12 +62,16 @@ Exit status:
   1  a usage or input error: a bad argument, scenario, trace or shard file
   2  `run`: the simulated system failed, by an OOM kill or a failed timeline
      operation (such as a swapoff that ran out of memory); --allow-failure
-     exits 0 instead, and the report still says what failed";
+     exits 0 instead, and the report still says what failed
+  3  `validate --strict`: a scored figure is outside its target (the report
+     lists which)";
 
 /// The exit status of a usage or input error.
 const EXIT_INPUT_ERROR: u8 = 1;
 /// The exit status of a run whose simulated system failed.
 const EXIT_SIMULATED_FAILURE: u8 = 2;
+/// The exit status of `validate --strict` with scored figures outside their targets.
+const EXIT_OUTSIDE_TARGETS: u8 = 3;
 
 /// Command line of `swapsim`.
 #[derive(Debug, Parser)]
@@ -150,11 +155,13 @@ fn pace_values() -> impl clap::builder::TypedValueParser<Value = Pace> {
 
 /// How a command that printed its result ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ended {
+pub(crate) enum Ended {
     /// Nothing failed.
     Ok,
     /// The simulated system failed (and failure was not allowed).
     SimulatedFailure,
+    /// `validate --strict` found scored figures outside their targets.
+    OutsideTargets,
 }
 
 fn main() -> ExitCode {
@@ -170,6 +177,7 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(Ended::Ok) => ExitCode::SUCCESS,
         Ok(Ended::SimulatedFailure) => ExitCode::from(EXIT_SIMULATED_FAILURE),
+        Ok(Ended::OutsideTargets) => ExitCode::from(EXIT_OUTSIDE_TARGETS),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // `{:#}` prints the whole context chain: file, then field or line, then cause.
@@ -202,7 +210,7 @@ fn dispatch(cli: Cli) -> Result<Ended> {
             }
         }
         Command::Profile(command) => profilecmd::run(&mut out, command)?,
-        Command::Validate(args) => validatecmd::run(&mut out, &args)?,
+        Command::Validate(args) => ended = validatecmd::run(&mut out, &args)?,
         Command::Experiment(command) => experimentcmd::run(&mut out, command)?,
         Command::WriteTrace(args) => traceargs::run(&mut out, TraceCommand::Generate(args))?,
         Command::Trace(command) => traceargs::run(&mut out, command)?,

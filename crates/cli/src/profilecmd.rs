@@ -32,6 +32,9 @@ pub(crate) struct ProfileFitArgs {
 pub(crate) fn run(out: &mut impl Write, command: ProfileCommand) -> Result<()> {
     let ProfileCommand::Fit(args) = command;
     let fitted = swapsim::profile::fit(&args.files, &args.name, args.overhead_us)?;
+    for file in &fitted.skipped {
+        writeln!(out, "# skipped {}: JSON, but not fio's output (no \"jobs\" array)", file.display())?;
+    }
     writeln!(out, "# {}", fitted.description)?;
     writeln!(out, "# Paste under [swap.devices.model]: every field overrides the virtio preset.")?;
     writeln!(out, "{}", toml::to_string(&fitted.profile).context("serialising the profile")?.trim_end())?;

@@ -29,6 +29,10 @@ pub(crate) struct ValidateArgs {
     /// and ranges coarser.
     #[arg(long, default_value_t = swapsim::validate::SEEDS, value_name = "N")]
     seeds: u64,
+    /// Exit with status 3 when any scored figure is outside its target (for CI jobs); the
+    /// report is printed in full first, and stderr lists the figures outside.
+    #[arg(long)]
+    strict: bool,
 }
 
 /// The LRU models `validate` replays with.
@@ -56,7 +60,7 @@ pub(crate) enum ValidateFormat {
 }
 
 /// `swapsim validate`.
-pub(crate) fn run(out: &mut impl Write, args: &ValidateArgs) -> Result<()> {
+pub(crate) fn run(out: &mut impl Write, args: &ValidateArgs) -> Result<crate::Ended> {
     if args.cases.len() == 1 && args.format != ValidateFormat::Markdown {
         // One run, whose arrays live to its end: as `swapsim run`.
         alloc::use_huge_pages();
@@ -64,11 +68,12 @@ pub(crate) fn run(out: &mut impl Write, args: &ValidateArgs) -> Result<()> {
         alloc::keep_freed_memory();
     }
     let lru = args.lru.model();
-    if args.format == ValidateFormat::Markdown {
+    let v = if args.format == ValidateFormat::Markdown {
         let (v, cmp) = progress::watch("cases", |bar| {
             swapsim::validate::run_compared(&args.dir, &args.cases, lru, args.seeds, bar)
         })?;
         validate_output::write_markdown(out, &v, &cmp, &args.dir)?;
+        v
     } else {
         let v = progress::watch("cases", |bar| {
             swapsim::validate::run_lru(&args.dir, &args.cases, lru, args.seeds, bar)
@@ -77,6 +82,25 @@ pub(crate) fn run(out: &mut impl Write, args: &ValidateArgs) -> Result<()> {
             ValidateFormat::Json => output::write_json(out, &v)?,
             _ => validate_output::write_table(out, &v)?,
         }
+        v
+    };
+    if !args.strict {
+        return Ok(crate::Ended::Ok);
     }
-    Ok(())
+    let outside: Vec<&str> = v
+        .summary
+        .iter()
+        .filter(|s| s.scored && s.within_target() == Some(false))
+        .map(|s| s.counter.as_str())
+        .collect();
+    if outside.is_empty() {
+        return Ok(crate::Ended::Ok);
+    }
+    out.flush()?;
+    eprintln!(
+        "validate --strict: {} scored figure(s) outside their targets: {}",
+        outside.len(),
+        outside.join(", ")
+    );
+    Ok(crate::Ended::OutsideTargets)
 }

@@ -106,16 +106,27 @@ pub struct Fitted {
     pub profile: DeviceProfile,
     /// The fitted lines and figures, in one sentence.
     pub description: String,
+    /// Files skipped because they hold JSON that is not fio's output (no `jobs` array),
+    /// such as a folder's own summary.
+    pub skipped: Vec<std::path::PathBuf>,
 }
 
 /// Fits a profile named `name` from fio JSON files. `overhead_us` is the latency fio sees
 /// above the block layer, subtracted from the fitted bases.
 pub fn fit(files: &[std::path::PathBuf], name: &str, overhead_us: f64) -> Result<Fitted> {
     let mut jobs = Vec::new();
+    let mut skipped = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
         let doc: Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", f.display()))?;
+        if doc.get("jobs").is_none() {
+            skipped.push(f.clone());
+            continue;
+        }
         jobs.extend(jobs_of(&doc, f)?);
+    }
+    if jobs.is_empty() && !skipped.is_empty() {
+        bail!("none of the files is fio JSON output (no \"jobs\" array in {})", skipped[0].display());
     }
     let qd1 = |read: bool| -> Vec<(f64, f64)> {
         jobs.iter()
@@ -177,7 +188,7 @@ pub fn fit(files: &[std::path::PathBuf], name: &str, overhead_us: f64) -> Result
     if let Some(w) = write_bandwidth {
         how.push_str(&format!("; writes stream at {w:.0} MiB/s (the write slope)"));
     }
-    Ok(Fitted { profile, description: how })
+    Ok(Fitted { profile, description: how, skipped })
 }
 
 fn round2(x: f64) -> f64 {

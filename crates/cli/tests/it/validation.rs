@@ -226,6 +226,17 @@ fn profile_fit_recovers_the_validation_disk() {
     // A fitted profile is usable as a device model as it is.
     let err = fails(&["profile", "fit", &in_repo("README.md")]);
     assert!(err.contains("not JSON"), "{err}");
+    // The folder's own summary is JSON but not fio's: skipped with a note, the fit the same.
+    let summary = in_repo("validation/linux-6.18/device/summary.json");
+    args.push(&summary);
+    let with_summary = ok(&args);
+    assert!(
+        with_summary.starts_with("# skipped ") && with_summary.contains("summary.json"),
+        "{with_summary}"
+    );
+    assert_eq!(with_summary.lines().skip(1).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
+    let err = fails(&["profile", "fit", &summary]);
+    assert!(err.contains("none of the files is fio JSON output"), "{err}");
 }
 
 #[test]
