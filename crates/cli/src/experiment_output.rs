@@ -29,6 +29,14 @@ pub(crate) fn write_table(out: &mut impl Write, o: &Outcome) -> Result<()> {
     for check in &v.checks {
         writeln!(out, "  {}", check.text)?;
     }
+    if o.scale < 1.0 {
+        writeln!(
+            out,
+            "note: at scale {} the workload is not the published one; the verdict applies at full scale \
+             only, and a smaller scale can turn it either way",
+            o.scale
+        )?;
+    }
     Ok(())
 }
 

@@ -228,6 +228,14 @@ pub(crate) fn write_table(
     writeln!(t, "accesses         {}", report.accesses)?;
     writeln!(t, "events           {}", report.events)?;
     writeln!(t, "readahead ran    {}", report.readahead)?;
+    let v = &report.vmstat;
+    if v.pgscan_anon == 0 && v.pgscan_kswapd == 0 && v.pgscan_direct == 0 {
+        writeln!(
+            t,
+            "note             nothing was ever reclaimed: the workload fit in memory, so every swap figure \
+             is 0 (a lower memcg.limit makes it swap)"
+        )?;
+    }
     if let Some(jobs) = &report.jobs {
         writeln!(t, "jobs             {}", jobs_text(jobs))?;
     }

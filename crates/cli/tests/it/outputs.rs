@@ -1,7 +1,7 @@
 //! The files commands write: replaced only on success, never the input, always readable
 //! back by the tool, and never left cut under the target's name (issue 35).
 
-use crate::support::{data, fails, ok, scratch_dir, swapsim};
+use crate::support::{data, fails, in_repo, ok, scratch_dir, swapsim};
 use std::path::{Path, PathBuf};
 
 /// A fresh directory for one test's files.
@@ -262,4 +262,15 @@ fn every_file_is_written_through_outfile() {
         }
     }
     assert!(offenders.is_empty(), "files written outside crates/cli/src/outfile.rs: {offenders:?}");
+}
+
+/// A run that never reclaims says so, rather than leaving a table of zeros to puzzle over;
+/// one that swaps does not.
+#[test]
+fn a_run_that_never_reclaims_says_so() {
+    let scenario = in_repo("scenarios/zipf-memcg.toml");
+    let roomy = ok(&["run", &scenario, "--set", "memcg.limit=4GiB"]);
+    assert!(roomy.contains("nothing was ever reclaimed"), "{roomy}");
+    let tight = ok(&["run", &scenario]);
+    assert!(!tight.contains("nothing was ever reclaimed"), "{tight}");
 }
