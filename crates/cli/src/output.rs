@@ -66,6 +66,40 @@ pub(crate) fn summary_line(seed: u64, scenario: &ResolvedScenario) -> String {
     )
 }
 
+/// Which LRU, zswap setting and large-folio sizes ran.
+pub(crate) fn policy_line(scenario: &ResolvedScenario) -> String {
+    let z = &scenario.zswap;
+    let zswap = if z.enabled {
+        let pct = |p: Option<u32>| p.map(|p| format!("{p}%")).unwrap_or_else(|| "default".into());
+        format!(
+            "zswap {}, pool {}, accept {}, shrinker {}, {}, writeback {}",
+            z.compressor.name(),
+            pct(z.max_pool_percent),
+            pct(z.accept_threshold_percent),
+            if z.shrinker_enabled { "on" } else { "off" },
+            z.protection.name(),
+            z.writeback.name()
+        )
+    } else if z.ever_enabled {
+        "zswap off (enabled earlier in the boot)".to_string()
+    } else {
+        "zswap off".to_string()
+    };
+    let sizes: Vec<&str> = scenario
+        .thp
+        .hugepages
+        .iter()
+        .filter(|(_, e)| **e == swapsim_core::thp::ThpSizeEnabled::Always)
+        .map(|(size, _)| size.as_str())
+        .collect();
+    let thp = if sizes.is_empty() {
+        "no mTHP size always".to_string()
+    } else {
+        format!("mTHP {} always, swap-in {}", sizes.join(" "), scenario.thp.swapin.name())
+    };
+    format!("lru {} · {zswap} · {thp}", swapsim::validate::lru_name(scenario.lru))
+}
+
 /// A short description of the workload.
 pub(crate) fn workload_line(workload: &ResolvedWorkload) -> String {
     if let Some(jobs) = &workload.jobs {
@@ -218,6 +252,7 @@ pub(crate) fn write_table(
     let t = &mut text;
     writeln!(t, "swapsim {} · {scenario_name}", doc.swapsim_version)?;
     writeln!(t, "{}", summary_line(doc.seed, doc.scenario))?;
+    writeln!(t, "{}", policy_line(doc.scenario))?;
     writeln!(t, "{}", workload_line(&doc.scenario.workload))?;
     if let Some(trace) = doc.trace {
         writeln!(t, "{}", trace_line(trace))?;
@@ -249,6 +284,10 @@ pub(crate) fn write_table(
         writeln!(t)?;
     }
     write_vmstat(t, &report.vmstat)?;
+    if let Some(z) = &report.zswap {
+        writeln!(t)?;
+        write_zswap(t, z)?;
+    }
     write_mthp(t, report)?;
     if let Some(gens) = &report.lru_gen {
         writeln!(t)?;
@@ -438,6 +477,27 @@ pub(crate) fn vmstat_pairs(vmstat: &Vmstat) -> Vec<(String, u64)> {
     let rank = |name: &str| MAIN_COUNTERS.iter().position(|&m| m == name).unwrap_or(MAIN_COUNTERS.len());
     pairs.sort_by_key(|(name, _)| rank(name));
     pairs
+}
+
+/// zswap's pool at the end and its events, as its debugfs names them.
+fn write_zswap(t: &mut String, z: &swapsim_core::zswap::ZswapReport) -> Result<()> {
+    writeln!(t, "zswap ({} protection)", z.protection)?;
+    for (name, value) in [
+        ("pool_total_size", z.pool_total_size),
+        ("stored_pages", z.stored_pages),
+        ("stored_incompressible_pages", z.stored_incompressible_pages),
+        ("written_back_pages", z.written_back_pages),
+        ("pool_limit_hit", z.pool_limit_hit),
+        ("reject_reclaim_fail", z.reject_reclaim_fail),
+        ("reject_compress_poor", z.reject_compress_poor),
+        ("reject_memcg_limit", z.reject_memcg_limit),
+        ("memcg zswap bytes", z.memcg_zswap_bytes),
+        ("shrink_worker_runs", z.shrink_worker_runs),
+        ("shrinker_scanned", z.shrinker_scanned),
+    ] {
+        writeln!(t, "  {name:<28} {value:>12}")?;
+    }
+    Ok(())
 }
 
 fn write_vmstat(t: &mut String, vmstat: &Vmstat) -> Result<()> {

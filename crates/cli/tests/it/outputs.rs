@@ -274,3 +274,18 @@ fn a_run_that_never_reclaims_says_so() {
     let tight = ok(&["run", &scenario]);
     assert!(!tight.contains("nothing was ever reclaimed"), "{tight}");
 }
+
+/// The text report says which LRU, zswap setting and mTHP sizes ran, and prints zswap's
+/// pool figures, not only its three vmstat counters.
+#[test]
+fn the_text_report_names_the_policies_and_prints_the_zswap_pool() {
+    let text = ok(&["run", &in_repo("scenarios/zswap.toml")]);
+    assert!(text.contains("lru classic · zswap lzo, pool 1%"), "{text}");
+    for figure in
+        ["pool_total_size", "stored_pages", "pool_limit_hit", "reject_compress_poor", "shrink_worker_runs"]
+    {
+        assert!(text.lines().any(|l| l.trim_start().starts_with(figure)), "{figure}: {text}");
+    }
+    let plain = ok(&["run", &in_repo("scenarios/zipf-memcg.toml")]);
+    assert!(plain.contains("· zswap off ·") && !plain.contains("pool_total_size"), "{plain}");
+}
