@@ -13,7 +13,7 @@ use swapsim_devices::DeviceConfig;
 use swapsim_policies::SwapinConfig;
 
 use super::support::{
-    build_machine, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
+    build_or_queue, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
     round3, run_file, Runs,
 };
 use super::table::{columns, Table};
@@ -21,7 +21,7 @@ use super::trace_queue;
 use super::verdict::{check, on_two_workloads, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
 use crate::progress::Progress;
-use crate::scenario::{ScenarioFile, ThpSection, WorkloadSection};
+use crate::scenario::{ScenarioFile, ThpSection};
 
 pub(super) const EXPERIMENT: Experiment = Experiment {
     info: Info {
@@ -140,14 +140,8 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                 .into_iter()
                 .map(|(size, enabled)| (size.to_string(), enabled))
                 .collect();
-            let (machine, memcg_mib, workload_section) = match workload {
-                "queue" => (trace_queue::machine(), trace_queue::MEMCG_MIB, trace_queue::workload(None)),
-                _ => (
-                    build_machine(),
-                    shape.memcg_mib,
-                    WorkloadSection { jobs: Some(shape.jobs.clone()), ..WorkloadSection::default() },
-                ),
-            };
+            let (machine, workload_section) = build_or_queue(workload, &shape.jobs, None);
+            let memcg_mib = if workload == "queue" { trace_queue::MEMCG_MIB } else { shape.memcg_mib };
             let mut file = ScenarioFile {
                 machine,
                 memcg: MemcgConfig {

@@ -32,6 +32,23 @@ pub(super) fn build_machine() -> swapsim_core::config::MachineConfig {
     swapsim_core::config::MachineConfig { memory: mib_size(24 * 1024), cpus: 10, ..Default::default() }
 }
 
+/// The machine and workload of a build experiment's run: the queue of traces on its own
+/// machine (`"queue"`), or the job queue `jobs` on [`build_machine`]; pages holding
+/// `contents` (the generator's default when `None`).
+pub(super) fn build_or_queue(
+    workload: &str,
+    jobs: &swapsim_core::gen::JobsConfig,
+    contents: Option<swapsim_core::contents::Contents>,
+) -> (swapsim_core::config::MachineConfig, crate::scenario::WorkloadSection) {
+    match workload {
+        "queue" => (super::trace_queue::machine(), super::trace_queue::workload(contents)),
+        _ => (
+            build_machine(),
+            crate::scenario::WorkloadSection { jobs: Some(jobs.clone()), contents, ..Default::default() },
+        ),
+    }
+}
+
 pub(super) fn build_page_cache() -> ByteSize {
     mib_size(1)
 }

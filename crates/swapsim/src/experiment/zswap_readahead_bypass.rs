@@ -12,14 +12,15 @@ use swapsim_policies::ReadaheadConfig;
 
 use super::mthp_swapin::MthpShape;
 use super::support::{
-    build_machine, build_page_cache, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file, Runs,
+    build_or_queue, build_page_cache, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file,
+    Runs,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
 use super::verdict::{check, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
 use crate::progress::Progress;
-use crate::scenario::{ScenarioFile, WorkloadSection, ZswapSection};
+use crate::scenario::{ScenarioFile, ZswapSection};
 
 pub(super) const EXPERIMENT: Experiment = Experiment {
     info: Info {
@@ -175,17 +176,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
         .par_iter()
         .map(|&(cell, p, seed)| {
             let (name, readahead) = POLICIES[p];
-            let (machine, workload) = match cell.workload {
-                "queue" => (trace_queue::machine(), trace_queue::workload(Some(Contents::Text))),
-                _ => (
-                    build_machine(),
-                    WorkloadSection {
-                        jobs: Some(shape.jobs.clone()),
-                        contents: Some(Contents::Text),
-                        ..WorkloadSection::default()
-                    },
-                ),
-            };
+            let (machine, workload) = build_or_queue(cell.workload, &shape.jobs, Some(Contents::Text));
             let mut file = ScenarioFile {
                 seed,
                 machine,

@@ -13,7 +13,7 @@ use swapsim_policies::ZswapProtectionConfig;
 
 use super::mthp_swapin::MthpShape;
 use super::support::{
-    build_machine, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
+    build_or_queue, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
     round3, run_file, Runs, SimulatorPanic,
 };
 use super::table::{columns, Table};
@@ -21,7 +21,7 @@ use super::trace_queue;
 use super::verdict::{check, on_two_workloads, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
 use crate::progress::Progress;
-use crate::scenario::{ScenarioFile, WorkloadSection, ZswapSection};
+use crate::scenario::{ScenarioFile, ZswapSection};
 
 pub(super) const EXPERIMENT: Experiment = Experiment {
     info: Info {
@@ -210,22 +210,8 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
         .par_iter()
         .map(|&(workload, s, seed)| {
             let (name, setting) = SETTINGS[s];
-            let (machine, memcg_mib, workload_section) = match workload {
-                "queue" => (
-                    trace_queue::machine(),
-                    trace_queue::MEMCG_MIB,
-                    trace_queue::workload(Some(Contents::Text)),
-                ),
-                _ => (
-                    build_machine(),
-                    shape.memcg_mib,
-                    WorkloadSection {
-                        jobs: Some(shape.jobs.clone()),
-                        contents: Some(Contents::Text),
-                        ..WorkloadSection::default()
-                    },
-                ),
-            };
+            let (machine, workload_section) = build_or_queue(workload, &shape.jobs, Some(Contents::Text));
+            let memcg_mib = if workload == "queue" { trace_queue::MEMCG_MIB } else { shape.memcg_mib };
             let mut file = ScenarioFile {
                 seed,
                 machine,
