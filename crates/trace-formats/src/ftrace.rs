@@ -17,7 +17,7 @@
 //! `(tgid)` follows the task and becomes the pid.
 //!
 //! `#` header lines and blank lines are ignored, `CPU:N [LOST n EVENTS]` notices are skipped
-//! and counted, and lines of other events are skipped and counted as "other event: <name>".
+//! and counted, and lines of other events are skipped and counted as "other event: `<name>`".
 //! The page is `address >> 12`; bit 1 of `error_code` marks a write fault.
 
 use crate::format::Format;

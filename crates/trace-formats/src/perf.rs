@@ -14,7 +14,7 @@
 //! integer arithmetic. The page is `address >> 12`, and bit 1 of `error_code` (the x86
 //! `X86_PF_WRITE` bit) marks a write fault. Without a tid, the tid is the pid.
 //!
-//! Lines of other events are skipped and counted as "other event: <name>", so a recording
+//! Lines of other events are skipped and counted as "other event: `<name>`", so a recording
 //! of several events replays its page faults; blank lines and `#` header lines are
 //! ignored. The `[cpu]` field is required (perf prints it for per-CPU recordings, the
 //! default); the instruction pointer and any trailing fields are ignored.

@@ -1,4 +1,4 @@
-//! The `R|W <page>` access-trace text format as a [`RecordSource`]: the one reader of it.
+//! The `R|W <page>` access-trace text format as a [`RecordSource`](crate::RecordSource): the one reader of it.
 //!
 //! This is the format of the validation traces (see the validation README): optional
 //! leading `#` header lines of `key=value` tokens (`pages=N` declares the region size; see

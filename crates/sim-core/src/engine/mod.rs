@@ -137,7 +137,7 @@ pub fn run_with_progress(setup: Setup, progress: &mut dyn FnMut(u64)) -> Result<
 /// A simulation in progress. [`run`] drives one to completion; tests step it by hand to
 /// check invariants after every event.
 ///
-/// It is the simulated [`World`] plus the user tasks' access streams, which are kept apart
+/// It is the simulated world (`World`) plus the user tasks' access streams, which are kept apart
 /// because a stream may not be copyable: the world is a plain clone, and
 /// [`Simulation::fork`] copies the streams through [`crate::AccessSource::fork`].
 pub struct Simulation {

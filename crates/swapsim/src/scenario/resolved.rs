@@ -93,7 +93,7 @@ pub struct ResolvedDevice {
 #[derive(Clone, Debug, Default, Serialize)]
 #[non_exhaustive]
 pub struct ResolvedWorkload {
-    /// The trace as named in the scenario or by [`Scenario::with_trace`].
+    /// The trace as named in the scenario or by [`Scenario::with_trace`](crate::Scenario::with_trace).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
     /// The trace's format, when it was given rather than detected.

@@ -55,7 +55,7 @@ pub struct Target {
     /// The cases the target covers; `None` for every case.
     pub group: Option<CaseGroup>,
     /// Held to the model's range over the seeds rather than to its median: the error is
-    /// zero when the kernel's median lies within the model's range (see [`case_error`]).
+    /// zero when the kernel's median lies within the model's range (see `case_error`).
     pub range: bool,
 }
 
