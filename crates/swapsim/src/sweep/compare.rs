@@ -33,11 +33,14 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// The estimate from `samples`, or `None` when there are none.
+    /// The estimate from `samples`, or `None` when there are none. Equal samples give
+    /// that value and an interval of exactly 0 (summing them could leave rounding noise,
+    /// such as a 1e-14 interval around a constant 0.1).
     pub fn of(samples: &[f64]) -> Option<Estimate> {
         let n = samples.len();
-        if n == 0 {
-            return None;
+        let first = *samples.first()?;
+        if samples.iter().all(|&x| x == first) {
+            return Some(Estimate { n, mean: first, ci95: (n > 1).then_some(0.0) });
         }
         let mean = samples.iter().sum::<f64>() / n as f64;
         let ci95 = (n > 1).then(|| {
@@ -223,6 +226,8 @@ mod tests {
         assert!((half_width - 4.302653 / 3f64.sqrt()).abs() < 1e-12, "{half_width}");
         let same = Estimate::of(&[5.0, 5.0]).expect("two samples");
         assert_eq!(same.ci95, Some(0.0));
+        // A constant that sums with rounding: no noise in the mean or the interval.
+        assert_eq!(Estimate::of(&[0.1, 0.1, 0.1]), Some(Estimate { n: 3, mean: 0.1, ci95: Some(0.0) }));
     }
 
     #[test]
