@@ -72,9 +72,15 @@ pub(crate) struct SweepArgs {
     #[arg(long, default_value = "pgmajfault")]
     metric: String,
     /// Run only the variants whose index is K-1 modulo N, and print them as a JSON shard
-    /// document for `swapsim merge`. For array jobs: one shard per task.
-    #[arg(long, value_name = "K/N")]
+    /// document for `swapsim merge`. For array jobs: one shard per task; `auto` reads the
+    /// task from a Slurm job array (SLURM_ARRAY_TASK_ID, _MIN, _COUNT) or a Kubernetes
+    /// Indexed Job (JOB_COMPLETION_INDEX, with --shard-count).
+    #[arg(long, value_name = "K/N|auto")]
     shard: Option<String>,
+    /// With `--shard auto`: how many tasks the array has (an Indexed Job's completions;
+    /// overrides SLURM_ARRAY_TASK_COUNT).
+    #[arg(long, value_name = "N")]
+    shard_count: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,9 +112,16 @@ pub(crate) fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let plan = Plan::new(axes, args.sets.clone())?.with_seeds(args.seeds)?;
     let shard = match &args.shard {
+        Some(text) if text == "auto" => Some(
+            Shard::from_env(|name| std::env::var(name).ok(), args.shard_count)
+                .map_err(|message| anyhow!("--shard {message}"))?,
+        ),
         Some(text) => Some(Shard::parse(text).map_err(|message| anyhow!("--shard {message}"))?),
         None => None,
     };
+    if args.shard_count.is_some() && args.shard.as_deref() != Some("auto") {
+        bail!("--shard-count goes with --shard auto");
+    }
     let format = match (shard, args.format) {
         (Some(_), None | Some(SweepFormat::Json)) => SweepFormat::Json,
         (Some(_), Some(_)) => bail!("--shard prints a JSON document for `swapsim merge`; use --format json"),

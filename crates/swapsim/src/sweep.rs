@@ -250,6 +250,46 @@ impl Shard {
         }
     }
 
+    /// The shard of an array job, from its engine's environment (`var` reads a variable):
+    /// a Slurm job array (`SLURM_ARRAY_TASK_ID` from `SLURM_ARRAY_TASK_MIN`, default 0,
+    /// and `SLURM_ARRAY_TASK_COUNT`), or a Kubernetes Indexed Job (`JOB_COMPLETION_INDEX`,
+    /// 0-based, with the job's completions given as `count`, which the pod's environment
+    /// does not hold). `count`, when given, also overrides Slurm's.
+    pub fn from_env(var: impl Fn(&str) -> Option<String>, count: Option<usize>) -> Result<Shard, String> {
+        let number = |name: &str| -> Result<Option<usize>, String> {
+            match var(name) {
+                None => Ok(None),
+                Some(text) => text
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| format!("auto: {name}={text:?} is not a whole number")),
+            }
+        };
+        let (index, n) = if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
+            let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+            let n = count
+                .or(number("SLURM_ARRAY_TASK_COUNT")?)
+                .ok_or("auto: SLURM_ARRAY_TASK_COUNT is not set (give --shard-count)".to_string())?;
+            let index = id
+                .checked_sub(min)
+                .ok_or(format!("auto: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"))?;
+            (index, n)
+        } else if let Some(index) = number("JOB_COMPLETION_INDEX")? {
+            let n = count.ok_or(
+                "auto: an Indexed Job's environment has no count; give --shard-count (its completions)"
+                    .to_string(),
+            )?;
+            (index, n)
+        } else {
+            return Err("auto: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set".to_string());
+        };
+        if index >= n {
+            return Err(format!("auto: task {index} (0-based) is not below the count {n}"));
+        }
+        Ok(Shard { k: index + 1, n })
+    }
+
     /// Whether variant `index` belongs to this shard.
     pub fn holds(&self, index: usize) -> bool {
         index % self.n == self.k - 1
@@ -528,5 +568,31 @@ mod tests {
             let err = Shard::parse(bad).expect_err(bad);
             assert!(err.contains(bad), "{err}");
         }
+    }
+
+    #[test]
+    fn an_array_task_finds_its_shard_in_its_engines_environment() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let slurm = env(&[("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_COUNT", "4")]);
+        assert_eq!(Shard::from_env(slurm, None), Ok(Shard { k: 1, n: 4 }));
+        // An array numbered 5..=8.
+        let offset = env(&[
+            ("SLURM_ARRAY_TASK_ID", "7"),
+            ("SLURM_ARRAY_TASK_MIN", "5"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(Shard::from_env(offset, None), Ok(Shard { k: 3, n: 4 }));
+        let indexed = env(&[("JOB_COMPLETION_INDEX", "2")]);
+        assert_eq!(Shard::from_env(indexed, Some(3)), Ok(Shard { k: 3, n: 3 }));
+        let err = Shard::from_env(indexed, None).expect_err("no count");
+        assert!(err.contains("--shard-count"), "{err}");
+        let err = Shard::from_env(indexed, Some(2)).expect_err("index past the count");
+        assert!(err.contains("not below the count 2"), "{err}");
+        let err = Shard::from_env(env(&[]), None).expect_err("no array");
+        assert!(err.contains("neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX"), "{err}");
+        let err = Shard::from_env(env(&[("SLURM_ARRAY_TASK_ID", "x")]), None).expect_err("not a number");
+        assert!(err.contains("SLURM_ARRAY_TASK_ID=\"x\""), "{err}");
     }
 }

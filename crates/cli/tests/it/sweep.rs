@@ -479,3 +479,87 @@ fn a_variant_whose_system_failed_is_marked_and_the_sweep_still_succeeds() {
     assert_eq!(doc["variants"][0]["runs"][1]["status"], "failed: swapoff");
     assert_eq!(doc["summary"]["rows"][0]["status"], "failed: swapoff in 2 of 2 seeds");
 }
+
+/// The sweep command of examples/slurm-sweep.sh (its page-cluster axis and seeds narrowed,
+/// to stay quick), run once per array task with the variables Slurm sets and once per pod
+/// as examples/indexed-job.yaml runs it, merges back to exactly the single-machine sweep.
+#[test]
+fn array_job_shards_from_the_environment_merge_to_the_single_machine_sweep() {
+    let script =
+        std::fs::read_to_string(crate::support::repo().join("examples/slurm-sweep.sh")).expect("the script");
+    let command = script.replace("\\\n", " ");
+    let line = command.lines().find(|l| l.trim_start().starts_with("swapsim sweep")).expect("a sweep line");
+    let args: Vec<String> = line
+        .split('>')
+        .next()
+        .expect("a command")
+        .split_whitespace()
+        .skip(1)
+        .map(|a| match a {
+            "swap.page_cluster=0..7" => "swap.page_cluster=0..1".to_string(),
+            "3" => "2".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    assert!(args.contains(&"auto".to_string()), "{args:?}");
+    let repo = crate::support::repo();
+    let exec = |args: &[String], env: &[(&str, String)]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_swapsim"))
+            .args(args)
+            .current_dir(&repo)
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("JOB_COMPLETION_INDEX")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .output()
+            .expect("swapsim runs");
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).expect("UTF-8"),
+            String::from_utf8(out.stderr).expect("UTF-8"),
+        )
+    };
+    let run = |env: &[(&str, String)], extra: &[&str]| {
+        let mut all = args.clone();
+        all.extend(extra.iter().map(|a| a.to_string()));
+        exec(&all, env)
+    };
+    // The whole sweep, unsharded.
+    let whole_args: Vec<String> = args.iter().filter(|a| *a != "auto" && *a != "--shard").cloned().collect();
+    let (code, whole, stderr) = exec(&whole_args, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let dir = scratch("array-jobs");
+    for (engine, envs) in [
+        (
+            "slurm",
+            (0..3)
+                .map(|i| {
+                    (
+                        vec![("SLURM_ARRAY_TASK_ID", i.to_string()), ("SLURM_ARRAY_TASK_COUNT", "3".into())],
+                        vec![],
+                    )
+                })
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "indexed",
+            (0..3)
+                .map(|i| (vec![("JOB_COMPLETION_INDEX", i.to_string())], vec!["--shard-count", "3"]))
+                .collect(),
+        ),
+    ] {
+        let mut files = Vec::new();
+        for (i, (env, extra)) in envs.iter().enumerate() {
+            let (code, stdout, stderr) = run(env, extra);
+            assert_eq!(code, Some(0), "{engine} task {i}: {stderr}");
+            files.push(write(&dir.join(format!("{engine}-{i}.json")), &stdout));
+        }
+        let mut merge = vec!["merge"];
+        merge.extend(files.iter().map(String::as_str));
+        merge.extend(["--format", "json"]);
+        assert_eq!(without_host(&ok(&merge)), without_host(&whole), "{engine}");
+    }
+    // Outside an array job, auto says what it looked for.
+    let (code, _, stderr) = run(&[], &[]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX"), "{stderr}");
+}
