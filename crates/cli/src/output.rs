@@ -66,6 +66,41 @@ pub(crate) fn summary_line(seed: u64, scenario: &ResolvedScenario) -> String {
     )
 }
 
+/// `run --format csv`: the document's figures, the resolved scenario and `host` left out,
+/// as one header line of dotted paths and one row.
+pub(crate) fn write_csv_row(out: &mut impl Write, doc: &impl Serialize) -> Result<()> {
+    fn flatten(prefix: &str, value: &serde_json::Value, cells: &mut Vec<(String, String)>) {
+        let key = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+        match value {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    flatten(&key(k), v, cells);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    flatten(&key(&i.to_string()), v, cells);
+                }
+            }
+            serde_json::Value::Null => cells.push((prefix.to_string(), String::new())),
+            serde_json::Value::String(s) => cells.push((prefix.to_string(), s.clone())),
+            other => cells.push((prefix.to_string(), other.to_string())),
+        }
+    }
+    let mut value = serde_json::to_value(doc)?;
+    if let Some(map) = value.as_object_mut() {
+        map.remove("scenario");
+        map.remove("host");
+    }
+    let mut cells = Vec::new();
+    flatten("", &value, &mut cells);
+    let header: Vec<String> = cells.iter().map(|(k, _)| crate::sweep_output::csv_field(k)).collect();
+    let row: Vec<String> = cells.iter().map(|(_, v)| crate::sweep_output::csv_field(v)).collect();
+    let text = format!("{}\n{}\n", header.join(","), row.join(","));
+    out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
 /// Which LRU, zswap setting and large-folio sizes ran.
 pub(crate) fn policy_line(scenario: &ResolvedScenario) -> String {
     let z = &scenario.zswap;

@@ -19,6 +19,19 @@ pub(crate) enum Format {
     Json,
 }
 
+/// How `run` prints its report: [`Format`]'s two, or CSV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RunFormat {
+    /// A readable summary.
+    Table,
+    /// One JSON document.
+    Json,
+    /// One CSV row of every figure of the report (a header line, then the row), keyed by
+    /// the JSON document's paths (`vmstat.pswpin`, `block.0.reads.requests`); the resolved
+    /// scenario and the host's timings are left out.
+    Csv,
+}
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
     /// The scenario file (TOML).
@@ -55,8 +68,8 @@ pub(crate) struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = RunFormat::Table)]
+    format: RunFormat,
     /// Exit 0 even if the simulated system failed (an OOM kill, a failed timeline
     /// operation), for runs that explore failure on purpose; the report still says what
     /// failed.
@@ -91,8 +104,9 @@ pub(crate) fn run(out: &mut impl Write, args: &RunArgs) -> Result<Ended> {
     let doc = RunDocument::new(&prepared, &report).with_trace(trace.as_ref()).with_host(host);
     let status = RunStatus::of(&report);
     match args.format {
-        Format::Json => output::write_json(out, &doc)?,
-        Format::Table => output::write_table(out, scenario.name(), &doc, &status)?,
+        RunFormat::Json => output::write_json(out, &doc)?,
+        RunFormat::Csv => output::write_csv_row(out, &doc)?,
+        RunFormat::Table => output::write_table(out, scenario.name(), &doc, &status)?,
     }
     if status.failed() && !args.allow_failure {
         let failures: Vec<String> = status.failures().iter().map(ToString::to_string).collect();

@@ -176,7 +176,7 @@ pub(crate) fn write_csv(out: &mut impl Write, view: &SweepView) -> Result<()> {
 }
 
 /// Quotes a CSV field when it holds a separator, a quote or a line break (RFC 4180).
-fn csv_field(text: &str) -> String {
+pub(crate) fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {

@@ -289,3 +289,22 @@ fn the_text_report_names_the_policies_and_prints_the_zswap_pool() {
     let plain = ok(&["run", &in_repo("scenarios/zipf-memcg.toml")]);
     assert!(plain.contains("· zswap off ·") && !plain.contains("pool_total_size"), "{plain}");
 }
+
+/// `run --format csv` is one header and one row of every report figure, keyed by the JSON
+/// document's paths, with the same values as the JSON and nothing of `host`.
+#[test]
+fn a_run_as_one_csv_row_holds_the_json_figures() {
+    let scenario = in_repo("scenarios/zipf-memcg.toml");
+    let csv = ok(&["run", &scenario, "--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let row: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(header.len(), row.len());
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["run", &scenario, "--format", "json"])).expect("JSON");
+    let at = |key: &str| row[header.iter().position(|h| *h == key).unwrap_or_else(|| panic!("no {key}"))];
+    assert_eq!(at("vmstat.pswpin"), json["vmstat"]["pswpin"].to_string());
+    assert_eq!(at("block.0.device"), json["block"][0]["device"].as_str().expect("a device"));
+    assert!(!header.iter().any(|h| h.starts_with("host.") || h.starts_with("scenario.")), "{}", lines[0]);
+}
