@@ -220,11 +220,10 @@ impl World {
             self.finish_swap_fault(pfn, fault);
             return Step::Done;
         }
-        let zswap_sync = self.policies.swapin.zswap_large() && self.mm.swap.zswap_entry(slot).is_some();
-        if by == SwapinBy::Fault
-            && (self.mm.block.is_synchronous(slot.device) || zswap_sync)
-            && self.mm.swap.count(slot) == 1
-        {
+        // The policy is asked only when the device has no bypass of its own.
+        let bypass = self.mm.block.is_synchronous(slot.device)
+            || (self.policies.swapin.zswap_large() && self.mm.swap.zswap_entry(slot).is_some());
+        if by == SwapinBy::Fault && bypass && self.mm.swap.count(slot) == 1 {
             return self.swapin_bypass(f, start);
         }
         let target = match self.alloc_frame(t, OnShortage::Wait) {

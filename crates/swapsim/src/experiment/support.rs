@@ -26,6 +26,21 @@ use crate::shared_start::SharedStart;
 /// is a lower bound of what such a system keeps hot, and small beside the experiments'
 /// limits (4% of the smallest, the queue of traces' 24 MiB), so that their memory
 /// pressure stays as it was set; a larger page cache would take its share of the limit.
+/// How a row's runs over seeds ended, in one text: "completed" when every one did, else
+/// `seed N: <how>` for each that did not.
+pub(super) fn seeds_outcome<'a>(runs: impl IntoIterator<Item = (u64, &'a str)>) -> String {
+    let other: Vec<String> = runs
+        .into_iter()
+        .filter(|(_, outcome)| *outcome != "completed")
+        .map(|(seed, outcome)| format!("seed {seed}: {outcome}"))
+        .collect();
+    if other.is_empty() {
+        "completed".to_string()
+    } else {
+        other.join("; ")
+    }
+}
+
 /// The machine the build-like job queue runs on: 24 GiB and ten CPUs, one per job slot of
 /// its `-j10`, so that the memory cgroup, not the machine, limits the build.
 pub(super) fn build_machine() -> swapsim_core::config::MachineConfig {

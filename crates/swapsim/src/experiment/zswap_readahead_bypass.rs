@@ -13,7 +13,7 @@ use swapsim_policies::ReadaheadConfig;
 use super::mthp_swapin::MthpShape;
 use super::support::{
     build_or_queue, build_page_cache, jobs_of, mib, mib_size, one_device, outcome_text, round3, run_file,
-    Runs,
+    seeds_outcome, Runs,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -278,20 +278,8 @@ fn bypass_row(
         pgmajfault: mean(|f| f.pgmajfault),
         jobs_oom_killed: builds.iter().map(|b| b.figures.jobs_oom_killed).sum(),
     };
-    let other: Vec<String> = builds
-        .iter()
-        .filter(|b| b.outcome != "completed")
-        .map(|b| format!("seed {}: {}", b.seed, b.outcome))
-        .collect();
-    BypassRow {
-        workload,
-        published_limit_mib,
-        memcg_mib,
-        readahead,
-        figures,
-        outcome: if other.is_empty() { "completed".to_string() } else { other.join("; ") },
-        builds,
-    }
+    let outcome = seeds_outcome(builds.iter().map(|b| (b.seed, b.outcome.as_str())));
+    BypassRow { workload, published_limit_mib, memcg_mib, readahead, figures, outcome, builds }
 }
 
 fn table(rows: &[BypassRow]) -> Table {

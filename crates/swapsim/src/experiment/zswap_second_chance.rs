@@ -14,7 +14,7 @@ use swapsim_policies::ZswapProtectionConfig;
 use super::mthp_swapin::MthpShape;
 use super::support::{
     build_or_queue, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
-    round3, run_file, Runs, SimulatorPanic,
+    round3, run_file, seeds_outcome, Runs, SimulatorPanic,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -300,11 +300,7 @@ fn zswap_row(name: &'static str, builds: Vec<ZswapBuild>) -> ZswapRow {
     let n = finished.len().max(1) as f64;
     let mean =
         |f: fn(&ZswapBuild) -> u64| (finished.iter().map(|b| f(b)).sum::<u64>() as f64 / n).round() as u64;
-    let other: Vec<String> = builds
-        .iter()
-        .filter(|b| b.outcome != "completed")
-        .map(|b| format!("seed {}: {}", b.seed, b.outcome))
-        .collect();
+    let outcome = seeds_outcome(builds.iter().map(|b| (b.seed, b.outcome.as_str())));
     let figures = ZswapFigures {
         pswpin: mean(|b| b.figures.pswpin),
         zswpin: mean(|b| b.figures.zswpin),
@@ -320,7 +316,7 @@ fn zswap_row(name: &'static str, builds: Vec<ZswapBuild>) -> ZswapRow {
         zswap: name,
         figures,
         builds_finished: finished.len() as u64,
-        outcome: if other.is_empty() { "completed".to_string() } else { other.join("; ") },
+        outcome,
         builds,
     }
 }

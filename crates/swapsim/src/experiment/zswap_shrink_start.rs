@@ -12,7 +12,9 @@ use swapsim_core::SimReport;
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::ZswapWritebackConfig;
 
-use super::support::{build_page_cache, mib, mib_size, one_device, outcome_text, round3, run_file, Runs};
+use super::support::{
+    build_page_cache, mib, mib_size, one_device, outcome_text, round3, run_file, seeds_outcome, Runs,
+};
 use super::table::{columns, Table};
 use super::verdict::{check, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
@@ -289,17 +291,8 @@ fn shrink_row(writeback: &'static str, runs: Vec<ShrinkRun>) -> ShrinkRow {
         zswpout: mean(|f| f.zswpout),
         zswpwb: mean(|f| f.zswpwb),
     };
-    let other: Vec<String> = runs
-        .iter()
-        .filter(|r| r.outcome != "completed")
-        .map(|r| format!("seed {}: {}", r.seed, r.outcome))
-        .collect();
-    ShrinkRow {
-        writeback,
-        figures,
-        outcome: if other.is_empty() { "completed".to_string() } else { other.join("; ") },
-        runs,
-    }
+    let outcome = seeds_outcome(runs.iter().map(|r| (r.seed, r.outcome.as_str())));
+    ShrinkRow { writeback, figures, outcome, runs }
 }
 
 fn table(rows: &[ShrinkRow]) -> Table {
