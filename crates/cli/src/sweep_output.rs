@@ -40,7 +40,12 @@ fn ratio_cell(cell: &Compared) -> String {
 /// Prints one row per variant: the varied values, the counters, the latencies (with
 /// `--seeds`, mean ± 95 % interval; with `--baseline`, each followed by its ratio to the
 /// baseline variant), what failed, and how the run ended.
-pub(crate) fn write_table(out: &mut impl Write, view: &SweepView) -> Result<()> {
+///
+/// Rows wider than `max_width` characters are wrapped: the metrics are laid out in blocks,
+/// one after the other, each repeating the varied settings on the left, so that every line
+/// fits (a single column wider than the limit still gets a block of its own). `max_width` 0
+/// keeps each variant on one line.
+pub(crate) fn write_table(out: &mut impl Write, view: &SweepView, max_width: usize) -> Result<()> {
     let with_ratio = view.baseline.is_some();
     let mut header: Vec<String> = view.axes.iter().map(|(key, _)| key.clone()).collect();
     for column in &COLUMNS {
@@ -75,13 +80,16 @@ pub(crate) fn write_table(out: &mut impl Write, view: &SweepView) -> Result<()> 
     };
     let widths: Vec<usize> = (0..header.len()).map(width).collect();
     let n_axes = view.axes.len();
-    let render = |t: &mut String, line: &[String]| -> std::fmt::Result {
+    let n_cols = header.len();
+    let blocks = column_blocks(&widths, n_axes, if with_ratio { 2 } else { 1 }, max_width);
+    let render = |t: &mut String, line: &[String], block: &[usize]| -> std::fmt::Result {
         let mut text = String::new();
-        for (col, cell) in line.iter().enumerate() {
+        for &col in (0..n_axes).chain(block.iter().copied()).collect::<Vec<_>>().iter() {
+            let cell = &line[col];
             let pad = " ".repeat(widths[col] - cell.chars().count());
             // Settings, the status and the outcome read left to right; numbers line up on
             // the right.
-            if col < n_axes || col + 2 >= line.len() {
+            if col < n_axes || col + 2 >= n_cols {
                 write!(text, "{cell}{pad}  ")?;
             } else {
                 write!(text, "{pad}{cell}  ")?;
@@ -120,16 +128,50 @@ pub(crate) fn write_table(out: &mut impl Write, view: &SweepView) -> Result<()> 
             value_text(&baseline.value)
         )?;
     }
-    writeln!(t)?;
-    render(t, &header)?;
-    for line in &cells {
-        render(t, line)?;
+    for block in &blocks {
+        writeln!(t)?;
+        render(t, &header, block)?;
+        for line in &cells {
+            render(t, line, block)?;
+        }
     }
     writeln!(t)?;
     let shards = view.host.shards.map(|n| format!(" over {n} shards")).unwrap_or_default();
     writeln!(t, "host: {:.3} s wall, {} jobs{shards}", view.host.wall_s, view.host.jobs)?;
     out.write_all(text.as_bytes())?;
     Ok(())
+}
+
+/// Splits the columns after the `n_axes` settings into blocks that each fit in `max_width`
+/// characters alongside the settings (columns are separated by two spaces). A metric's
+/// `group` columns (its value and its ratio) stay together, and so do the closing status and
+/// outcome. Returns each block's column indices.
+fn column_blocks(widths: &[usize], n_axes: usize, group: usize, max_width: usize) -> Vec<Vec<usize>> {
+    let n_cols = widths.len();
+    let span = |cols: std::ops::Range<usize>| -> usize { cols.map(|col| widths[col] + 2).sum() };
+    let fixed = span(0..n_axes);
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut col = n_axes;
+    while col + 2 < n_cols {
+        groups.push(col..col + group);
+        col += group;
+    }
+    groups.push(col..n_cols);
+    let mut blocks: Vec<Vec<usize>> = Vec::new();
+    let mut used = fixed;
+    for cols in groups {
+        let cost = span(cols.clone());
+        let fits = max_width == 0 || used + cost <= max_width + 2;
+        match blocks.last_mut() {
+            Some(block) if fits => block.extend(cols),
+            _ => {
+                blocks.push(cols.clone().collect());
+                used = fixed;
+            }
+        }
+        used += cost;
+    }
+    blocks
 }
 
 /// Prints the CSV file: a header row, then one row per variant with plain numbers (an empty
@@ -201,6 +243,21 @@ pub(crate) fn write_dir(dir: &Path, doc: &impl Serialize, view: &SweepView, metr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wide_rows_wrap_into_blocks_that_fit_and_keep_groups_together() {
+        // Two settings of width 4 and 1, four metrics with ratios, then status and outcome.
+        let widths = [4, 1, 10, 5, 10, 5, 10, 5, 10, 5, 6, 9];
+        let blocks = column_blocks(&widths, 2, 2, 50);
+        assert_eq!(blocks, [vec![2, 3, 4, 5], vec![6, 7, 8, 9], vec![10, 11]]);
+        for block in &blocks {
+            let line: usize = [0, 1].iter().chain(block).map(|&col| widths[col] + 2).sum::<usize>() - 2;
+            assert!(line <= 50, "{block:?} is {line} wide");
+        }
+        assert_eq!(column_blocks(&widths, 2, 2, 0), [(2..12).collect::<Vec<_>>()], "0: one line");
+        // A column wider than the limit still gets a block, alone.
+        assert_eq!(column_blocks(&[3, 50, 2, 2], 1, 1, 20), [vec![1], vec![2, 3]]);
+    }
 
     #[test]
     fn csv_fields_are_quoted_only_when_needed() {

@@ -81,6 +81,10 @@ pub(crate) struct SweepArgs {
     /// overrides SLURM_ARRAY_TASK_COUNT).
     #[arg(long, value_name = "N")]
     shard_count: Option<usize>,
+    /// Widest line of the table, in characters: wider rows are wrapped into blocks of
+    /// metrics, each repeating the varied settings. 0 keeps each variant on one line.
+    #[arg(long, value_name = "CHARS", default_value_t = 120)]
+    width: usize,
 }
 
 #[derive(Debug, clap::Args)]
@@ -100,6 +104,10 @@ pub(crate) struct MergeArgs {
     /// What the plot in --out shows on its y axis, as for `sweep`.
     #[arg(long, default_value = "pgmajfault")]
     metric: String,
+    /// Widest line of the table, in characters: wider rows are wrapped into blocks of
+    /// metrics, each repeating the varied settings. 0 keeps each variant on one line.
+    #[arg(long, value_name = "CHARS", default_value_t = 120)]
+    width: usize,
 }
 
 /// `swapsim sweep`.
@@ -166,14 +174,14 @@ pub(crate) fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
     if shard.is_none() {
         doc.summary = view.summary();
     }
-    emit_sweep(out, format, &doc, &view, args.out.as_deref(), &args.metric)
+    emit_sweep(out, format, &doc, &view, args.out.as_deref(), (&args.metric, args.width))
 }
 
 /// `swapsim merge`.
 pub(crate) fn run_merge(out: &mut impl Write, args: &MergeArgs) -> Result<()> {
     sweep_doc::check_metric(&args.metric)?;
     let merged = merge::merge(&args.shards, args.baseline.as_deref())?;
-    emit_sweep(out, args.format, &merged.doc, &merged.view, args.out.as_deref(), &args.metric)
+    emit_sweep(out, args.format, &merged.doc, &merged.view, args.out.as_deref(), (&args.metric, args.width))
 }
 
 /// Prints a sweep (or merged) document in `format`, after writing the `--out` files.
@@ -183,14 +191,14 @@ fn emit_sweep(
     doc: &impl serde::Serialize,
     view: &sweep_doc::SweepView,
     dir: Option<&Path>,
-    metric: &str,
+    (metric, width): (&str, usize),
 ) -> Result<()> {
     if let Some(dir) = dir {
         sweep_output::write_dir(dir, doc, view, metric)?;
     }
     match format {
         SweepFormat::Json => output::write_json(out, doc),
-        SweepFormat::Table => sweep_output::write_table(out, view),
+        SweepFormat::Table => sweep_output::write_table(out, view, width),
         SweepFormat::Csv => sweep_output::write_csv(out, view),
     }
 }

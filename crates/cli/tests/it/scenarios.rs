@@ -32,6 +32,7 @@ fn every_scenario_has_a_test() {
             "hdd-cluster.toml",
             "hibernate.toml",
             "jobs.toml",
+            "lackey-hotcold.toml",
             "mglru.toml",
             "queue.toml",
             "seq-thrash.toml",
@@ -331,4 +332,16 @@ fn mglru_ages_generations_and_evicts_from_the_oldest() {
     let on_lru = at_end["nr_active_anon"].as_u64().unwrap() + at_end["nr_inactive_anon"].as_u64().unwrap();
     assert_eq!(in_histogram, on_lru, "{gens}");
     assert!(in_histogram > 0 && in_histogram <= 8 * 256, "the limit bounds the LRU: {in_histogram}");
+}
+
+/// The bundled lackey capture of a program twice the size of its scenario's limit swaps: its
+/// cold pages go out and come back on every pass, and every one of its accesses is replayed.
+#[test]
+fn lackey_capture_swaps_under_its_limit() {
+    let doc = run("lackey-hotcold.toml", &[]);
+    assert_eq!(doc["accesses"].as_u64(), Some(417_070));
+    // 16 MiB against an 8 MiB limit: at least the region's cold half leaves and comes back
+    // on each of the six passes after the fill.
+    assert!(counter(&doc, "pswpout") > 3 * 2048, "{}", doc["vmstat"]);
+    assert!(counter(&doc, "pswpin") > 3 * 2048, "{}", doc["vmstat"]);
 }

@@ -373,10 +373,11 @@ fn generate_rejects_bad_phases() {
 #[test]
 fn bundled_captures_replay_and_count_like_grep() {
     type IsEvent = fn(&str) -> bool;
-    let captures: [(&str, IsEvent); 3] = [
+    let captures: [(&str, IsEvent); 4] = [
         ("traces/capture-seq-64M-limit32M.perf.zst", is_perf_fault),
         ("traces/capture-rand-2proc-limit32M.perf.zst", is_perf_fault),
         ("traces/capture-true.lackey.zst", is_lackey_access),
+        ("traces/capture-hotcold-16M.lackey.zst", is_lackey_access),
     ];
     for (capture, is_event) in captures {
         let file = crate::support::in_repo(capture);

@@ -72,7 +72,7 @@ impl World {
             }
             if free <= self.mm.wmark.min {
                 self.mm.vmstat.allocstall_normal += 1;
-                let got = self.reclaim(owner, cpu, Reclaimer::Direct, SWAP_CLUSTER_MAX);
+                let got = self.reclaim(owner, cpu, Reclaimer::Direct, SWAP_CLUSTER_MAX).pages;
                 let free = self.mm.frames.free_pages();
                 // A neighbour may still take one of the last frames above zero.
                 let last_frames = on_shortage == OnShortage::Skip && free > 0;
@@ -124,7 +124,12 @@ impl World {
         while self.mm.memcg_over() {
             let batch = self.lru.charge_batch();
             let got = self.reclaim(owner, cpu, Reclaimer::Memcg, batch);
-            if got == 0 && self.mm.memcg_over() {
+            if got.wait_writeback && on_shortage == OnShortage::Wait {
+                // The reclaimer sleeps on a write it started (cgroup v1): the access is
+                // retried once a write completes, as the kernel's reclaim goes on then.
+                return Err(Alloc::Wait);
+            }
+            if got.pages == 0 && self.mm.memcg_over() {
                 if let Some(end) = self.no_progress(on_shortage, retries) {
                     return Err(end);
                 }

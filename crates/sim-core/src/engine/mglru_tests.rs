@@ -60,6 +60,7 @@ fn memcg_scan(sim: &Simulation) -> ScanControl {
         cpu: crate::ids::CpuId(0),
         force_deactivate: false,
         skipped_deactivate: false,
+        wait_writeback: false,
     }
 }
 
@@ -300,4 +301,49 @@ fn without_page_table_walks_look_around_finds_the_young_pages() {
     assert_eq!(gens.aging.ptes_walked, 0, "{gens:?}");
     assert!(gens.aging.look_arounds > 0, "{gens:?}");
     assert!(r.vmstat.pswpout > 500, "{:?}", r.vmstat);
+}
+
+/// Answers nothing: a folio under writeback leaves `shrink_folio_list` before its
+/// references are checked.
+struct NoReferenceCheck;
+
+impl crate::mm::vmscan::ReclaimHooks for NoReferenceCheck {
+    fn folio_check_references(
+        &mut self,
+        _mm: &mut crate::mm::Mm,
+        _pfn: Pfn,
+    ) -> crate::mm::vmscan::FolioReferences {
+        unreachable!("a folio under writeback is not checked for references")
+    }
+    fn eviction_shadow(&mut self, _mm: &mut crate::mm::Mm, _pfn: Pfn) -> crate::mm::swap::Shadow {
+        unreachable!("a folio under writeback is not evicted")
+    }
+}
+
+/// `shrink_folio_list` on a folio under writeback: cgroup v1 limit reclaim waits for a write
+/// it started itself (the folio marked for reclaim, case 3); a folio not yet marked is marked
+/// and activated (case 2), and so is every such folio under cgroup v2, whose writeback
+/// throttling is sane.
+#[test]
+fn a_folio_under_writeback_makes_v1_limit_reclaim_wait_and_is_activated_otherwise() {
+    use crate::mm::vmscan::Fate;
+    for (version, marked, waits) in [(1, true, true), (1, false, false), (2, true, false), (2, false, false)]
+    {
+        let (mut sim, _lru, _pages, pfns) = resident(4);
+        let pfn = pfns[0];
+        sim.world.mm.cfg.memcg.version = version;
+        sim.world.mm.frames.set(pfn, flag::WRITEBACK);
+        if marked {
+            sim.world.mm.frames.set(pfn, flag::RECLAIM);
+        }
+        let mut sc = memcg_scan(&sim);
+        let (mut batch, mut fates) = (vec![pfn], Vec::new());
+        let res = sim.world.mm.shrink_folio_list(&mut batch, &mut sc, &mut NoReferenceCheck, &mut fates);
+        let case = format!("cgroup v{version}, marked {marked}");
+        assert_eq!(res.wait_writeback, waits, "{case}");
+        assert_eq!(sc.wait_writeback, waits, "{case}: the scan control carries the wait to the charge");
+        assert_eq!(fates, [if waits { Fate::Keep } else { Fate::Activate }], "{case}");
+        assert!(sim.world.mm.frames.test(pfn, flag::RECLAIM), "{case}: the folio ends marked");
+        assert_eq!(res.reclaimed, 0, "{case}");
+    }
 }

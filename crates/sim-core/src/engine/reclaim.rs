@@ -14,6 +14,17 @@ use crate::time::{SimDuration, SimTime};
 /// How long kswapd naps after a full priority sweep freed nothing.
 const KSWAPD_BACKOFF: SimDuration = SimDuration(100_000_000);
 
+/// What one call of [`World::reclaim`] did.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reclaimed {
+    /// Folios freed.
+    pub(crate) pages: u64,
+    /// The reclaimer met a folio it had written still under writeback and, on cgroup v1,
+    /// waits for the write before it goes on (case 3 of `shrink_folio_list`). The model
+    /// ends the reclaim there and its caller waits for a write to complete.
+    pub(crate) wait_writeback: bool,
+}
+
 /// kswapd's state.
 #[derive(Clone, Debug)]
 pub(crate) struct Kswapd {
@@ -39,7 +50,7 @@ impl World {
         cpu: CpuId,
         reclaimer: Reclaimer,
         nr_to_reclaim: u64,
-    ) -> u64 {
+    ) -> Reclaimed {
         let swappiness = self.mm.cfg.memcg.swappiness;
         let mut sc = ScanControl::new(reclaimer, DEF_PRIORITY, nr_to_reclaim, swappiness, (owner, cpu));
         loop {
@@ -47,7 +58,7 @@ impl World {
             self.lru.shrink(&mut self.mm, &mut sc);
             self.mm.finish_plug(owner);
             self.zswap_shrink_slab(&sc);
-            if sc.nr_reclaimed >= sc.nr_to_reclaim {
+            if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.wait_writeback {
                 break;
             }
             if self.mm.nr_writeback() >= self.writeback_limit() {
@@ -72,7 +83,7 @@ impl World {
         }
         self.lru.reclaim_done(&mut self.mm);
         self.zswap_kick_worker();
-        sc.nr_reclaimed
+        Reclaimed { pages: sc.nr_reclaimed, wait_writeback: sc.wait_writeback }
     }
 
     /// `out_of_memory` from kswapd (`lru_gen_age_node`): kills the process the OOM

@@ -101,6 +101,14 @@ impl World {
         let id = self.mm.zswap.contents(e);
         let cost = self.mm.cfg.zswap.compressor.decompress_ns(&self.mm.pt.contents[id as usize]);
         self.mm.spend(cost);
+        // Besides decompressing, the entry costs what a load's does (the lookup, the
+        // zsmalloc mapping, freeing the entry, the folio's memory cgroup charge and refault
+        // bookkeeping: `zswap_load_ns`) and what a swap-in's allocation does (the folio and
+        // its swap-cache insert of `__read_swap_cache_async`: `swapin_submit_ns`); its
+        // write's submission is `pageout`'s.
+        let cpu = &self.mm.cfg.cpu;
+        let entry_work = cpu.zswap_load_ns + cpu.swapin_submit_ns;
+        self.mm.spend(entry_work);
         self.mm.swap.set_zswap_entry(slot, None);
         self.mm.zswap.free_entry(e);
         self.mm.vmstat.zswpwb += 1;

@@ -8,9 +8,11 @@
 //! for the classic lists, the generation and tier logic for MGLRU) and what shadow entry an
 //! evicted folio leaves behind.
 //!
-//! Simplified: only anonymous folios exist (no file pages); a reclaimer that meets a folio
-//! it already queued for writeback keeps it (cgroup v1 limit reclaim) or activates it,
-//! instead of waiting on the writeback.
+//! Simplified: only anonymous folios exist (no file pages). A cgroup v1 limit reclaimer that
+//! meets a folio it already sent to the disk, still under writeback, waits for the write as
+//! the kernel's does (`folio_wait_writeback`), but not in the middle of its batch: it finishes
+//! the batch, ends the reclaim, and its charge sleeps until a write completes and then
+//! retries; the kernel waits on that folio's own write and carries on with the batch.
 
 use super::frames::flag;
 use super::page_io::Pageout;
@@ -56,6 +58,9 @@ pub(crate) struct ScanControl {
     pub(crate) force_deactivate: bool,
     /// An LRU left an active list it was asked to scan unaged.
     pub(crate) skipped_deactivate: bool,
+    /// Cgroup v1 limit reclaim met a folio it had already sent to the disk still under
+    /// writeback: the kernel's reclaimer waits for that write (`folio_wait_writeback`).
+    pub(crate) wait_writeback: bool,
 }
 
 impl ScanControl {
@@ -79,6 +84,7 @@ impl ScanControl {
             cpu,
             force_deactivate: false,
             skipped_deactivate: false,
+            wait_writeback: false,
         }
     }
 }
@@ -125,6 +131,9 @@ pub(crate) struct ShrinkResult {
     pub(crate) reclaimed: u64,
     /// Pages written (`nr_pageout`).
     pub(crate) pageouts: u64,
+    /// A folio met under writeback made a cgroup v1 limit reclaimer wait (case 3 of
+    /// `shrink_folio_list`).
+    pub(crate) wait_writeback: bool,
 }
 
 impl Mm {
@@ -202,7 +211,7 @@ impl Mm {
     pub(crate) fn shrink_folio_list(
         &mut self,
         folios: &mut Vec<Pfn>,
-        sc: &ScanControl,
+        sc: &mut ScanControl,
         lru: &mut impl ReclaimHooks,
         fates: &mut Vec<Fate>,
     ) -> ShrinkResult {
@@ -218,6 +227,7 @@ impl Mm {
             i += 1;
         }
         self.count_steal(sc, res.reclaimed);
+        sc.wait_writeback |= res.wait_writeback;
         res
     }
 
@@ -291,11 +301,18 @@ impl Mm {
             return Fate::Keep;
         }
         if self.folio_writeback(pfn) {
-            self.frames.set(pfn, flag::RECLAIM);
-            if self.cfg.memcg.version == 2 || sc.reclaimer != Reclaimer::Memcg {
-                return self.activate_locked(pfn);
+            // Writeback throttling is "sane" for global reclaim and cgroup v2; there, and
+            // for a folio not yet marked for reclaim, the folio is marked and activated
+            // (case 2). Cgroup v1 limit reclaim that meets a folio it marked itself waits
+            // for the write instead (case 3): the reclaimer stops being a source of writes
+            // until the disk catches up.
+            let v1_limit_reclaim = self.cfg.memcg.version == 1 && sc.reclaimer == Reclaimer::Memcg;
+            if v1_limit_reclaim && f & flag::RECLAIM != 0 {
+                res.wait_writeback = true;
+                return Fate::Keep;
             }
-            return Fate::Keep;
+            self.frames.set(pfn, flag::RECLAIM);
+            return self.activate_locked(pfn);
         }
         match lru.folio_check_references(self, pfn) {
             FolioReferences::Activate => return self.activate_locked(pfn),

@@ -66,7 +66,7 @@ impl MgLru {
     /// `scan_folios` on the oldest generation: sorts folios from its tail until
     /// `MAX_LRU_BATCH` were looked at or `MIN_LRU_BATCH` pages isolated into `scratch`.
     /// Returns the pages looked at, or 0 if nothing was isolated before the batch ran out.
-    fn scan_folios(&mut self, mm: &mut Mm, sc: &ScanControl, tier_idx: usize) -> u64 {
+    fn scan_folios(&mut self, mm: &mut Mm, sc: &mut ScanControl, tier_idx: usize) -> u64 {
         self.scratch.clear();
         if self.g.nr_gens() == MIN_NR_GENS {
             return 0;
