@@ -63,6 +63,7 @@ pub mod experiment;
 pub mod mrc;
 mod next_use;
 mod overrides;
+pub mod registry;
 pub mod probe;
 pub mod profile;
 pub mod progress;
@@ -75,6 +76,7 @@ mod trace;
 pub mod validate;
 
 pub use document::{Host, RunDocument};
+pub use registry::{PolicyContext, Registry, RegistryError};
 pub use scenario::{
     Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, ThpSection,
     TraceFlags, ZswapSection,
