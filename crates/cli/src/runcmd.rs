@@ -82,15 +82,17 @@ pub(crate) struct RunArgs {
 /// system failed and `--allow-failure` was not given.
 pub(crate) fn run(out: &mut impl Write, args: &RunArgs, registry: &Arc<Registry>) -> Result<Ended> {
     alloc::use_huge_pages();
-    let mut scenario = Scenario::load_with(&args.scenario, Arc::clone(registry))?.edits(&args.sets)?.with_trace_flags(TraceFlags {
-        format: args.trace_format,
-        lenient: args.lenient,
-        pace: args.pace,
-        repeat: args.repeat,
-        instructions: args.decoding.instructions,
-        object_map: args.decoding.object_map_given()?,
-        params: args.decoding.trace_params,
-    });
+    let mut scenario = Scenario::load_with(&args.scenario, Arc::clone(registry))?
+        .edits(&args.sets)?
+        .with_trace_flags(TraceFlags {
+            format: args.trace_format,
+            lenient: args.lenient,
+            pace: args.pace,
+            repeat: args.repeat,
+            instructions: args.decoding.instructions,
+            object_map: args.decoding.object_map_given()?,
+            params: args.decoding.trace_params,
+        });
     if let Some(trace) = &args.trace {
         scenario = scenario.with_trace(TraceSource::File(trace.clone()));
     }

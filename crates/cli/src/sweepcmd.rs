@@ -9,8 +9,8 @@ use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use swapsim::sweep::{Axis, Plan, Shard, SweepOptions};
 use std::sync::Arc;
+use swapsim::sweep::{Axis, Plan, Shard, SweepOptions};
 use swapsim::{Registry, Scenario};
 
 use crate::sweep_doc::{self, BaselineEntry};

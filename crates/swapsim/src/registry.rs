@@ -335,7 +335,11 @@ impl Registry {
     }
 
     /// A fresh slot allocator.
-    pub fn allocator(&self, choice: &AllocatorChoice, ctx: &PolicyContext<'_>) -> Result<Box<dyn SlotAllocator>> {
+    pub fn allocator(
+        &self,
+        choice: &AllocatorChoice,
+        ctx: &PolicyContext<'_>,
+    ) -> Result<Box<dyn SlotAllocator>> {
         match choice {
             Choice::Builtin(builtin) => Ok(builtin.build()),
             Choice::Registered(name) => {

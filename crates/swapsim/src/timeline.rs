@@ -14,11 +14,11 @@
 //! the checks of names and ranges, which need the whole scenario ([`TimelineEntry::check`]),
 //! name the field as `timeline[2].device`.
 
+use crate::registry::{PolicyContext, ReadaheadChoice, Registry};
 use anyhow::{anyhow, bail, Result};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use swapsim_core::{ByteSize, HibernateOp, Operation, SimDuration, SimTime, TaskId, Trigger};
-use crate::registry::{PolicyContext, ReadaheadChoice, Registry};
 
 /// One `[[timeline]]` entry: when it runs and what it does.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -38,7 +38,8 @@ mod tests {
         let mut policy = CappedSwapin;
         // 16 KiB (order 2), 64 KiB (order 4) and 2 MiB (order 9) allowed by the kernel.
         let all = (1 << 2) | (1 << 4) | (1 << 9);
-        let masks = [all, 1 << 9, 0].map(|candidates| format!("{:#b}", policy.orders(&SwapinView::new(candidates))));
+        let masks =
+            [all, 1 << 9, 0].map(|candidates| format!("{:#b}", policy.orders(&SwapinView::new(candidates))));
         expect![[r#"
             [
                 "0b10100",

@@ -31,8 +31,13 @@ pub enum Family {
 
 impl Family {
     /// Every family, in the order scenario files list them.
-    pub const ALL: [Family; 5] =
-        [Family::Readahead, Family::Allocator, Family::Swapin, Family::ZswapProtection, Family::ZswapWriteback];
+    pub const ALL: [Family; 5] = [
+        Family::Readahead,
+        Family::Allocator,
+        Family::Swapin,
+        Family::ZswapProtection,
+        Family::ZswapWriteback,
+    ];
 
     /// The scenario key that names the family's policy: `swap.readahead`, `thp.swapin`, ...
     pub fn key(self) -> &'static str {

@@ -7,9 +7,7 @@ use crate::sweep::{Axis, Plan, SweepOptions};
 use crate::Scenario;
 use expect_test::expect;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use swapsim_core::{
-    ClusterAllocator, FaultView, KernelWriteback, NoProtection, Order0Swapin, ReadaheadPlan,
-};
+use swapsim_core::{ClusterAllocator, FaultView, KernelWriteback, NoProtection, Order0Swapin, ReadaheadPlan};
 
 /// Reads only the faulting page, under a name of its own.
 #[derive(Clone, Debug)]
@@ -98,9 +96,13 @@ fn an_unknown_name_lists_the_built_in_and_registered_names() {
     assert!(message(without).contains("unknown readahead policy \"alone\""));
 
     // A timeline's set-readahead is checked as well.
-    let timeline = format!("{SMALL}[[timeline]]\nat = \"1ms\"\nop = \"set-readahead\"\nreadahead = \"nope\"\n");
+    let timeline =
+        format!("{SMALL}[[timeline]]\nat = \"1ms\"\nop = \"set-readahead\"\nreadahead = \"nope\"\n");
     let err = message(Scenario::from_toml_with(&timeline, with_alone()));
-    assert!(err.contains("timeline[0].readahead: line 14, column 13: unknown readahead policy \"nope\""), "{err}");
+    assert!(
+        err.contains("timeline[0].readahead: line 14, column 13: unknown readahead policy \"nope\""),
+        "{err}"
+    );
 }
 
 #[test]
@@ -128,7 +130,10 @@ fn a_name_is_registered_once_and_never_over_a_built_in_one() {
     // The same name in another family is another policy.
     registry.register_swapin("alone", |_: &PolicyContext| Box::new(Order0Swapin)).expect("another family");
     assert_eq!(registry.names(Family::Readahead), ["alone"]);
-    assert_eq!(format!("{registry:?}"), r#"{"swap.readahead": ["alone"], "swap.allocator": [], "thp.swapin": ["alone"], "zswap.protection": [], "zswap.writeback": []}"#);
+    assert_eq!(
+        format!("{registry:?}"),
+        r#"{"swap.readahead": ["alone"], "swap.allocator": [], "thp.swapin": ["alone"], "zswap.protection": [], "zswap.writeback": []}"#
+    );
 }
 
 #[test]

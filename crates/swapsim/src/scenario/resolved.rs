@@ -1,6 +1,9 @@
 //! The effective scenario, as a report echoes it: every default filled in, every device
 //! model expanded to its full profile, the readahead choice resolved.
 
+use crate::registry::{
+    AllocatorChoice, ReadaheadChoice, SwapinChoice, ZswapProtectionChoice, ZswapWritebackChoice,
+};
 use serde::Serialize;
 use swapsim_core::config::{
     BlockConfig, CpuCosts, HibernationConfig, LimitsConfig, LruGenConfig, LruModel, MachineConfig,
@@ -10,7 +13,6 @@ use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpHint;
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
-use crate::registry::{AllocatorChoice, ReadaheadChoice, SwapinChoice, ZswapProtectionChoice, ZswapWritebackChoice};
 use swapsim_trace_formats::{Format, ObjectMap, Pace};
 
 use crate::timeline::TimelineEntry;

@@ -119,7 +119,9 @@ fn bad_zswap_knobs_name_the_field() {
     check(
         &on,
         &["zswap.protection=\"lru\""],
-        expect![[r#"error: scenario s.toml: --set zswap.protection="lru": zswap.protection: unknown zswap protection policy "lru" (built in: decay, second-chance; none registered)"#]],
+        expect![[
+            r#"error: scenario s.toml: --set zswap.protection="lru": zswap.protection: unknown zswap protection policy "lru" (built in: decay, second-chance; none registered)"#
+        ]],
     );
     check(
         &on,
@@ -150,7 +152,9 @@ fn bad_zswap_knobs_name_the_field() {
     check(
         &format!("{on}protection = \"lru\"\n"),
         &[],
-        expect![[r#"error: scenario s.toml: zswap.protection: line 13, column 14: unknown zswap protection policy "lru" (built in: decay, second-chance; none registered)"#]],
+        expect![[
+            r#"error: scenario s.toml: zswap.protection: line 13, column 14: unknown zswap protection policy "lru" (built in: decay, second-chance; none registered)"#
+        ]],
     );
     check(&format!("{BASE}\n[workload]\ncontents = {{ sizes = [] }}\n"), &[], expect!["error: scenario s.toml: workload.contents.sizes: the table is empty; expected at least one [size, weight] entry"]);
 }
