@@ -1,11 +1,12 @@
 //! Policies from outside this repository, registered by name per family.
 //!
 //! The built-in policies of each family are a closed enum of `swapsim-policies`
-//! ([`ReadaheadConfig`] and the others). A crate of one's own adds more: it implements a
-//! core trait ([`Readahead`], [`SwapinSize`], [`ZswapProtection`], [`ZswapWriteback`],
-//! [`SlotAllocator`]) and registers a factory under a name, which a scenario then writes
-//! where it would write a built-in one (`readahead = "forward"`, `--set
-//! swap.readahead=forward`, `--vary swap.readahead=kernel,forward`).
+//! ([`ReadaheadConfig`](swapsim_policies::ReadaheadConfig) and the others). A crate of
+//! one's own adds more: it implements a core trait ([`Readahead`], [`SwapinSize`],
+//! [`ZswapProtection`], [`ZswapWriteback`], [`SlotAllocator`]) and registers a factory
+//! under a name, which a scenario then writes where it would write a built-in one
+//! (`readahead = "forward"`, `--set swap.readahead=forward`, `--vary
+//! swap.readahead=kernel,forward`).
 //!
 //! ```
 //! use swapsim::{PolicyContext, Registry};
