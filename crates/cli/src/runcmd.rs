@@ -5,7 +5,8 @@ use anyhow::Result;
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::PathBuf;
-use swapsim::{Host, Pace, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
+use std::sync::Arc;
+use swapsim::{Host, Pace, Registry, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
 
 use crate::traceargs::{parse_trace_format, DecodingArgs};
 use crate::{alloc, output, progress, Ended, EXIT_SIMULATED_FAILURE};
@@ -79,17 +80,19 @@ pub(crate) struct RunArgs {
 
 /// `swapsim run`: the report in `--format`; [`Ended::SimulatedFailure`] when the simulated
 /// system failed and `--allow-failure` was not given.
-pub(crate) fn run(out: &mut impl Write, args: &RunArgs) -> Result<Ended> {
+pub(crate) fn run(out: &mut impl Write, args: &RunArgs, registry: &Arc<Registry>) -> Result<Ended> {
     alloc::use_huge_pages();
-    let mut scenario = Scenario::load(&args.scenario)?.edits(&args.sets)?.with_trace_flags(TraceFlags {
-        format: args.trace_format,
-        lenient: args.lenient,
-        pace: args.pace,
-        repeat: args.repeat,
-        instructions: args.decoding.instructions,
-        object_map: args.decoding.object_map_given()?,
-        params: args.decoding.trace_params,
-    });
+    let mut scenario = Scenario::load_with(&args.scenario, Arc::clone(registry))?
+        .edits(&args.sets)?
+        .with_trace_flags(TraceFlags {
+            format: args.trace_format,
+            lenient: args.lenient,
+            pace: args.pace,
+            repeat: args.repeat,
+            instructions: args.decoding.instructions,
+            object_map: args.decoding.object_map_given()?,
+            params: args.decoding.trace_params,
+        });
     if let Some(trace) = &args.trace {
         scenario = scenario.with_trace(TraceSource::File(trace.clone()));
     }

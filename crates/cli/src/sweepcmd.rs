@@ -9,8 +9,9 @@ use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use swapsim::sweep::{Axis, Plan, Shard, SweepOptions};
-use swapsim::Scenario;
+use swapsim::{Registry, Scenario};
 
 use crate::sweep_doc::{self, BaselineEntry};
 use crate::{merge, output, progress, sweep_output};
@@ -111,7 +112,7 @@ pub(crate) struct MergeArgs {
 }
 
 /// `swapsim sweep`.
-pub(crate) fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
+pub(crate) fn run_sweep(out: &mut impl Write, args: &SweepArgs, registry: &Arc<Registry>) -> Result<()> {
     sweep_doc::check_metric(&args.metric)?;
     let axes = args
         .varies
@@ -151,7 +152,7 @@ pub(crate) fn run_sweep(out: &mut impl Write, args: &SweepArgs) -> Result<()> {
         Some(jobs) => usize::from(jobs),
         None => std::thread::available_parallelism().map(std::num::NonZeroUsize::get).unwrap_or(1),
     };
-    let mut scenario = Scenario::load(&args.scenario)?;
+    let mut scenario = Scenario::load_with(&args.scenario, Arc::clone(registry))?;
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }

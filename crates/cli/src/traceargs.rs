@@ -6,7 +6,8 @@ use anyhow::{anyhow, Result};
 use clap::{Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
-use swapsim::{Scenario, TraceSource};
+use std::sync::Arc;
+use swapsim::{Registry, Scenario, TraceSource};
 
 use crate::{output, tracecmd};
 
@@ -256,7 +257,7 @@ fn parse_phase(text: &str) -> Result<tracecmd::Phase, String> {
 }
 
 /// `swapsim trace` and `swapsim write-trace`.
-pub(crate) fn run(out: &mut impl Write, command: TraceCommand) -> Result<()> {
+pub(crate) fn run(out: &mut impl Write, command: TraceCommand, registry: &Arc<Registry>) -> Result<()> {
     match command {
         TraceCommand::Info(args) => {
             let info = tracecmd::info(&TraceSource::File(args.file), args.read.options()?)?;
@@ -286,7 +287,7 @@ pub(crate) fn run(out: &mut impl Write, command: TraceCommand) -> Result<()> {
         TraceCommand::Generate(args) => {
             let n_records = match &args.scenario {
                 Some(path) => {
-                    let mut scenario = Scenario::load(path)?.edits(&args.sets)?;
+                    let mut scenario = Scenario::load_with(path, Arc::clone(registry))?.edits(&args.sets)?;
                     if let Some(seed) = args.seed {
                         scenario = scenario.with_seed(seed);
                     }

@@ -222,18 +222,20 @@ mod tests {
     }
 
     /// The guide shows code from this file: every Rust block of docs/writing-a-policy.md
-    /// must appear here word for word, and every line a `diff` block keeps or removes
-    /// must be in the file the block names, so that the patch still applies.
+    /// before "From a crate of your own" must appear here word for word, and every line a
+    /// `diff` block keeps or removes must be in the file the block names, so that the patch
+    /// still applies. The section "From a crate of your own" shows the crate
+    /// `examples/outside-policy/`: its Rust blocks are in that crate's sources and its
+    /// TOML block in its Cargo.toml.
     #[test]
     fn the_guide_shows_this_code() {
         let guide = include_str!("../../../docs/writing-a-policy.md");
+        let (in_repo, outside) = guide.split_once("\n## From a crate of your own").expect("the section");
         let this_file = include_str!("custom_readahead.rs");
         let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut n_rust = 0;
         let mut n_diff = 0;
-        let mut blocks = guide.split("\n```");
-        while let (Some(_prose), Some(block)) = (blocks.next(), blocks.next()) {
-            let (tag, body) = block.split_once('\n').unwrap_or((block, ""));
+        for (tag, body) in blocks(in_repo) {
             match tag {
                 "rust" => {
                     n_rust += 1;
@@ -257,5 +259,37 @@ mod tests {
             }
         }
         assert!(n_rust >= 4 && n_diff >= 1, "{n_rust} Rust and {n_diff} diff blocks");
+
+        let krate = repo.join("examples/outside-policy");
+        let read = |path: &str| std::fs::read_to_string(krate.join(path)).expect("a file of the crate");
+        let sources: String =
+            ["src/lib.rs", "src/main.rs", "src/forward.rs", "src/capped.rs", "tests/cli.rs"]
+                .map(read)
+                .concat();
+        let manifest = read("Cargo.toml");
+        let mut n_checked = 0;
+        for (tag, body) in blocks(outside) {
+            let file = match tag {
+                "rust" => &sources,
+                "toml" => &manifest,
+                _ => continue,
+            };
+            n_checked += 1;
+            assert!(
+                file.contains(body.trim_end()),
+                "a {tag} block of the guide is not in the crate:\n{body}"
+            );
+        }
+        assert!(n_checked >= 5, "{n_checked} blocks of the crate checked");
+    }
+
+    /// The fenced blocks of `text`, as (tag, body).
+    fn blocks(text: &str) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        let mut parts = text.split("\n```");
+        while let (Some(_prose), Some(block)) = (parts.next(), parts.next()) {
+            out.push(block.split_once('\n').unwrap_or((block, "")));
+        }
+        out
     }
 }

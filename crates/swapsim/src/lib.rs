@@ -66,6 +66,7 @@ mod overrides;
 pub mod probe;
 pub mod profile;
 pub mod progress;
+pub mod registry;
 mod scenario;
 mod shared_start;
 mod status;
@@ -75,6 +76,7 @@ mod trace;
 pub mod validate;
 
 pub use document::{Host, RunDocument};
+pub use registry::{PolicyContext, Registry, RegistryError};
 pub use scenario::{
     Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, ThpSection,
     TraceFlags, ZswapSection,

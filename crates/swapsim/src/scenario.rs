@@ -34,10 +34,11 @@ use swapsim_core::{
     ByteSize, CoreConfig, Policies, Setup, SimReport, SimRng, SwapBacking, SwapDeviceSpec, ValidatedConfig,
 };
 use swapsim_devices::{DeviceConfig, DeviceProfile};
-use swapsim_policies::{AllocatorConfig, ReadaheadConfig, ReadaheadContext};
+use swapsim_policies::ReadaheadContext;
 
 use crate::next_use::NextUses;
 use crate::overrides::Override;
+use crate::registry::{self, AllocatorChoice, Family, PolicyContext, ReadaheadChoice, Registry};
 use crate::timeline::{self, CheckedEntry, TimelineEntry};
 use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource, TraceTally};
 
@@ -149,14 +150,14 @@ pub(crate) struct SwapSection {
     /// Slots per allocation cluster. Default 512.
     pub(crate) cluster_slots: u32,
     /// Readahead policy. Default "kernel": what the kernel would pick on this machine.
-    pub(crate) readahead: ReadaheadConfig,
+    pub(crate) readahead: ReadaheadChoice,
     /// Whether swapoff credits readahead hits: "ignored" (6.18, and before 5.8; default)
     /// or "credited" (5.8 to 6.17).
     pub(crate) swapoff_readahead_hits: SwapoffHits,
     /// Slot allocator: "kernel" (6.18; default), "free-list-scan" (before 6.12) or
     /// "hibernate-slow-path" (hibernation's slots as 6.15 to 6.19 took them).
-    #[serde(skip_serializing_if = "AllocatorConfig::is_default")]
-    pub(crate) allocator: AllocatorConfig,
+    #[serde(skip_serializing_if = "AllocatorChoice::is_default")]
+    pub(crate) allocator: AllocatorChoice,
     /// Swap devices in swapon order.
     pub(crate) devices: Vec<DeviceSection>,
 }
@@ -168,9 +169,9 @@ impl Default for SwapSection {
             page_cluster: core.page_cluster,
             vma_ra_enabled: core.vma_ra_enabled,
             cluster_slots: core.cluster_slots,
-            readahead: ReadaheadConfig::default(),
+            readahead: ReadaheadChoice::default(),
             swapoff_readahead_hits: core.swapoff_readahead_hits,
-            allocator: AllocatorConfig::default(),
+            allocator: AllocatorChoice::default(),
             devices: Vec::new(),
         }
     }
@@ -218,6 +219,8 @@ pub struct Scenario {
     seed: Option<u64>,
     trace: Option<TraceSource>,
     trace_flags: TraceFlags,
+    /// The policies the scenario may name beyond the built-in ones.
+    registry: Arc<Registry>,
 }
 
 impl Scenario {
@@ -234,7 +237,38 @@ impl Scenario {
         name: impl Into<String>,
         base_dir: impl Into<PathBuf>,
     ) -> Result<Scenario> {
-        let name = name.into();
+        Scenario::parse(text, name.into(), base_dir.into(), Arc::default())
+    }
+
+    /// Parses a scenario from TOML text that may name the policies `registry` holds.
+    /// Relative paths in it resolve against the current directory.
+    pub fn from_toml_with(text: &str, registry: Arc<Registry>) -> Result<Scenario> {
+        Scenario::parse(text, INLINE_NAME.to_owned(), PathBuf::new(), registry)
+    }
+
+    /// Reads and parses a scenario file that may name the policies `registry` holds.
+    pub fn load_with(path: impl AsRef<Path>, registry: Arc<Registry>) -> Result<Scenario> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read scenario {name}"))?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Scenario::parse(&text, name, base_dir, registry)
+    }
+
+    /// Replaces the policies the scenario may name, and checks the names it has.
+    pub fn with_registry(self, registry: Arc<Registry>) -> Result<Scenario> {
+        check_policies(&self.file, &registry)
+            .map_err(|(key, message)| anyhow!("{key}: {message}"))
+            .with_context(|| format!("scenario {}", self.name))?;
+        Ok(Scenario { registry, ..self })
+    }
+
+    /// The policies the scenario may name beyond the built-in ones.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    fn parse(text: &str, name: String, base_dir: PathBuf, registry: Arc<Registry>) -> Result<Scenario> {
         let parsed: Result<(ScenarioFile, toml::Table)> = (|| {
             // The untouched text first, so that errors point at its lines; a bad value is
             // also named by its key.
@@ -245,6 +279,10 @@ impl Scenario {
                 }
             })?;
             let tree: toml::Table = text.parse().map_err(|err| anyhow!("{err}"))?;
+            check_policies(&file, &registry).map_err(|(key, message)| match keys::place_of(text, &key) {
+                Some((line, column)) => anyhow!("{key}: line {line}, column {column}: {message}"),
+                None => anyhow!("{key}: {message}"),
+            })?;
             Ok((file, tree))
         })();
         let (file, tree) = parsed.with_context(|| format!("scenario {name}"))?;
@@ -252,21 +290,18 @@ impl Scenario {
             file,
             tree: Some(tree),
             name,
-            base_dir: base_dir.into(),
+            base_dir,
             edited_paths: Vec::new(),
             seed: None,
             trace: None,
             trace_flags: TraceFlags::default(),
+            registry,
         })
     }
 
     /// Reads and parses a scenario file; relative paths in it are relative to its directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario> {
-        let path = path.as_ref();
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read scenario {name}"))?;
-        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Scenario::from_toml_named(&text, name, base_dir)
+        Scenario::load_with(path, Arc::default())
     }
 
     /// A scenario built as a typed value inside this crate.
@@ -284,6 +319,7 @@ impl Scenario {
             seed: None,
             trace: None,
             trace_flags: TraceFlags::default(),
+            registry: Arc::default(),
         }
     }
 
@@ -321,6 +357,8 @@ impl Scenario {
         self.file = toml::Value::Table(tree.clone())
             .try_into()
             .map_err(|err: toml::de::Error| anyhow!("--set {}: {}", edit.text, err.message()))?;
+        check_policies(&self.file, &self.registry)
+            .map_err(|(key, message)| anyhow!("--set {}: {key}: {message}", edit.text))?;
         let key = edit.key();
         for path_key in PATH_KEYS {
             let covered = path_key == key
@@ -383,10 +421,29 @@ pub struct Prepared {
     profiles: Vec<DeviceProfile>,
     readahead_ctx: ReadaheadContext,
     timeline: Vec<CheckedEntry>,
+    registry: Arc<Registry>,
+}
+
+/// Checks that every policy `file` names is built in or in `registry`; the error is the
+/// key and the message.
+fn check_policies(file: &ScenarioFile, registry: &Registry) -> Result<(), (String, String)> {
+    let at = |family: Family| move |message: String| (family.key().to_owned(), message);
+    registry.check(&file.swap.readahead).map_err(at(Family::Readahead))?;
+    registry.check(&file.swap.allocator).map_err(at(Family::Allocator))?;
+    registry.check(&file.thp.swapin).map_err(at(Family::Swapin))?;
+    registry.check(&file.zswap.protection).map_err(at(Family::ZswapProtection))?;
+    registry.check(&file.zswap.writeback).map_err(at(Family::ZswapWriteback))?;
+    for (idx, entry) in file.timeline.iter().enumerate() {
+        if let Some(readahead) = entry.readahead() {
+            registry.check(readahead).map_err(|message| (format!("timeline[{idx}].readahead"), message))?;
+        }
+    }
+    Ok(())
 }
 
 fn validate(scenario: &Scenario) -> Result<Prepared> {
     let file = scenario.file.clone();
+    check_policies(&file, &scenario.registry).map_err(|(key, message)| anyhow!("{key}: {message}"))?;
     let swap = file.swap;
     let core = CoreConfig {
         machine: file.machine.clone(),
@@ -462,10 +519,10 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
             page_cluster: swap.page_cluster,
             vma_ra_enabled: swap.vma_ra_enabled,
             cluster_slots: swap.cluster_slots,
-            readahead: swap.readahead,
-            readahead_resolved: swap.readahead.resolve(&readahead_ctx),
+            readahead_resolved: registry::resolve_readahead(&swap.readahead, &readahead_ctx),
+            readahead: swap.readahead.clone(),
             swapoff_readahead_hits: swap.swapoff_readahead_hits,
-            allocator: swap.allocator,
+            allocator: swap.allocator.clone(),
             devices: swap
                 .devices
                 .iter()
@@ -497,6 +554,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         profiles,
         readahead_ctx,
         timeline,
+        registry: Arc::clone(&scenario.registry),
     })
 }
 
@@ -562,7 +620,15 @@ impl Prepared {
             let rng = SimRng::derive(seed, &format!("devices.{}", spec.name));
             devices.push(profile.build(rng).with_context(|| format!("swap device {}", spec.name))?);
         }
-        let readahead = self.resolved.swap.readahead.build(&self.readahead_ctx);
+        let ctx = PolicyContext {
+            seed,
+            readahead: self.readahead_ctx,
+            page_cluster: self.resolved.swap.page_cluster,
+            family: Family::Readahead,
+            name: "",
+        };
+        let registry = &self.registry;
+        let readahead = registry.readahead(&self.resolved.swap.readahead, &ctx)?;
         let mut queue_tallies = Vec::new();
         let (tasks, trace_report) = match &self.workload {
             Workload::Trace(trace) => {
@@ -581,7 +647,7 @@ impl Prepared {
                 (tasks, None)
             }
         };
-        let timeline = timeline::operations(&self.timeline, self.resolved.swap.readahead, self.readahead_ctx);
+        let timeline = timeline::operations(&self.timeline, &self.resolved.swap.readahead, registry, ctx)?;
         let (mut tasks, trace_report) = (tasks, trace_report);
         if let Some(contents) = &self.resolved.workload.contents {
             for task in &mut tasks {
@@ -592,10 +658,10 @@ impl Prepared {
         }
         let policies = Policies::default()
             .with_readahead(readahead)
-            .with_swapin(self.resolved.thp.swapin.build())
-            .with_zswap(self.resolved.zswap.protection.build())
-            .with_zswap_writeback(self.resolved.zswap.writeback.build())
-            .with_allocator(self.resolved.swap.allocator.build());
+            .with_swapin(registry.swapin(&self.resolved.thp.swapin, &ctx)?)
+            .with_zswap(registry.zswap_protection(&self.resolved.zswap.protection, &ctx)?)
+            .with_zswap_writeback(registry.zswap_writeback(&self.resolved.zswap.writeback, &ctx)?)
+            .with_allocator(registry.allocator(&self.resolved.swap.allocator, &ctx)?);
         Ok((
             Setup { config: self.core.clone(), seed, devices, policies, tasks, timeline },
             trace_report,

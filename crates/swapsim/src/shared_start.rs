@@ -54,7 +54,7 @@ pub(crate) fn key(file: &ScenarioFile) -> Result<String> {
     let mut file = file.clone();
     file.swap.page_cluster = 0;
     file.swap.vma_ra_enabled = true;
-    file.swap.readahead = ReadaheadConfig::Kernel;
+    file.swap.readahead = ReadaheadConfig::Kernel.into();
     file.swap.swapoff_readahead_hits = SwapoffHits::Ignored;
     Ok(serde_json::to_string(&file)?)
 }

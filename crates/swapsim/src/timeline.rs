@@ -14,11 +14,11 @@
 //! the checks of names and ranges, which need the whole scenario ([`TimelineEntry::check`]),
 //! name the field as `timeline[2].device`.
 
+use crate::registry::{PolicyContext, ReadaheadChoice, Registry};
 use anyhow::{anyhow, bail, Result};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use swapsim_core::{ByteSize, HibernateOp, Operation, SimDuration, SimTime, TaskId, Trigger};
-use swapsim_policies::{ReadaheadConfig, ReadaheadContext};
 
 /// One `[[timeline]]` entry: when it runs and what it does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -71,7 +71,7 @@ pub enum TimelineOp {
     /// Switch the readahead policy.
     SetReadahead {
         /// The new policy.
-        readahead: ReadaheadConfig,
+        readahead: ReadaheadChoice,
     },
     /// Set `vma_ra_enabled`, which matters through the kernel's choice of policy.
     SetVmaRa {
@@ -199,7 +199,7 @@ enum CheckedOp {
     Swapoff(String),
     Swapon(String),
     SetPageCluster(u32),
-    SetReadahead(ReadaheadConfig),
+    SetReadahead(ReadaheadChoice),
     SetVmaRa(bool),
     SetMemcgLimit(Option<u64>),
     PauseTasks,
@@ -213,6 +213,14 @@ enum CheckedOp {
 }
 
 impl TimelineEntry {
+    /// The readahead policy a `set-readahead` entry names.
+    pub(crate) fn readahead(&self) -> Option<&ReadaheadChoice> {
+        match &self.op {
+            TimelineOp::SetReadahead { readahead } => Some(readahead),
+            _ => None,
+        }
+    }
+
     /// An entry that runs `op` when `when` says.
     pub fn new(when: When, op: TimelineOp) -> TimelineEntry {
         TimelineEntry { when, op }
@@ -252,7 +260,7 @@ impl TimelineEntry {
                 }
                 CheckedOp::SetPageCluster(page_cluster)
             }
-            &TimelineOp::SetReadahead { readahead } => CheckedOp::SetReadahead(readahead),
+            TimelineOp::SetReadahead { readahead } => CheckedOp::SetReadahead(readahead.clone()),
             &TimelineOp::SetVmaRa { vma_ra_enabled } => CheckedOp::SetVmaRa(vma_ra_enabled),
             TimelineOp::SetMemcgLimit { limit } => CheckedOp::SetMemcgLimit(match limit.as_str() {
                 "max" => None,
@@ -295,9 +303,11 @@ impl TimelineEntry {
 /// force when each operation runs, starting from `policy` and `ctx`.
 pub(crate) fn operations(
     entries: &[CheckedEntry],
-    mut policy: ReadaheadConfig,
-    mut ctx: ReadaheadContext,
-) -> Vec<swapsim_core::TimelineOp> {
+    policy: &ReadaheadChoice,
+    registry: &Registry,
+    mut ctx: PolicyContext<'_>,
+) -> anyhow::Result<Vec<swapsim_core::TimelineOp>> {
+    let mut policy = policy.clone();
     entries
         .iter()
         .map(|entry| {
@@ -305,14 +315,14 @@ pub(crate) fn operations(
                 CheckedOp::Swapoff(device) => Operation::Swapoff { device: device.clone() },
                 CheckedOp::Swapon(device) => Operation::Swapon { device: device.clone() },
                 &CheckedOp::SetPageCluster(page_cluster) => Operation::SetPageCluster(page_cluster),
-                &CheckedOp::SetReadahead(readahead) => {
-                    policy = readahead;
-                    Operation::SetReadahead(policy.build(&ctx))
+                CheckedOp::SetReadahead(readahead) => {
+                    policy = readahead.clone();
+                    Operation::SetReadahead(registry.readahead(&policy, &ctx)?)
                 }
                 &CheckedOp::SetVmaRa(enabled) => {
                     // The knob matters through the kernel's choice of policy.
-                    ctx.vma_ra_enabled = enabled;
-                    Operation::SetReadahead(policy.build(&ctx))
+                    ctx.readahead.vma_ra_enabled = enabled;
+                    Operation::SetReadahead(registry.readahead(&policy, &ctx)?)
                 }
                 &CheckedOp::SetMemcgLimit(pages) => Operation::SetMemcgLimit(pages),
                 CheckedOp::PauseTasks => Operation::PauseTasks,
@@ -324,7 +334,7 @@ pub(crate) fn operations(
                 &CheckedOp::MmReclaimRelease(pages) => Operation::MmReclaimRelease { pages },
                 CheckedOp::Mark(label) => Operation::Mark(label.clone()),
             };
-            swapsim_core::TimelineOp { trigger: entry.trigger, op }
+            Ok(swapsim_core::TimelineOp { trigger: entry.trigger, op })
         })
         .collect()
 }

@@ -65,6 +65,15 @@ fn source_files() -> Vec<(String, PathBuf)> {
             out.push((name.clone(), file.strip_prefix(&src).expect("under src").to_path_buf()));
         }
     }
+    let outside = root.join("examples/outside-policy/src");
+    let mut files = Vec::new();
+    rust_files(&outside, &mut files);
+    for file in files {
+        out.push((
+            "examples/outside-policy".to_string(),
+            file.strip_prefix(&outside).expect("under src").to_path_buf(),
+        ));
+    }
     for dir in ["src", "benches", "examples"] {
         let mut files = Vec::new();
         rust_files(&root.join("benches").join(dir), &mut files);

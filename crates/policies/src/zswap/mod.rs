@@ -38,6 +38,10 @@ pub enum ZswapProtectionConfig {
 }
 
 impl ZswapProtectionConfig {
+    /// Every choice, in the order messages list them.
+    pub const ALL: [ZswapProtectionConfig; 2] =
+        [ZswapProtectionConfig::Decay, ZswapProtectionConfig::SecondChance];
+
     /// A fresh policy in its initial state.
     pub fn build(self) -> Box<dyn ZswapProtection> {
         match self {

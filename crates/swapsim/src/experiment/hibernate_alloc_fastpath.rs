@@ -122,7 +122,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
             let mut file = ScenarioFile {
                 seed,
                 machine: MachineConfig { memory: mib_size(ram), cpus: 4, ..MachineConfig::default() },
-                swap: SwapSection { allocator, ..SwapSection::default() },
+                swap: SwapSection { allocator: allocator.into(), ..SwapSection::default() },
                 workload: WorkloadSection {
                     contents: Some(Contents::Half),
                     ..WorkloadSection::generator(fill_generator(per_proc, n_procs))

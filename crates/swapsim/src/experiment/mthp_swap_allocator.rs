@@ -139,8 +139,8 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                     page_cache: build_page_cache(),
                     ..MemcgConfig::default()
                 },
-                swap: SwapSection { allocator, ..SwapSection::default() },
-                thp: ThpSection { hugepages, swapin: SwapinConfig::Order0, ..ThpSection::default() },
+                swap: SwapSection { allocator: allocator.into(), ..SwapSection::default() },
+                thp: ThpSection { hugepages, swapin: SwapinConfig::Order0.into(), ..ThpSection::default() },
                 cpu: CpuCosts::this_vm(),
                 workload: WorkloadSection { jobs: Some(jobs), ..WorkloadSection::default() },
                 ..ScenarioFile::default()

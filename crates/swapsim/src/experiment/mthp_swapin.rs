@@ -150,7 +150,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                     ..MemcgConfig::default()
                 },
                 lru,
-                thp: ThpSection { hugepages, swapin, ..ThpSection::default() },
+                thp: ThpSection { hugepages, swapin: swapin.into(), ..ThpSection::default() },
                 cpu: CpuCosts::this_vm(),
                 workload: workload_section,
                 ..ScenarioFile::default()

@@ -93,7 +93,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                 ..ScenarioFile::default()
             };
             file.swap.page_cluster = 3;
-            file.swap.readahead = ReadaheadConfig::Fixed;
+            file.swap.readahead = ReadaheadConfig::Fixed.into();
             file.swap.devices = devices.clone();
             Ok((plug, run_file(&format!("plug-merge/plug={plug}"), file, &runs)?))
         })

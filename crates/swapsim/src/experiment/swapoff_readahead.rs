@@ -137,7 +137,7 @@ fn swapoff_file(shape: Shape, policy: ReadaheadConfig, hits: SwapoffHits, pc: u3
         ..ScenarioFile::default()
     };
     file.swap.page_cluster = pc;
-    file.swap.readahead = policy;
+    file.swap.readahead = policy.into();
     file.swap.swapoff_readahead_hits = hits;
     file.swap.devices = one_device("vda", swap, DeviceConfig::preset("virtio"));
     file

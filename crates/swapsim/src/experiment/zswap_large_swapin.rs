@@ -106,7 +106,7 @@ fn scenario(shape: &MthpShape, swapin: SwapinConfig, seed: u64) -> ScenarioFile 
             page_cache: build_page_cache(),
             ..MemcgConfig::default()
         },
-        thp: ThpSection { hugepages, swapin, ..ThpSection::default() },
+        thp: ThpSection { hugepages, swapin: swapin.into(), ..ThpSection::default() },
         zswap: ZswapSection {
             enabled: true,
             compressor: Compressor::Zstd,

@@ -195,7 +195,7 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                 workload,
                 ..ScenarioFile::default()
             };
-            file.swap.readahead = readahead;
+            file.swap.readahead = readahead.into();
             file.swap.devices = one_device("vda", shape.swap_mib, DeviceConfig::preset("this-vm"));
             let label =
                 format!("zswap-readahead-bypass/{}/{}MiB/{name}/seed={seed}", cell.workload, cell.memcg_mib);

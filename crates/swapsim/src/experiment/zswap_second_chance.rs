@@ -118,7 +118,7 @@ impl Setting {
             enabled,
             compressor: Compressor::Zstd,
             shrinker_enabled,
-            protection,
+            protection: protection.into(),
             ..ZswapSection::default()
         }
     }

@@ -166,7 +166,7 @@ impl ShrinkShape {
                 compressor: Compressor::Lz4,
                 max_pool_percent: Some(20),
                 accept_threshold_percent: Some(50),
-                writeback: trigger,
+                writeback: trigger.into(),
                 ..ZswapSection::default()
             },
             cpu: CpuCosts::this_vm(),

@@ -44,6 +44,30 @@ pub(super) fn key_at(text: &str, span: Range<usize>) -> Option<String> {
     find(&root.node, &span, &mut key).then_some(key)
 }
 
+/// The line and column (both from 1) of the value of the dotted `key` (`swap.readahead`,
+/// `timeline[2].readahead`) in `text`, when the text parses and holds it.
+pub(super) fn place_of(text: &str, key: &str) -> Option<(usize, usize)> {
+    let root: Located = toml::from_str(text).ok()?;
+    let mut node = &root;
+    for part in key.split('.') {
+        let (name, indices) = match part.find('[') {
+            Some(at) => (&part[..at], &part[at..]),
+            None => (part, ""),
+        };
+        let Node::Table(entries) = &node.node else { return None };
+        node = &entries.iter().find(|(entry, _)| entry == name)?.1;
+        for index in indices.split(['[', ']']).filter(|s| !s.is_empty()) {
+            let Node::Array(items) = &node.node else { return None };
+            node = items.get(index.parse::<usize>().ok()?)?;
+        }
+    }
+    let start = node.span.as_ref()?.start;
+    let before = text.get(..start)?;
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(start, |newline| start - newline - 1) + 1;
+    Some((line, column))
+}
+
 /// Appends to `key` the path from `node` down to the leaf whose span contains `span`.
 fn find(node: &Node, span: &Range<usize>, key: &mut String) -> bool {
     let length = key.len();
@@ -198,5 +222,9 @@ when = 1979-05-27
         assert_eq!(key_of(text, "1979-05-27").as_deref(), Some("workload.when"));
         assert_eq!(key_of(text, "[memcg]"), None);
         assert_eq!(key_at("not = toml = at all", 0..3), None);
+        assert_eq!(place_of(text, "memcg.limit"), Some((4, 9)));
+        assert_eq!(place_of(text, "swap.devices[1].model.preset"), Some((11, 20)));
+        assert_eq!(place_of(text, "swap.devices[2].size"), None);
+        assert_eq!(place_of(text, "memcg.swappiness"), None);
     }
 }

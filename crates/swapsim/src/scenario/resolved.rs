@@ -1,6 +1,9 @@
 //! The effective scenario, as a report echoes it: every default filled in, every device
 //! model expanded to its full profile, the readahead choice resolved.
 
+use crate::registry::{
+    AllocatorChoice, ReadaheadChoice, SwapinChoice, ZswapProtectionChoice, ZswapWritebackChoice,
+};
 use serde::Serialize;
 use swapsim_core::config::{
     BlockConfig, CpuCosts, HibernationConfig, LimitsConfig, LruGenConfig, LruModel, MachineConfig,
@@ -10,7 +13,6 @@ use swapsim_core::gen::{GeneratorConfig, JobsConfig};
 use swapsim_core::thp::ThpHint;
 use swapsim_core::ByteSize;
 use swapsim_devices::DeviceProfile;
-use swapsim_policies::{AllocatorConfig, ReadaheadConfig};
 use swapsim_trace_formats::{Format, ObjectMap, Pace};
 
 use crate::timeline::TimelineEntry;
@@ -62,14 +64,14 @@ pub struct ResolvedSwap {
     /// Slots per allocation cluster.
     pub cluster_slots: u32,
     /// The policy as configured, e.g. "kernel".
-    pub readahead: ReadaheadConfig,
+    pub readahead: ReadaheadChoice,
     /// The policy that runs, e.g. "cluster".
-    pub readahead_resolved: ReadaheadConfig,
+    pub readahead_resolved: ReadaheadChoice,
     /// Whether swapoff credits readahead hits.
     pub swapoff_readahead_hits: SwapoffHits,
     /// The slot allocator, echoed only when it is not the default ("kernel").
-    #[serde(skip_serializing_if = "AllocatorConfig::is_default")]
-    pub allocator: AllocatorConfig,
+    #[serde(skip_serializing_if = "AllocatorChoice::is_default")]
+    pub allocator: AllocatorChoice,
     /// The swap devices in swapon order.
     pub devices: Vec<ResolvedDevice>,
 }
@@ -187,11 +189,11 @@ pub struct ZswapSection {
     /// Pages that do not compress below a page: "store" (6.18, default) or "reject".
     pub incompressible: swapsim_core::zswap::Incompressible,
     /// The shrinkers' protection: "second-chance" (6.12+, default) or "decay" (6.8–6.11).
-    pub protection: swapsim_policies::ZswapProtectionConfig,
+    pub protection: ZswapProtectionChoice,
     /// The pool-limit worker's trigger: "kernel" (6.12 to 6.18, default), "pre-6.12" or
     /// "proactive" (an unmerged 2024 series). Echoed only when not the default.
-    #[serde(skip_serializing_if = "swapsim_policies::ZswapWritebackConfig::is_default")]
-    pub writeback: swapsim_policies::ZswapWritebackConfig,
+    #[serde(skip_serializing_if = "ZswapWritebackChoice::is_default")]
+    pub writeback: ZswapWritebackChoice,
 }
 
 impl ZswapSection {
@@ -223,7 +225,7 @@ pub struct ThpSection {
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub hugepages: std::collections::BTreeMap<String, swapsim_core::thp::ThpSizeEnabled>,
     /// Swap-in size policy: "kernel" (default), "order0" or "throttled".
-    pub swapin: swapsim_policies::SwapinConfig,
+    pub swapin: SwapinChoice,
 }
 
 fn is_default_hibernation(h: &HibernationConfig) -> bool {

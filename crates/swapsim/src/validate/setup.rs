@@ -366,7 +366,7 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
     };
     file.swap.page_cluster = small(case, "setup.page_cluster")?;
     file.swap.vma_ra_enabled = flag(case, "setup.vma_ra_enabled")?;
-    file.swap.readahead = ReadaheadConfig::Kernel;
+    file.swap.readahead = ReadaheadConfig::Kernel.into();
     let mut device = device(case)?;
     let kernel = match optional(case, "kernel") {
         Some(_) => Some(text(case, "kernel")?),
