@@ -47,6 +47,7 @@ pub mod policy;
 pub mod queue;
 pub mod report;
 pub mod rng;
+pub mod series;
 pub mod size;
 pub mod stats;
 pub mod thp;
@@ -77,6 +78,7 @@ pub use policy::zswap_writeback::{
     KernelWriteback, MemcgVisit, WritebackEvent, ZswapPoolView, ZswapWriteback,
 };
 pub use policy::{Feedback, Policies};
+pub use series::{Sample, Series, TaskPhase, TaskSample};
 pub use report::{JobReport, JobsReport, Outcome, SimReport};
 pub use rng::SimRng;
 pub use time::{SimDuration, SimTime};

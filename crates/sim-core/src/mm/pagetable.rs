@@ -360,6 +360,20 @@ impl PageTables {
         out
     }
 
+    /// Resident and swapped-out pages of `space` (VmRSS and VmSwap in pages): one pass
+    /// over its allocated PTEs.
+    pub(crate) fn space_page_counts(&self, space: SpaceId) -> (u64, u64) {
+        let (mut present, mut swapped) = (0u64, 0u64);
+        for chunk in self.space_chunks(space) {
+            let (lo, hi) = self.chunk_range(chunk);
+            for pte in &self.ptes[lo as usize..hi as usize] {
+                present += u64::from(pte.is_present());
+                swapped += u64::from(pte.is_swap());
+            }
+        }
+        (present, swapped)
+    }
+
     /// The PTEs of `chunk` inside its region, as `PageId`s `[lo, hi)`: the range a
     /// page-table walker of that VMA visits in the chunk's PMD.
     pub(crate) fn chunk_range(&self, chunk: u32) -> (u32, u32) {
