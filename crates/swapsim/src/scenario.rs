@@ -44,12 +44,14 @@ use crate::trace::{TraceCache, TraceInput, TraceReport, TraceSource, TraceTally}
 mod host;
 mod keys;
 pub(crate) mod queue;
+mod report;
 mod resolved;
 mod workload;
 
 pub use resolved::{
     ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, ThpSection, ZswapSection,
 };
+pub use report::{parse_sample_every, ResolvedReport};
 pub use workload::TraceFlags;
 pub(crate) use workload::WorkloadSection;
 
@@ -103,6 +105,9 @@ pub(crate) struct ScenarioFile {
     pub(crate) limits: LimitsConfig,
     #[serde(default)]
     pub(crate) workload: WorkloadSection,
+    /// What the report holds besides its totals (`sample_every`).
+    #[serde(default, skip_serializing_if = "report::ReportSection::is_default")]
+    pub(crate) report: report::ReportSection,
     /// Operations applied during the run, in order.
     #[serde(
         default,
@@ -129,6 +134,7 @@ impl Default for ScenarioFile {
             cpu: CpuCosts::default(),
             limits: LimitsConfig::default(),
             workload: WorkloadSection::default(),
+            report: report::ReportSection::default(),
             timeline: Vec::new(),
         }
     }
@@ -218,6 +224,8 @@ pub struct Scenario {
     seed: Option<u64>,
     trace: Option<TraceSource>,
     trace_flags: TraceFlags,
+    /// The sampling interval given apart from the file (`swapsim run --sample-every`).
+    sample_every: Option<swapsim_core::SimDuration>,
 }
 
 impl Scenario {
@@ -257,6 +265,7 @@ impl Scenario {
             seed: None,
             trace: None,
             trace_flags: TraceFlags::default(),
+            sample_every: None,
         })
     }
 
@@ -284,6 +293,7 @@ impl Scenario {
             seed: None,
             trace: None,
             trace_flags: TraceFlags::default(),
+            sample_every: None,
         }
     }
 
@@ -337,6 +347,12 @@ impl Scenario {
         Scenario { seed: Some(seed), ..self }
     }
 
+    /// Samples the run every `every` of simulated time into the report's `series`,
+    /// whatever `[report] sample_every` says (`swapsim run --sample-every`).
+    pub fn with_sample_every(self, every: swapsim_core::SimDuration) -> Scenario {
+        Scenario { sample_every: Some(every), ..self }
+    }
+
     /// Replays `trace` instead of the scenario's workload (`swapsim run --trace`). A
     /// relative path is relative to the current directory.
     pub fn with_trace(self, trace: TraceSource) -> Scenario {
@@ -387,6 +403,10 @@ pub struct Prepared {
 
 fn validate(scenario: &Scenario) -> Result<Prepared> {
     let file = scenario.file.clone();
+    let sample_every = match scenario.sample_every {
+        Some(every) => Some(every),
+        None => file.report.sample_every()?,
+    };
     let swap = file.swap;
     let core = CoreConfig {
         machine: file.machine.clone(),
@@ -419,6 +439,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
             implicit_madvise: file.workload.madvise.unwrap_or_default(),
         },
         zswap: file.zswap.core(),
+        report: swapsim_core::config::ReportConfig { sample_every },
         implicit_contents: file.workload.contents.clone().unwrap_or_default(),
     };
     let core = core.validate()?;
@@ -487,6 +508,7 @@ fn validate(scenario: &Scenario) -> Result<Prepared> {
         cpu: file.cpu,
         limits: file.limits,
         workload: resolved_workload,
+        report: sample_every.map(ResolvedReport::new),
         timeline: file.timeline,
     };
     Ok(Prepared {
