@@ -91,6 +91,8 @@ pub(crate) fn write_csv_row(out: &mut impl Write, doc: &impl Serialize) -> Resul
     if let Some(map) = value.as_object_mut() {
         map.remove("scenario");
         map.remove("host");
+        // A sampled run's series has rows of its own: `--series-out`.
+        map.remove("series");
     }
     let mut cells = Vec::new();
     flatten("", &value, &mut cells);

@@ -78,9 +78,9 @@ pub use policy::zswap_writeback::{
     KernelWriteback, MemcgVisit, WritebackEvent, ZswapPoolView, ZswapWriteback,
 };
 pub use policy::{Feedback, Policies};
-pub use series::{Sample, Series, TaskPhase, TaskSample};
 pub use report::{JobReport, JobsReport, Outcome, SimReport};
 pub use rng::SimRng;
+pub use series::{Sample, Series, TaskPhase, TaskSample};
 pub use time::{SimDuration, SimTime};
 pub use timeline::{HibernateOp, HibernationReport, OpReport, OpResult, Operation, TimelineOp, Trigger};
 pub use workload::{Access, AccessSource, RegionSpec, TaskSpec, TaskStart};

@@ -106,9 +106,9 @@ pub use scenario::{
     parse_sample_every, Prepared, ResolvedDevice, ResolvedReport, ResolvedScenario, ResolvedSwap,
     ResolvedWorkload, Scenario, ThpSection, TraceFlags, ZswapSection,
 };
-pub use swapsim_core::series::{Sample, Series, TaskPhase, TaskSample};
 pub use status::{Failure, RunStatus};
-pub use swapsim_core::SimReport;
+pub use swapsim_core::series::{Sample, Series, TaskPhase, TaskSample};
+pub use swapsim_core::{SimDuration, SimReport};
 pub use swapsim_trace_formats::Pace;
 pub use sweep::run as sweep;
 pub use timeline::{TimelineEntry, TimelineOp, When};

@@ -48,10 +48,10 @@ mod report;
 mod resolved;
 mod workload;
 
+pub use report::{parse_sample_every, ResolvedReport};
 pub use resolved::{
     ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, ThpSection, ZswapSection,
 };
-pub use report::{parse_sample_every, ResolvedReport};
 pub use workload::TraceFlags;
 pub(crate) use workload::WorkloadSection;
 

@@ -129,8 +129,11 @@ impl World {
         let mut stall_ns = 0;
         for (k, &t) in sampler.user_tasks.iter().enumerate() {
             let task = &self.tasks[t];
-            let asleep =
-                if task.state == TaskState::Blocked { at.since(task.blocked_since) } else { SimDuration::ZERO };
+            let asleep = if task.state == TaskState::Blocked {
+                at.since(task.blocked_since)
+            } else {
+                SimDuration::ZERO
+            };
             // A task killed in its sleep loses the sleep it had not been credited; the
             // stall never goes back.
             let stall = (task.io_wait + asleep).max(sampler.last_stall[k]);

@@ -72,7 +72,10 @@ fn check_series(r: &SimReport, every: SimDuration) -> Result<(), String> {
     let events: u64 = series.samples.iter().map(|s| s.events).sum();
     let accesses: u64 = series.samples.iter().map(|s| s.accesses).sum();
     if (events, accesses) != (r.events, r.accesses) {
-        return Err(format!("events {events} and accesses {accesses} against {} and {}", r.events, r.accesses));
+        return Err(format!(
+            "events {events} and accesses {accesses} against {} and {}",
+            r.events, r.accesses
+        ));
     }
     let stall_s = series.samples.iter().map(|s| s.stall_ns).sum::<u64>() as f64 / 1e9;
     let io_wait_s: f64 = r.tasks.iter().map(|t| t.io_wait_s).sum();
@@ -80,7 +83,8 @@ fn check_series(r: &SimReport, every: SimDuration) -> Result<(), String> {
         return Err(format!("stall {stall_s} s is below the tasks' I/O wait {io_wait_s} s"));
     }
     let last = series.samples.last().expect("at least one sample");
-    if (last.memcg_usage_pages, last.swap_slots_used) != (r.at_end.memcg_usage_pages, r.at_end.swap_slots_used)
+    if (last.memcg_usage_pages, last.swap_slots_used)
+        != (r.at_end.memcg_usage_pages, r.at_end.swap_slots_used)
     {
         return Err(format!("last sample {last:?} against the end's gauges {:?}", r.at_end));
     }
@@ -108,7 +112,9 @@ fn boundaries_between_two_events_repeat_the_state() {
     let series = r.series.expect("sampled");
     // (A task's sleep starts where its fault's CPU work ended, which may be after the
     // boundaries the engine samples it blocked at: those count no stall.)
-    let asleep = |s: &Sample| s.events == 0 && s.accesses == 0 && s.tasks.iter().all(|t| t.state == TaskPhase::Blocked);
+    let asleep = |s: &Sample| {
+        s.events == 0 && s.accesses == 0 && s.tasks.iter().all(|t| t.state == TaskPhase::Blocked)
+    };
     let w = series
         .samples
         .windows(3)
