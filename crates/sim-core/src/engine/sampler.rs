@@ -84,6 +84,18 @@ impl World {
         self.clock_stop = self.time_limit.min(self.next_sample_at);
     }
 
+    /// A running task's clock has passed `clock_stop`, every event before it handled:
+    /// below the time limit, takes the samples due and returns true; past it, false (the
+    /// task must yield).
+    #[inline]
+    pub(super) fn sampled_below_limit(&mut self, clock: SimTime) -> bool {
+        if clock > self.time_limit {
+            return false;
+        }
+        self.sample_until(clock, 0);
+        true
+    }
+
     /// Takes a sample at every boundary before `now`, which the engine has passed; of the
     /// events counted so far, the last `unhandled` are not handled yet and belong after.
     #[cold]

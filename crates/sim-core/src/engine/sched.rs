@@ -308,24 +308,16 @@ impl World {
     }
 
     /// Whether task `t` must stop running now: its clock has passed the queue's next
-    /// event, which must come first ([`Yield::Preempted`]), or the end of its slice while
-    /// another task waits for its CPU ([`Yield::SliceEnd`]).
-    ///
-    /// A clock past the next sampling boundary, with every event before it handled, takes
-    /// the samples due and goes on.
+    /// event, which must come first, or the time limit (think time in a trace can carry a
+    /// task there between events; the queue then ends the run at the limit), both
+    /// [`Yield::Preempted`]; or the end of its slice while another task waits for its CPU
+    /// ([`Yield::SliceEnd`]). Past a sampling boundary otherwise, it samples and goes on.
     #[inline]
     fn must_yield(&mut self, t: TaskId) -> Option<Yield> {
         let clock = self.tasks[t].clock;
-        if self.mm.queue.peek_time().is_some_and(|next| clock > next) {
+        let preempted = self.mm.queue.peek_time().is_some_and(|next| clock > next);
+        if preempted || (clock > self.clock_stop && !self.sampled_below_limit(clock)) {
             return Some(Yield::Preempted);
-        }
-        if clock > self.clock_stop {
-            // Past the time limit (think time in a trace can carry a task there between
-            // events), the task yields: the event queue then ends the run at the limit.
-            if clock > self.time_limit {
-                return Some(Yield::Preempted);
-            }
-            self.sample_until(clock, 0);
         }
         (clock > self.cpus[self.tasks[t].cpu].slice_end).then_some(Yield::SliceEnd)
     }
