@@ -58,7 +58,7 @@ pub fn parse_sample_every(text: &str) -> Result<SimDuration> {
 pub(crate) fn duration_text(every: SimDuration) -> String {
     let ns = every.0;
     for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns % scale == 0 {
+        if ns.is_multiple_of(scale) {
             return format!("{}{unit}", ns / scale);
         }
     }
