@@ -311,6 +311,15 @@ pub(crate) fn write_table(
     if let Some(jobs) = &report.jobs {
         writeln!(t, "jobs             {}", jobs_text(jobs))?;
     }
+    if let (Some(series), Some(every)) = (&report.series, &doc.scenario.report) {
+        let cut = if series.truncated { ", cut short: sample less often" } else { "" };
+        writeln!(
+            t,
+            "series           {} samples every {}{cut} (in --format json, --series-out, --series-svg)",
+            series.samples.len(),
+            every.sample_every
+        )?;
+    }
     writeln!(t)?;
     if let Some(jobs) = report.jobs.as_ref().filter(|jobs| !jobs.per_job.is_empty()) {
         write_jobs(t, jobs)?;

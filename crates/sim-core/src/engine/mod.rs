@@ -31,6 +31,7 @@
 //! - `reclaim.rs` (reclaim drivers and kswapd) and `zswap.rs` (zswap's writeback, its
 //!   memory-pressure shrinker and its pool-limit worker);
 //! - `ops/`: timeline operations, one file per family, run as kernel tasks' jobs;
+//! - `sampler.rs`: the time series, sampled where the clock passes each boundary;
 //! - `fork.rs` (forking and retuning a simulation), `invariants.rs`, `report.rs`.
 //!
 //! Each file states what it simplifies; ARCHITECTURE.md collects the list.
