@@ -98,6 +98,10 @@ fn the_csv_rows_add_up_to_the_report_and_the_json_file_matches() {
     let io_wait: f64 =
         doc["tasks"].as_array().unwrap().iter().map(|t| t["io_wait_s"].as_f64().unwrap()).sum();
     assert!(stall + 1e-9 >= io_wait && stall > 0.0, "stall {stall} s, I/O wait {io_wait} s");
+    // The report's own CSV row stays one row of totals: the series has its own file.
+    let row = ok(&["run", &scenario, "--sample-every", "10ms", "--format", "csv"]);
+    assert_eq!(row.lines().count(), 2);
+    assert!(!row.contains("series.") && row.contains("vmstat.pswpin"), "{row}");
     // The JSON file holds the same samples as the run's JSON document.
     let series = parse(&std::fs::read_to_string(&json_path).expect("the JSON file is written"));
     assert_eq!(series, doc["series"]);
