@@ -50,6 +50,8 @@ mod probe;
 mod profilecmd;
 mod progress;
 mod runcmd;
+mod series_output;
+mod series_plot;
 mod sweep_doc;
 mod sweep_output;
 mod sweepcmd;

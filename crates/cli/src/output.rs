@@ -91,6 +91,8 @@ pub(crate) fn write_csv_row(out: &mut impl Write, doc: &impl Serialize) -> Resul
     if let Some(map) = value.as_object_mut() {
         map.remove("scenario");
         map.remove("host");
+        // A sampled run's series has rows of its own: `--series-out`.
+        map.remove("series");
     }
     let mut cells = Vec::new();
     flatten("", &value, &mut cells);
@@ -308,6 +310,15 @@ pub(crate) fn write_table(
     }
     if let Some(jobs) = &report.jobs {
         writeln!(t, "jobs             {}", jobs_text(jobs))?;
+    }
+    if let (Some(series), Some(every)) = (&report.series, &doc.scenario.report) {
+        let cut = if series.truncated { ", cut short: sample less often" } else { "" };
+        writeln!(
+            t,
+            "series           {} samples every {}{cut} (in --format json, --series-out, --series-svg)",
+            series.samples.len(),
+            every.sample_every
+        )?;
     }
     writeln!(t)?;
     if let Some(jobs) = report.jobs.as_ref().filter(|jobs| !jobs.per_job.is_empty()) {

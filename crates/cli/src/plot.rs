@@ -202,7 +202,7 @@ fn draw(plot: &Plot) -> Result<String> {
 
 /// An axis label: whole numbers without a fraction, others with as few digits as show
 /// the step.
-fn number_label(value: &f64) -> String {
+pub(crate) fn number_label(value: &f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         format!("{value:.0}")
     } else {
@@ -213,7 +213,7 @@ fn number_label(value: &f64) -> String {
 
 /// A range around `values` with a little room at both ends; from zero when `from_zero` and
 /// nothing is negative, so that counts are not exaggerated.
-fn padded(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
+pub(crate) fn padded(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
     let (mut low, mut high) =
         values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
     if low > high {
@@ -233,7 +233,7 @@ fn padded(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range
     low..(high + room)
 }
 
-fn draw_error<E: std::error::Error + Send + Sync>(err: DrawingAreaErrorKind<E>) -> anyhow::Error {
+pub(crate) fn draw_error<E: std::error::Error + Send + Sync>(err: DrawingAreaErrorKind<E>) -> anyhow::Error {
     anyhow!("cannot draw the plot: {err}")
 }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use swapsim::{Host, Pace, Registry, RunDocument, RunStatus, Scenario, TraceFlags, TraceSource};
 
+use crate::series_output::{self, SeriesFormat};
 use crate::traceargs::{parse_trace_format, DecodingArgs};
 use crate::{alloc, output, progress, Ended, EXIT_SIMULATED_FAILURE};
 
@@ -76,6 +77,29 @@ pub(crate) struct RunArgs {
     /// failed.
     #[arg(long)]
     allow_failure: bool,
+    /// Sample the machine every DURATION of simulated time (e.g. 100ms, 20us, 1s, 500ns;
+    /// overrides `[report] sample_every`): per interval, the vmstat counters' counts, the
+    /// memory stall, and memory, swap and zswap sizes and each task's state at its end.
+    /// `--format json` then adds a `series` object.
+    #[arg(long, value_name = "DURATION", value_parser = parse_sample_every)]
+    sample_every: Option<swapsim::SimDuration>,
+    /// Write the time series to FILE: CSV (one row per sample) or JSON, by the name's
+    /// extension (.csv, .json) or --series-format. Needs sampling.
+    #[arg(long, value_name = "FILE")]
+    series_out: Option<PathBuf>,
+    /// The format of --series-out [default: from its extension].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    series_format: Option<SeriesFormat>,
+    /// Draw the time series into FILE (SVG): swap-in, swap-out, zswap and major-fault
+    /// rates per second, and memory sizes, over simulated time, with the timeline's
+    /// operations as vertical lines. Needs sampling.
+    #[arg(long, value_name = "FILE")]
+    series_svg: Option<PathBuf>,
+}
+
+/// `--sample-every`: a positive duration.
+fn parse_sample_every(text: &str) -> Result<swapsim::SimDuration, String> {
+    swapsim::parse_sample_every(text).map_err(|err| err.to_string())
 }
 
 /// `swapsim run`: the report in `--format`; [`Ended::SimulatedFailure`] when the simulated
@@ -99,13 +123,28 @@ pub(crate) fn run(out: &mut impl Write, args: &RunArgs, registry: &Arc<Registry>
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }
+    if let Some(every) = args.sample_every {
+        scenario = scenario.with_sample_every(every);
+    }
+    let series_out = match &args.series_out {
+        Some(path) => Some((path.as_path(), SeriesFormat::of(path, args.series_format)?)),
+        None => None,
+    };
     let prepared = scenario.prepare()?;
+    if (series_out.is_some() || args.series_svg.is_some()) && prepared.resolved().report.is_none() {
+        anyhow::bail!(
+            "--series-out and --series-svg need a sampled run: give --sample-every or [report] sample_every"
+        );
+    }
     install_reproduce_hint(args, prepared.seed());
     let started = std::time::Instant::now();
     let (report, trace) = progress::watch("accesses", |bar| prepared.run_with_progress(bar))?;
     let host = Host::measure(started.elapsed(), &report);
     let doc = RunDocument::new(&prepared, &report).with_trace(trace.as_ref()).with_host(host);
     let status = RunStatus::of(&report);
+    if series_out.is_some() || args.series_svg.is_some() {
+        series_output::write_files(&report, series_out, args.series_svg.as_deref())?;
+    }
     match args.format {
         RunFormat::Json => output::write_json(out, &doc)?,
         RunFormat::Csv => output::write_csv_row(out, &doc)?,
@@ -144,6 +183,9 @@ fn install_reproduce_hint(args: &RunArgs, seed: u64) {
     command.push_str(&args.decoding.command_text());
     for set in &args.sets {
         command.push_str(&format!(" --set '{set}'"));
+    }
+    if let Some(every) = args.sample_every {
+        command.push_str(&format!(" --sample-every {}ns", every.0));
     }
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

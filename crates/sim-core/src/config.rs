@@ -202,6 +202,22 @@ impl Default for LimitsConfig {
     }
 }
 
+/// What a report holds besides its totals.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReportConfig {
+    /// Sample the machine's state every this much simulated time into the report's
+    /// `series` (`crate::series`). Default none: no series, and no cost.
+    pub sample_every: Option<crate::time::SimDuration>,
+}
+
+impl ReportConfig {
+    /// Whether nothing is asked beyond the totals.
+    pub fn is_default(&self) -> bool {
+        *self == ReportConfig::default()
+    }
+}
+
 /// Which LRU model reclaim uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -322,6 +338,9 @@ pub struct CoreConfig {
     pub zswap: crate::zswap::ZswapConfig,
     /// Hibernation's settings.
     pub hibernation: HibernationConfig,
+    /// What the report holds besides its totals: the time series.
+    #[serde(skip_serializing_if = "ReportConfig::is_default")]
+    pub report: ReportConfig,
     /// Contents of the pages of implicit regions (those a trace touches outside every
     /// declared region). Set by the scenario's `[workload] contents`.
     #[serde(skip)]
@@ -359,6 +378,9 @@ impl CoreConfig {
         }
         if mem_pages > (1 << 31) {
             return bad("machine.memory", format!("{} is above the maximum of 8TiB", self.machine.memory));
+        }
+        if self.report.sample_every.is_some_and(|every| every.0 == 0) {
+            return bad("report.sample_every", "0 is not an interval; give a positive duration".to_string());
         }
         if self.machine.cpus == 0 || self.machine.cpus > 1024 {
             return bad("machine.cpus", format!("{} is outside 1..=1024", self.machine.cpus));

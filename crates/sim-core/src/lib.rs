@@ -47,6 +47,7 @@ pub mod policy;
 pub mod queue;
 pub mod report;
 pub mod rng;
+pub mod series;
 pub mod size;
 pub mod stats;
 pub mod thp;
@@ -79,6 +80,7 @@ pub use policy::zswap_writeback::{
 pub use policy::{Feedback, Policies};
 pub use report::{JobReport, JobsReport, Outcome, SimReport};
 pub use rng::SimRng;
+pub use series::{Sample, Series, TaskPhase, TaskSample};
 pub use time::{SimDuration, SimTime};
 pub use timeline::{HibernateOp, HibernationReport, OpReport, OpResult, Operation, TimelineOp, Trigger};
 pub use workload::{Access, AccessSource, RegionSpec, TaskSpec, TaskStart};

@@ -145,6 +145,9 @@ pub struct SimReport {
     pub lru_gen: Option<LruGenReport>,
     /// Timeline operations: what each did and how long it took.
     pub operations: Vec<crate::timeline::OpReport>,
+    /// The machine sampled over time, when `[report] sample_every` asks for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::series::Series>,
 }
 
 /// MGLRU's state as `/sys/kernel/debug/lru_gen_full` prints it for the anonymous type,

@@ -27,6 +27,16 @@ macro_rules! vmstat_counters {
             pub fn since(&self, earlier: &Vmstat) -> Vmstat {
                 Vmstat { $($name: self.$name - earlier.$name,)* }
             }
+
+            /// `self` and `other` added field by field.
+            pub fn plus(&self, other: &Vmstat) -> Vmstat {
+                Vmstat { $($name: self.$name + other.$name,)* }
+            }
+
+            /// Every counter as (its /proc/vmstat name, its value), in the declared order.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($name), self.$name),)*]
+            }
         }
     };
 }

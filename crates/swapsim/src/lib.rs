@@ -35,6 +35,33 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 //!
+//! `[report] sample_every` (or [`Scenario::with_sample_every`]) samples the run at fixed
+//! intervals of simulated time; the report then carries the [`Series`], plain data that
+//! serialises as the JSON document's `series`:
+//!
+//! ```
+//! let scenario = swapsim::Scenario::from_toml(
+//!     r#"
+//!     [memcg]
+//!     limit = "4MiB"
+//!     [[swap.devices]]
+//!     name = "vda"
+//!     size = "64MiB"
+//!     [workload.generator]
+//!     pattern = "zipf"
+//!     region = "8MiB"
+//!     [report]
+//!     sample_every = "1ms"
+//!     "#,
+//! )?;
+//! let report = scenario.run()?;
+//! let series = report.series.as_ref().expect("the run was sampled");
+//! // Counters are per interval: over the whole series they add up to the totals.
+//! assert_eq!(series.vmstat_total(), report.vmstat);
+//! assert_eq!(series.samples[0].t_ns, 1_000_000);
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+//!
 //! A run can complete and still record a failure of the simulated system (an OOM kill, a
 //! swapoff that ran out of memory); [`RunStatus::of`] reads those out of a report.
 //!
@@ -78,11 +105,12 @@ pub mod validate;
 pub use document::{Host, RunDocument};
 pub use registry::{PolicyContext, Registry, RegistryError};
 pub use scenario::{
-    Prepared, ResolvedDevice, ResolvedScenario, ResolvedSwap, ResolvedWorkload, Scenario, ThpSection,
-    TraceFlags, ZswapSection,
+    parse_sample_every, Prepared, ResolvedDevice, ResolvedReport, ResolvedScenario, ResolvedSwap,
+    ResolvedWorkload, Scenario, ThpSection, TraceFlags, ZswapSection,
 };
 pub use status::{Failure, RunStatus};
-pub use swapsim_core::SimReport;
+pub use swapsim_core::series::{Sample, Series, TaskPhase, TaskSample};
+pub use swapsim_core::{SimDuration, SimReport};
 pub use swapsim_trace_formats::Pace;
 pub use sweep::run as sweep;
 pub use timeline::{TimelineEntry, TimelineOp, When};

@@ -20,6 +20,7 @@ mod progress;
 mod queue;
 mod readme;
 mod scenarios;
+mod series;
 mod support;
 mod sweep;
 mod traces;

@@ -31,6 +31,7 @@
 //! - `reclaim.rs` (reclaim drivers and kswapd) and `zswap.rs` (zswap's writeback, its
 //!   memory-pressure shrinker and its pool-limit worker);
 //! - `ops/`: timeline operations, one file per family, run as kernel tasks' jobs;
+//! - `sampler.rs`: the time series, sampled where the clock passes each boundary;
 //! - `fork.rs` (forking and retuning a simulation), `invariants.rs`, `report.rs`.
 //!
 //! Each file states what it simplifies; ARCHITECTURE.md collects the list.
@@ -56,6 +57,7 @@ mod ops;
 mod opt_tests;
 mod reclaim;
 mod report;
+mod sampler;
 mod sched;
 mod setup;
 mod stream;
@@ -201,6 +203,13 @@ pub(crate) struct World {
     n_exits: u32,
     /// The simulated time a run may reach (`limits.max_sim_seconds`).
     time_limit: SimTime,
+    /// The time series being sampled (`[report] sample_every`), if any.
+    sampler: Option<Box<sampler::Sampler>>,
+    /// The next sampling boundary; `SimTime::MAX` when not sampling.
+    next_sample_at: SimTime,
+    /// The earlier of `time_limit` and `next_sample_at`: a task's clock past it must stop
+    /// for the limit or take a sample (one compare for both where the clock moves).
+    clock_stop: SimTime,
     /// The scheduler's base slice (`machine.base_slice_ns`).
     slice: SimDuration,
     /// Scratch for a swap fault's readahead window, kept so that a fault allocates none.
@@ -395,6 +404,10 @@ impl World {
         if self.mm.events() > self.mm.cfg.limits.max_events {
             self.outcome = Some(Outcome::EventLimit);
             return Ok(false);
+        }
+        if now > self.next_sample_at {
+            // The event just taken is handled after the samples.
+            self.sample_until(now, 1);
         }
         match ev {
             Event::CpuRun(c) => self.run_cpu(c, now, streams, progress)?,

@@ -8,6 +8,8 @@ use crate::stats::Gauges;
 impl World {
     /// Finishes the run and builds the report.
     pub(crate) fn into_report(mut self) -> SimReport {
+        // Before the sync below, which the run itself never saw.
+        let series = self.finish_series();
         self.mm.zswap_sync();
         let mm = &self.mm;
         let sizes = self.lru.sizes();
@@ -67,6 +69,7 @@ impl World {
                 .collect(),
             zswap: mm.zswap_on().then(|| mm.zswap_report()),
             lru_gen,
+            series,
         }
     }
 

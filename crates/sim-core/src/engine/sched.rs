@@ -308,17 +308,18 @@ impl World {
     }
 
     /// Whether task `t` must stop running now: its clock has passed the queue's next
-    /// event, which must come first ([`Yield::Preempted`]), or the end of its slice while
-    /// another task waits for its CPU ([`Yield::SliceEnd`]).
+    /// event, which must come first, or the time limit (think time in a trace can carry a
+    /// task there between events; the queue then ends the run at the limit), both
+    /// [`Yield::Preempted`]; or the end of its slice while another task waits for its CPU
+    /// ([`Yield::SliceEnd`]). Past a sampling boundary otherwise, it samples and goes on.
     #[inline]
-    fn must_yield(&self, t: TaskId) -> Option<Yield> {
-        let task = &self.tasks[t];
-        // Past the time limit (think time in a trace can carry a task there between
-        // events), the task yields: the event queue then ends the run at the limit.
-        if self.mm.queue.peek_time().is_some_and(|next| task.clock > next) || task.clock > self.time_limit {
+    fn must_yield(&mut self, t: TaskId) -> Option<Yield> {
+        let clock = self.tasks[t].clock;
+        let preempted = self.mm.queue.peek_time().is_some_and(|next| clock > next);
+        if preempted || (clock > self.clock_stop && !self.sampled_below_limit(clock)) {
             return Some(Yield::Preempted);
         }
-        (task.clock > self.cpus[task.cpu].slice_end).then_some(Yield::SliceEnd)
+        (clock > self.cpus[self.tasks[t].cpu].slice_end).then_some(Yield::SliceEnd)
     }
 
     /// Runs user task `t`, reading `stream`, until it yields.
@@ -497,7 +498,7 @@ impl World {
         if GENERAL_PATH_ONLY.with(std::cell::Cell::get) {
             return 0;
         }
-        let World { tasks, mm, lru, accesses, timeline_next, cpus, time_limit, .. } = self;
+        let World { tasks, mm, lru, accesses, timeline_next, cpus, clock_stop, .. } = self;
         let task = &mut tasks[t];
         // The first access's tests, before anything is set up for a run: most calls on
         // a fault-heavy stream end here.
@@ -507,9 +508,9 @@ impl World {
             _ => return 0,
         }
         // Hits stop at the queue's next event, at the slice's end while another task
-        // waits for the CPU, and at the time limit.
+        // waits for the CPU, and at the time limit or the next sampling boundary.
         let next_event =
-            mm.queue.peek_time().unwrap_or(SimTime::MAX).min(cpus[task.cpu].slice_end).min(*time_limit);
+            mm.queue.peek_time().unwrap_or(SimTime::MAX).min(cpus[task.cpu].slice_end).min(*clock_stop);
         let access_ns = mm.cfg.cpu.access_ns;
         let mut n = 0;
         loop {

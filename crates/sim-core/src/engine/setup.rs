@@ -238,6 +238,9 @@ impl Simulation {
             },
             n_exits: 0,
             time_limit: SimTime(mm_time_limit),
+            sampler: None,
+            next_sample_at: SimTime::MAX,
+            clock_stop: SimTime(mm_time_limit),
             slice: SimDuration(base_slice),
             window_scratch: Vec::new(),
             swapped_in: false,
@@ -263,6 +266,7 @@ impl Simulation {
             }
         }
         sim.arm_next_op(SimTime::ZERO);
+        sim.start_sampling();
         Simulation { world: sim, streams }
     }
 }

@@ -51,7 +51,10 @@ const ST_ZERO: u64 = 3;
 const ACCESSED: u64 = 1 << 3;
 const DIRTY: u64 = 1 << 4;
 
+// The accessors are `#[inline]`: the access path reads a PTE's state once per access, and
+// without the hint a change elsewhere in the crate can put a call there (codegen units).
 impl Pte {
+    #[inline]
     pub(crate) fn present(pfn: Pfn, accessed: bool, dirty: bool) -> Pte {
         let mut v = ST_PRESENT | (u64::from(pfn.0) << 32);
         if accessed {
@@ -62,12 +65,15 @@ impl Pte {
         }
         Pte(v)
     }
+    #[inline]
     pub(crate) fn swap(slot: SwapSlot) -> Pte {
         Pte(ST_SWAP | (u64::from(slot.device.0) << 8) | (u64::from(slot.offset) << 32))
     }
+    #[inline]
     pub(crate) fn zero() -> Pte {
         Pte(ST_ZERO | ACCESSED)
     }
+    #[inline]
     pub(crate) fn state(self) -> PteState {
         match self.0 & ST_MASK {
             0 => PteState::None,
@@ -80,15 +86,19 @@ impl Pte {
             other => unreachable!("corrupt pte state {other}"),
         }
     }
+    #[inline]
     pub(crate) fn is_present(self) -> bool {
         self.0 & ST_MASK == ST_PRESENT
     }
+    #[inline]
     pub(crate) fn is_swap(self) -> bool {
         self.0 & ST_MASK == ST_SWAP
     }
+    #[inline]
     pub(crate) fn accessed(self) -> bool {
         self.0 & ACCESSED != 0
     }
+    #[inline]
     pub(crate) fn dirty(self) -> bool {
         self.0 & DIRTY != 0
     }
@@ -97,6 +107,7 @@ impl Pte {
     pub(crate) fn touch(&mut self, write: bool) {
         self.0 |= ACCESSED | if write { DIRTY } else { 0 };
     }
+    #[inline]
     pub(crate) fn clear_accessed(&mut self) {
         self.0 &= !ACCESSED;
     }
@@ -358,6 +369,20 @@ impl PageTables {
             }
         }
         out
+    }
+
+    /// Resident and swapped-out pages of `space` (VmRSS and VmSwap in pages): one pass
+    /// over its allocated PTEs.
+    pub(crate) fn space_page_counts(&self, space: SpaceId) -> (u64, u64) {
+        let (mut present, mut swapped) = (0u64, 0u64);
+        for chunk in self.space_chunks(space) {
+            let (lo, hi) = self.chunk_range(chunk);
+            for pte in &self.ptes[lo as usize..hi as usize] {
+                present += u64::from(pte.is_present());
+                swapped += u64::from(pte.is_swap());
+            }
+        }
+        (present, swapped)
     }
 
     /// The PTEs of `chunk` inside its region, as `PageId`s `[lo, hi)`: the range a

@@ -484,6 +484,16 @@ pub(crate) enum ReadInto {
 }
 
 impl Mm {
+    /// The pool's size in bytes and the pages stored, as the last sync left them (entries
+    /// of freed slots count until the next sync frees them); zeros without zswap. Reads
+    /// only: a time series samples it without changing the run.
+    pub(crate) fn zswap_gauges(&self) -> (u64, u64) {
+        if !self.zswap_on() {
+            return (0, 0);
+        }
+        (self.zswap.pool.total_pages() * PAGE_SIZE, self.zswap.stored)
+    }
+
     /// The debugfs gauges and counts.
     pub(crate) fn zswap_report(&self) -> crate::zswap::ZswapReport {
         let z = &self.zswap;

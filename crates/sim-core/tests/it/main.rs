@@ -6,5 +6,6 @@ mod mthp;
 mod opt;
 mod properties;
 mod queue;
+mod series;
 mod support;
 mod zswap;

@@ -13,14 +13,14 @@ use swapsim_core::*;
 /// One job: its region, its threads' streams (the first thread's first touches write), its
 /// launch delay in microseconds, and whether it starts by exec.
 #[derive(Clone, Debug)]
-struct Job {
+pub(crate) struct Job {
     pages: u64,
     threads: Vec<Vec<(u64, bool)>>,
     delay_us: u64,
     exec: bool,
 }
 
-fn job() -> impl Strategy<Value = Job> {
+pub(crate) fn job() -> impl Strategy<Value = Job> {
     (8u64..96, 1usize..3, 0u64..3000, any::<bool>()).prop_flat_map(|(pages, threads, delay_us, exec)| {
         prop::collection::vec(prop::collection::vec((0..pages, prop::bool::weighted(0.3)), 1..300), threads)
             .prop_map(move |threads| Job { pages, threads, delay_us, exec })
@@ -28,7 +28,7 @@ fn job() -> impl Strategy<Value = Job> {
 }
 
 #[derive(Clone, Debug)]
-struct Knobs {
+pub(crate) struct Knobs {
     concurrency: u32,
     limit_pages: u64,
     swap_pages: u64,
@@ -38,7 +38,7 @@ struct Knobs {
     memcg_version: u8,
 }
 
-fn knobs() -> impl Strategy<Value = Knobs> {
+pub(crate) fn knobs() -> impl Strategy<Value = Knobs> {
     (1u32..4, 16u64..80, prop_oneof![8u64..40, 200u64..600], 1u32..3, any::<bool>(), any::<bool>(), 1u8..3)
         .prop_map(|(concurrency, limit_pages, swap_pages, cpus, synchronous, mglru, memcg_version)| Knobs {
             concurrency,
@@ -53,7 +53,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
 
 /// The queue as a setup: job `j`'s threads share address space `j`; the first
 /// `concurrency` jobs start at once, job `j` after `j - concurrency + 1` process exits.
-fn queue_setup(k: &Knobs, jobs: &[Job], seed: u64) -> Setup {
+pub(crate) fn queue_setup(k: &Knobs, jobs: &[Job], seed: u64) -> Setup {
     let m = Machine {
         limit_pages: k.limit_pages,
         swap_pages: k.swap_pages,

@@ -49,6 +49,9 @@ pub struct ResolvedScenario {
     pub limits: LimitsConfig,
     /// `[workload]`.
     pub workload: ResolvedWorkload,
+    /// `[report]`, present only when the run is sampled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<super::ResolvedReport>,
     /// `[[timeline]]`, as written.
     pub timeline: Vec<TimelineEntry>,
 }

@@ -229,6 +229,7 @@ fn report(mthp: &[(&str, MthpStats)]) -> SimReport {
         cpu_busy_s: Vec::new(),
         zswap: None,
         lru_gen: None,
+        series: None,
         operations: Vec::new(),
     }
 }
