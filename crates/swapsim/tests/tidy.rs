@@ -4,9 +4,8 @@
 //! engine's events.
 //!
 //! A source file is a `.rs` file under a crate's `src/` (the Python binding's `python/src/`
-//! included) or under `benches/`; test files
-//! (`tests.rs`, `*_tests.rs`, `test_support.rs`, `testutil.rs` and anything in a `tests`
-//! folder) are left out, as the map leaves them out.
+//! included) or under `benches/`; test files (`tests.rs`, `*_tests.rs`, `test_support.rs`,
+//! `testutil.rs` and anything in a `tests` folder) are left out, as the map leaves them out.
 
 use std::path::{Path, PathBuf};
 
