@@ -105,16 +105,20 @@ def summary_frame(rows: Iterable[Mapping[str, Any]]):
 
 
 def series_frame(doc: Mapping[str, Any], key: str = "series"):
-    """The list of dicts at ``doc[key]`` (a time series of per-interval samples, or any
-    other list of records such as ``tasks``) as a DataFrame: one row per item, one
-    column per flattened field. ``key`` may be dotted to reach a nested list
-    (``jobs.jobs``)."""
+    """The list of dicts at ``doc[key]`` as a DataFrame: one row per item, one column per
+    flattened field. By default the run's time series (a scenario run with
+    ``report.sample_every`` set): ``series`` is an object whose ``samples`` are the
+    per-interval records, and an object with a ``samples`` list stands for that list.
+    Any other list of records works too (``tasks``), and ``key`` may be dotted to reach a
+    nested one (``jobs.jobs``)."""
     pandas = _pandas("series_frame")
     value: Any = doc
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
             raise KeyError(f"the document has no field {key!r}")
         value = value[part]
+    if isinstance(value, Mapping) and isinstance(value.get("samples"), list):
+        value = value["samples"]
     if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
         raise TypeError(f"{key!r} is not a list of records (dicts)")
     return pandas.DataFrame([flatten(item) for item in value])

@@ -49,6 +49,17 @@ def test_series_frame_makes_one_row_per_sample():
 
 
 @needs_pandas
+def test_a_sampled_run_gives_one_row_per_interval(small):
+    doc = small.set("report.sample_every", "20ms").run()
+    frame = swapsim.series_frame(doc)
+    samples = doc["series"]["samples"]
+    assert len(frame) == len(samples) > 1
+    assert frame["vmstat.pswpin"].sum() == doc["vmstat"]["pswpin"], "intervals add up to the totals"
+    assert frame["t_ns"].is_monotonic_increasing
+    assert len(swapsim.series_frame(doc, key="series.samples")) == len(samples)
+
+
+@needs_pandas
 def test_runs_frame_flattens_run_documents(small):
     docs = [small.run(), small.set("swap.page_cluster", 0).run()]
     frame = swapsim.runs_frame(docs)
