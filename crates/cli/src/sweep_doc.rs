@@ -24,7 +24,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
-use swapsim::sweep::{Baseline, Compared, Plan, SweepRun, VariantSamples};
+use swapsim::sweep::{metric, Baseline, Compared, Plan, SweepRun, VariantSamples, DERIVED_METRICS};
 use swapsim::RunDocument;
 use swapsim_core::stats::Vmstat;
 
@@ -475,11 +475,6 @@ pub(crate) const COLUMNS: [Column; 10] = [
     Column { table_name: "sim time s", csv_name: "sim_time_s", metric: "sim_time_s", decimals: Some(3) },
 ];
 
-/// Metrics derived from several report fields; any vmstat counter is a metric too.
-/// `jobs_wall_s` is a job queue's wall time, undefined for other workloads.
-const DERIVED_METRICS: [&str; 6] =
-    ["read_dispatches", "reads_per_dispatch", "major_p50_us", "major_p99_us", "sim_time_s", "jobs_wall_s"];
-
 /// Checks that `name` is a metric a plot can show.
 pub(crate) fn check_metric(name: &str) -> Result<()> {
     let counters = output::vmstat_pairs(&Vmstat::default());
@@ -492,27 +487,6 @@ pub(crate) fn check_metric(name: &str) -> Result<()> {
         some_counters.join(", "),
         DERIVED_METRICS.join(", ")
     )
-}
-
-/// The value of metric `name` in `report`, or `None` where it is undefined (reads per
-/// dispatch with nothing dispatched). `name` must have passed [`check_metric`].
-pub(crate) fn metric(report: &Value, name: &str) -> Option<f64> {
-    let sum_reads = |field: &str| -> f64 {
-        let block = report["block"].as_array().map(Vec::as_slice).unwrap_or_default();
-        block.iter().filter_map(|device| device["reads"][field].as_f64()).sum()
-    };
-    match name {
-        "read_dispatches" => Some(sum_reads("dispatches")),
-        "reads_per_dispatch" => {
-            let dispatches = sum_reads("dispatches");
-            (dispatches > 0.0).then(|| sum_reads("queued") / dispatches)
-        }
-        "major_p50_us" => report["fault_latency"]["major"]["p50_us"].as_f64(),
-        "major_p99_us" => report["fault_latency"]["major"]["p99_us"].as_f64(),
-        "sim_time_s" => report["sim_time_s"].as_f64(),
-        "jobs_wall_s" => report["jobs"]["wall_s"].as_f64(),
-        counter => report["vmstat"][counter].as_f64(),
-    }
 }
 
 #[cfg(test)]
@@ -533,13 +507,8 @@ mod tests {
     }
 
     #[test]
-    fn reads_per_dispatch_is_undefined_without_dispatches() {
-        let report = serde_json::json!({"block": [{"reads": {"queued": 6, "dispatches": 2}},
-                                                   {"reads": {"queued": 2, "dispatches": 2}}]});
-        assert_eq!(metric(&report, "reads_per_dispatch"), Some(2.0));
-        assert_eq!(metric(&report, "read_dispatches"), Some(4.0));
-        assert_eq!(metric(&serde_json::json!({"block": []}), "reads_per_dispatch"), None);
-        assert_eq!(metric(&serde_json::json!({"jobs": {"wall_s": 2.5}}), "jobs_wall_s"), Some(2.5));
-        assert_eq!(metric(&serde_json::json!({"sim_time_s": 1.0}), "jobs_wall_s"), None);
+    fn the_columns_are_the_librarys_summary_metrics() {
+        let metrics: Vec<&str> = COLUMNS.iter().map(|column| column.metric).collect();
+        assert_eq!(metrics, swapsim::sweep::SUMMARY_METRICS);
     }
 }

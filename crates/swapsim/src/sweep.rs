@@ -11,7 +11,8 @@
 //! only the wall-clock time, which is reported under `host`.
 //!
 //! Comparing variants (means over seeds with their intervals, ratios to a baseline
-//! variant) is `compare`'s, re-exported here. A run in which the simulated system failed
+//! variant) is `compare`'s, and reading the metrics compared out of reports `metrics`';
+//! both are re-exported here. A run in which the simulated system failed
 //! (an OOM kill, a failed timeline operation) is a result like any other: the sweep keeps
 //! it, and its [`RunStatus`] says what failed.
 //!
@@ -29,8 +30,10 @@ use crate::scenario::{Prepared, Scenario};
 use crate::status::RunStatus;
 
 mod compare;
+mod metrics;
 
 pub use compare::{compare, ratio, t_975, Baseline, Compared, Estimate, VariantSamples};
+pub use metrics::{metric, DERIVED_METRICS, SUMMARY_METRICS};
 
 /// The most variants one sweep may hold. A cross product grows fast, and a typo such as
 /// `1..100000` should fail at once rather than run for a day.

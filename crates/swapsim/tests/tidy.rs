@@ -3,9 +3,9 @@
 //! and is named in the code map under its crate; the event flow lists exactly the
 //! engine's events.
 //!
-//! A source file is a `.rs` file under a crate's `src/` or under `benches/`; test files
-//! (`tests.rs`, `*_tests.rs`, `test_support.rs`, `testutil.rs` and anything in a `tests`
-//! folder) are left out, as the map leaves them out.
+//! A source file is a `.rs` file under a crate's `src/` (the Python binding's `python/src/`
+//! included) or under `benches/`; test files (`tests.rs`, `*_tests.rs`, `test_support.rs`,
+//! `testutil.rs` and anything in a `tests` folder) are left out, as the map leaves them out.
 
 use std::path::{Path, PathBuf};
 
@@ -72,6 +72,15 @@ fn source_files() -> Vec<(String, PathBuf)> {
         out.push((
             "examples/outside-policy".to_string(),
             file.strip_prefix(&outside).expect("under src").to_path_buf(),
+        ));
+    }
+    // The Python binding's Rust, outside the workspace but held to the same rules.
+    let mut files = Vec::new();
+    rust_files(&root.join("python/src"), &mut files);
+    for file in files.into_iter().filter(|f| !is_test_file(f)) {
+        out.push((
+            "python".to_string(),
+            file.strip_prefix(root.join("python/src")).expect("under src").to_path_buf(),
         ));
     }
     for dir in ["src", "benches", "examples"] {
