@@ -62,12 +62,7 @@ fn rows<'a>(plan: &'a Plan, run: &'a SweepRun, baseline: Option<&Baseline>) -> R
         .variants
         .iter()
         .map(|variant| {
-            let settings = plan
-                .axes()
-                .iter()
-                .zip(plan.value_indices(variant.index))
-                .map(|(axis, value_idx)| (axis.key.as_str(), &axis.values[value_idx]))
-                .collect();
+            let settings = plan.settings(variant.index).collect();
             let runs: Vec<SeedRow<'a>> = variant
                 .runs
                 .iter()

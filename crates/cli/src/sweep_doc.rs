@@ -173,12 +173,8 @@ pub(crate) fn document<'a>(
         .variants
         .iter()
         .map(|variant| {
-            let settings = plan
-                .axes()
-                .iter()
-                .zip(plan.value_indices(variant.index))
-                .map(|(axis, value_idx)| (axis.key.clone(), axis.values[value_idx].clone()))
-                .collect();
+            let settings =
+                plan.settings(variant.index).map(|(key, value)| (key.to_string(), value.clone())).collect();
             let mut runs = variant.runs.iter().map(|seed_run| RunEntry {
                 status: seed_run.status.label(),
                 report: RunDocument::new(&seed_run.prepared, &seed_run.report),

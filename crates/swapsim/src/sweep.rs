@@ -216,6 +216,15 @@ impl Plan {
         indices
     }
 
+    /// The varied settings of variant `index`: each axis's key with its value there, as
+    /// reports show it.
+    pub fn settings(&self, index: usize) -> impl Iterator<Item = (&str, &serde_json::Value)> + '_ {
+        self.axes
+            .iter()
+            .zip(self.value_indices(index))
+            .map(|(axis, value_idx)| (axis.key.as_str(), &axis.values[value_idx]))
+    }
+
     /// Every `--set` edit of variant `index`: the fixed ones, then one per axis.
     pub fn edits(&self, index: usize) -> Vec<String> {
         let mut edits = self.fixed.clone();
