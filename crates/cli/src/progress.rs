@@ -21,6 +21,17 @@ thread_local! {
     static REPRODUCE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
+/// The name this command line was started under, for the commands it prints: `swapsim`, or
+/// the binary a crate of one's own built around [`crate::main_with`].
+pub(crate) fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|arg0| {
+            std::path::Path::new(&arg0).file_name().map(|name| name.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "swapsim".to_string())
+}
+
 /// A panic is a broken invariant in the simulator; print the `run` command that replays
 /// the variant it happened in. The hook runs on the panicking thread, which is the one
 /// whose slot names the variant.
@@ -66,7 +77,7 @@ impl SweepProgress {
 
 impl swapsim::sweep::Progress for SweepProgress {
     fn started(&self, _index: usize, edits: &[String], seed: u64) {
-        let mut command = format!("swapsim run {} --seed {seed}", self.scenario);
+        let mut command = format!("{} run {} --seed {seed}", program_name(), self.scenario);
         for set in edits {
             command.push_str(&format!(" --set '{set}'"));
         }

@@ -164,7 +164,8 @@ pub(crate) fn run(out: &mut impl Write, args: &RunArgs, registry: &Arc<Registry>
 
 /// A panic is a broken invariant in the simulator, never bad input; print how to replay it.
 fn install_reproduce_hint(args: &RunArgs, seed: u64) {
-    let mut command = format!("swapsim run {} --seed {seed}", args.scenario.display());
+    let mut command =
+        format!("{} run {} --seed {seed}", crate::progress::program_name(), args.scenario.display());
     if let Some(trace) = &args.trace {
         command.push_str(&format!(" --trace {}", trace.display()));
     }
