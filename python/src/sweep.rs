@@ -92,11 +92,7 @@ fn rows<'a>(plan: &'a Plan, run: &'a SweepRun, baseline: Option<&Baseline>) -> R
             .iter()
             .map(|run| serde_json::to_value(&run.report))
             .collect::<Result<Vec<Value>, _>>()?;
-        let metrics = SUMMARY_METRICS
-            .iter()
-            .map(|name| reports.iter().filter_map(|report| swapsim::sweep::metric(report, name)).collect())
-            .collect();
-        samples.push(VariantSamples { index: row.index, metrics });
+        samples.push(VariantSamples::of(row.index, &reports, SUMMARY_METRICS));
     }
     let compared = swapsim::sweep::compare(&samples, baseline);
     for (row, cells) in rows.iter_mut().zip(compared) {

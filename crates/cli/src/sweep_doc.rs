@@ -338,9 +338,8 @@ impl SweepView {
         }
         let samples: Vec<VariantSamples> = rows
             .iter()
-            .map(|row| VariantSamples {
-                index: row.index,
-                metrics: COLUMNS.iter().map(|column| samples(&row.reports, column.metric)).collect(),
+            .map(|row| {
+                VariantSamples::of(row.index, &row.reports, COLUMNS.iter().map(|column| column.metric))
             })
             .collect();
         let compared = swapsim::sweep::compare(&samples, baseline.as_ref());
@@ -392,7 +391,8 @@ impl SweepView {
     /// The mean of metric `name` over a row's seeds, or `None` where it is undefined at
     /// every seed.
     pub(crate) fn mean(&self, row: &Row, name: &str) -> Option<f64> {
-        swapsim::sweep::Estimate::of(&samples(&row.reports, name)).map(|estimate| estimate.mean)
+        let samples: Vec<f64> = row.reports.iter().filter_map(|report| metric(report, name)).collect();
+        swapsim::sweep::Estimate::of(&samples).map(|estimate| estimate.mean)
     }
 
     /// How a row's runs ended: the report's `outcome.kind`, or the distinct kinds of its
@@ -420,11 +420,6 @@ pub(crate) fn value_text(value: &Value) -> String {
         Value::String(text) => text.clone(),
         other => other.to_string(),
     }
-}
-
-/// The defined values of metric `name` in `reports`, in order.
-fn samples(reports: &[Value], name: &str) -> Vec<f64> {
-    reports.iter().filter_map(|report| metric(report, name)).collect()
 }
 
 /// One metric column of the sweep's table and CSV file.

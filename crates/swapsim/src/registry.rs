@@ -272,37 +272,34 @@ impl Registry {
         )
     }
 
-    /// Builds the registered policy `name` of a family, or says it is unknown.
-    fn build<P: ?Sized>(
+    /// A fresh policy of `family` for `choice`: a built-in one from `builtin`, or the
+    /// registered one from its factory in `slot` (an error when the name is unknown).
+    fn build<C, P: ?Sized>(
         &self,
-        slot: &BTreeMap<String, Factory<P>>,
+        (family, slot): (Family, &BTreeMap<String, Factory<P>>),
+        choice: &Choice<C>,
         ctx: &PolicyContext<'_>,
+        builtin: impl FnOnce(&C) -> Box<P>,
     ) -> Result<Box<P>> {
-        match slot.get(ctx.name) {
-            Some(factory) => Ok(factory(ctx)),
-            None => bail!("{}: {}", ctx.family.key(), self.unknown(ctx.family, ctx.name)),
+        let name = match choice {
+            Choice::Builtin(config) => return Ok(builtin(config)),
+            Choice::Registered(name) => name,
+        };
+        match slot.get(name.as_str()) {
+            Some(factory) => Ok(factory(&PolicyContext { family, name, ..*ctx })),
+            None => bail!("{}: {}", family.key(), self.unknown(family, name)),
         }
     }
 
     /// A fresh readahead policy: a built-in one resolved against `ctx.readahead` (the
     /// kernel's choice), or a registered one from its factory.
     pub fn readahead(&self, choice: &ReadaheadChoice, ctx: &PolicyContext<'_>) -> Result<Box<dyn Readahead>> {
-        match choice {
-            Choice::Builtin(builtin) => Ok(builtin.build(&ctx.readahead)),
-            Choice::Registered(name) => {
-                self.build(&self.readahead, &PolicyContext { family: Family::Readahead, name, ..*ctx })
-            }
-        }
+        self.build((Family::Readahead, &self.readahead), choice, ctx, |builtin| builtin.build(&ctx.readahead))
     }
 
     /// A fresh swap-in size policy.
     pub fn swapin(&self, choice: &SwapinChoice, ctx: &PolicyContext<'_>) -> Result<Box<dyn SwapinSize>> {
-        match choice {
-            Choice::Builtin(builtin) => Ok(builtin.build()),
-            Choice::Registered(name) => {
-                self.build(&self.swapin, &PolicyContext { family: Family::Swapin, name, ..*ctx })
-            }
-        }
+        self.build((Family::Swapin, &self.swapin), choice, ctx, |builtin| builtin.build())
     }
 
     /// A fresh zswap protection policy.
@@ -311,13 +308,7 @@ impl Registry {
         choice: &ZswapProtectionChoice,
         ctx: &PolicyContext<'_>,
     ) -> Result<Box<dyn ZswapProtection>> {
-        match choice {
-            Choice::Builtin(builtin) => Ok(builtin.build()),
-            Choice::Registered(name) => self.build(
-                &self.zswap_protection,
-                &PolicyContext { family: Family::ZswapProtection, name, ..*ctx },
-            ),
-        }
+        self.build((Family::ZswapProtection, &self.zswap_protection), choice, ctx, |builtin| builtin.build())
     }
 
     /// A fresh zswap writeback trigger.
@@ -326,13 +317,7 @@ impl Registry {
         choice: &ZswapWritebackChoice,
         ctx: &PolicyContext<'_>,
     ) -> Result<Box<dyn ZswapWriteback>> {
-        match choice {
-            Choice::Builtin(builtin) => Ok(builtin.build()),
-            Choice::Registered(name) => self.build(
-                &self.zswap_writeback,
-                &PolicyContext { family: Family::ZswapWriteback, name, ..*ctx },
-            ),
-        }
+        self.build((Family::ZswapWriteback, &self.zswap_writeback), choice, ctx, |builtin| builtin.build())
     }
 
     /// A fresh slot allocator.
@@ -341,12 +326,7 @@ impl Registry {
         choice: &AllocatorChoice,
         ctx: &PolicyContext<'_>,
     ) -> Result<Box<dyn SlotAllocator>> {
-        match choice {
-            Choice::Builtin(builtin) => Ok(builtin.build()),
-            Choice::Registered(name) => {
-                self.build(&self.allocator, &PolicyContext { family: Family::Allocator, name, ..*ctx })
-            }
-        }
+        self.build((Family::Allocator, &self.allocator), choice, ctx, |builtin| builtin.build())
     }
 }
 

@@ -340,7 +340,6 @@ fn a_folio_under_writeback_makes_v1_limit_reclaim_wait_and_is_activated_otherwis
         let (mut batch, mut fates) = (vec![pfn], Vec::new());
         let res = sim.world.mm.shrink_folio_list(&mut batch, &mut sc, &mut NoReferenceCheck, &mut fates);
         let case = format!("cgroup v{version}, marked {marked}");
-        assert_eq!(res.wait_writeback, waits, "{case}");
         assert_eq!(sc.wait_writeback, waits, "{case}: the scan control carries the wait to the charge");
         assert_eq!(fates, [if waits { Fate::Keep } else { Fate::Activate }], "{case}");
         assert!(sim.world.mm.frames.test(pfn, flag::RECLAIM), "{case}: the folio ends marked");

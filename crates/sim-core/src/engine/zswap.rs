@@ -106,8 +106,7 @@ impl World {
         // bookkeeping: `zswap_load_ns`) and what a swap-in's allocation does (the folio and
         // its swap-cache insert of `__read_swap_cache_async`: `swapin_submit_ns`); its
         // write's submission is `pageout`'s.
-        let cpu = &self.mm.cfg.cpu;
-        let entry_work = cpu.zswap_load_ns + cpu.swapin_submit_ns;
+        let entry_work = self.mm.cost().zswap_load_ns + self.mm.cost().swapin_submit_ns;
         self.mm.spend(entry_work);
         self.mm.swap.set_zswap_entry(slot, None);
         self.mm.zswap.free_entry(e);

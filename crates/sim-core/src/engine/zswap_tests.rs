@@ -265,17 +265,18 @@ fn pool_limit_run(cpus: u32, protection: Box<dyn ZswapProtection>) -> SimReport 
     let mut peak = 0;
     // The pool's size each time the worker has written something back: it writes back
     // only until the pool is at the accept threshold (36 pages), never down to empty.
-    let (mut written_back, mut after_writeback) = (0, u64::MAX);
+    let (mut written_back, mut after_writeback, mut accept_pages) = (0, u64::MAX, 0);
     let r = m.run_with(400, acc, |sim| {
         let zswap = &sim.world.mm.zswap;
         assert_eq!(zswap.max_pages, max_pages);
+        accept_pages = zswap.accept_pages;
         peak = peak.max(zswap.pool.total_pages());
         if zswap.counts.written_back_pages > written_back {
             written_back = zswap.counts.written_back_pages;
             after_writeback = after_writeback.min(zswap.pool.total_pages());
         }
     });
-    let accept_pages = max_pages * 90 / 100;
+    assert_eq!(accept_pages, 36, "the pool opens again at 90 % of its 40 pages");
     if written_back > 0 {
         // The last entry written back may free a whole zspage (a chain of at most 8 pages).
         assert!(

@@ -131,9 +131,6 @@ pub(crate) struct ShrinkResult {
     pub(crate) reclaimed: u64,
     /// Pages written (`nr_pageout`).
     pub(crate) pageouts: u64,
-    /// A folio met under writeback made a cgroup v1 limit reclaimer wait (case 3 of
-    /// `shrink_folio_list`).
-    pub(crate) wait_writeback: bool,
 }
 
 impl Mm {
@@ -227,7 +224,6 @@ impl Mm {
             i += 1;
         }
         self.count_steal(sc, res.reclaimed);
-        sc.wait_writeback |= res.wait_writeback;
         res
     }
 
@@ -289,7 +285,7 @@ impl Mm {
     fn shrink_folio(
         &mut self,
         pfn: Pfn,
-        sc: &ScanControl,
+        sc: &mut ScanControl,
         lru: &mut impl ReclaimHooks,
         res: &mut ShrinkResult,
         list: &mut Vec<Pfn>,
@@ -308,7 +304,7 @@ impl Mm {
             // until the disk catches up.
             let v1_limit_reclaim = self.cfg.memcg.version == 1 && sc.reclaimer == Reclaimer::Memcg;
             if v1_limit_reclaim && f & flag::RECLAIM != 0 {
-                res.wait_writeback = true;
+                sc.wait_writeback = true;
                 return Fate::Keep;
             }
             self.frames.set(pfn, flag::RECLAIM);

@@ -166,6 +166,22 @@ pub struct VariantSamples {
     pub metrics: Vec<Vec<f64>>,
 }
 
+impl VariantSamples {
+    /// Variant `index`'s samples of each of `metrics` (names [`super::metric`] knows) in
+    /// `reports`, its run documents in seed order as JSON.
+    pub fn of<'a>(
+        index: usize,
+        reports: &[serde_json::Value],
+        metrics: impl IntoIterator<Item = &'a str>,
+    ) -> VariantSamples {
+        let metrics = metrics
+            .into_iter()
+            .map(|name| reports.iter().filter_map(|report| super::metric(report, name)).collect())
+            .collect();
+        VariantSamples { index, metrics }
+    }
+}
+
 /// One cell of a comparison: a variant's estimate of one metric and its ratio to the
 /// baseline variant's mean.
 #[derive(Clone, Copy, Debug, PartialEq)]
