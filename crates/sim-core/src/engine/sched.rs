@@ -315,7 +315,7 @@ impl World {
     #[inline]
     fn must_yield(&mut self, t: TaskId) -> Option<Yield> {
         let clock = self.tasks[t].clock;
-        let preempted = self.mm.queue.peek_time().is_some_and(|next| clock > next);
+        let preempted = clock > self.mm.queue.next_time();
         if preempted || (clock > self.clock_stop && !self.sampled_below_limit(clock)) {
             return Some(Yield::Preempted);
         }
@@ -509,8 +509,7 @@ impl World {
         }
         // Hits stop at the queue's next event, at the slice's end while another task
         // waits for the CPU, and at the time limit or the next sampling boundary.
-        let next_event =
-            mm.queue.peek_time().unwrap_or(SimTime::MAX).min(cpus[task.cpu].slice_end).min(*clock_stop);
+        let next_event = mm.queue.next_time().min(cpus[task.cpu].slice_end).min(*clock_stop);
         let access_ns = mm.cfg.cpu.access_ns;
         let mut n = 0;
         loop {

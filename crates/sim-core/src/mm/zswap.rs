@@ -412,22 +412,22 @@ impl Mm {
         }
         let writeback = self.cfg.memcg.zswap_writeback;
         let compressor = self.cfg.zswap.compressor;
-        let mut lens = [(0u32, 0u8); 512];
+        // Compress every page first: a page that does not compress refuses the whole folio
+        // before any entry is stored. The lengths are a pure lookup, read again to store.
         for i in 0..nr {
             let (len, id) = self.page_len(head, i);
             self.spend(compressor.compress_ns(&self.pt.contents[id as usize]) + self.cfg.cpu.zswap_store_ns);
-            if len >= PAGE_SIZE as u32 {
-                if self.cfg.zswap.incompressible == Incompressible::Reject || !writeback {
-                    self.zswap.counts.reject_compress_poor += 1;
-                    return false;
-                }
-                lens[i as usize] = (PAGE_SIZE as u32, id);
-            } else {
-                lens[i as usize] = (len.max(1), id);
+            if len >= PAGE_SIZE as u32
+                && (self.cfg.zswap.incompressible == Incompressible::Reject || !writeback)
+            {
+                self.zswap.counts.reject_compress_poor += 1;
+                return false;
             }
         }
-        for (i, &(len, id)) in lens.iter().enumerate().take(nr as usize) {
-            let slot = first.nth(i as u32);
+        for i in 0..nr {
+            let (len, id) = self.page_len(head, i);
+            let len = len.clamp(1, PAGE_SIZE as u32);
+            let slot = first.nth(i);
             if let Some(old) = self.swap.set_zswap_entry(slot, None) {
                 self.zswap.free_entry(old);
             }
