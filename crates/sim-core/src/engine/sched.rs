@@ -226,7 +226,7 @@ impl World {
             };
             self.tasks[t].clock = self.tasks[t].clock.max(now);
             let why = match self.tasks[t].kind {
-                TaskKind::User => self.run_user(t, &mut streams[t.index()], progress)?,
+                TaskKind::User => self.run_user(t, &mut streams[t.index()], progress).map_err(|e| *e)?,
                 _ => self.run_kernel(t),
             };
             match why {
@@ -329,7 +329,10 @@ impl World {
         t: TaskId,
         stream: &mut Stream,
         progress: &mut dyn FnMut(u64),
-    ) -> Result<Yield, SimError> {
+    ) -> Result<Yield, Box<SimError>> {
+        // The error is boxed so that the result comes back in registers: the caller reads
+        // it after every turn, and a large result written to memory and read back at once
+        // stalls the host's store forwarding.
         let access_ns = self.mm.cfg.cpu.access_ns;
         loop {
             if let Some(why) = self.must_yield(t) {
@@ -352,7 +355,7 @@ impl World {
                         (a, peeked)
                     }
                     Ok(None) => return Ok(Yield::Ended),
-                    Err(source) => return Err(SimError::Trace { task: self.tasks[t].name.clone(), source }),
+                    Err(source) => return Err(Box::new(SimError::Trace { task: self.tasks[t].name.clone(), source })),
                 },
             };
             self.mm.act_at(self.tasks[t].clock);
