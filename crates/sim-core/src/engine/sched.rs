@@ -355,7 +355,9 @@ impl World {
                         (a, peeked)
                     }
                     Ok(None) => return Ok(Yield::Ended),
-                    Err(source) => return Err(Box::new(SimError::Trace { task: self.tasks[t].name.clone(), source })),
+                    Err(source) => {
+                        return Err(Box::new(SimError::Trace { task: self.tasks[t].name.clone(), source }))
+                    }
                 },
             };
             self.mm.act_at(self.tasks[t].clock);
