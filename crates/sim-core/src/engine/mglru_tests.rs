@@ -346,3 +346,39 @@ fn a_folio_under_writeback_makes_v1_limit_reclaim_wait_and_is_activated_otherwis
         assert_eq!(res.reclaimed, 0, "{case}");
     }
 }
+
+/// `folio_rotate_reclaimable` once a marked folio's write ends (`lru_move_tail`) under the
+/// classic LRU: the folio leaves whichever list holds it, loses `PG_active` and goes to the
+/// inactive tail, so a folio activated while its write was in flight (case 2 above, or a
+/// zswap writeback folio activated by its refault) is freed as soon as any other. A dirty
+/// folio stays where it is.
+#[test]
+fn a_written_folio_marked_for_reclaim_goes_to_the_inactive_tail_even_when_active() {
+    let mut sim = run_to_end(config(64, 256), Box::new(NoReadahead), 8, fill(8));
+    let pfns: Vec<Pfn> = (0..2)
+        .map(|p| {
+            let page = sim.world.mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(p)).expect("written");
+            match sim.world.mm.pt.pte(page).state() {
+                PteState::Present(pfn) => pfn,
+                other => panic!("page {p} is {other:?}"),
+            }
+        })
+        .collect();
+    let w = &mut sim.world;
+    for &pfn in &pfns {
+        w.lru.remove(&mut w.mm, pfn);
+        w.lru.add(&mut w.mm, pfn, Placement::Active, crate::lru::Origin::Fault);
+    }
+    w.mm.frames.set(pfns[1], flag::DIRTY);
+    let before = (w.lru.sizes(), w.mm.vmstat.pgrotated);
+    for &pfn in &pfns {
+        w.lru.rotate_reclaimable(&mut w.mm, pfn);
+    }
+    let after = w.lru.sizes();
+    assert!(!w.mm.frames.test(pfns[0], flag::ACTIVE), "the clean folio is deactivated");
+    assert!(w.mm.frames.test(pfns[1], flag::ACTIVE), "the dirty folio is left alone");
+    assert_eq!(after.active_anon, before.0.active_anon - 1);
+    assert_eq!(after.inactive_anon, before.0.inactive_anon + 1);
+    assert_eq!(w.mm.vmstat.pgrotated, before.1 + 1);
+    w.lru.check_invariants(&w.mm);
+}

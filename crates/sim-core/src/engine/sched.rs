@@ -330,9 +330,7 @@ impl World {
         stream: &mut Stream,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Yield, Box<SimError>> {
-        // The error is boxed so that the result comes back in registers: the caller reads
-        // it after every turn, and a large result written to memory and read back at once
-        // stalls the host's store forwarding.
+        // The error is boxed: the turn's result comes back in registers, not through memory.
         let access_ns = self.mm.cfg.cpu.access_ns;
         loop {
             if let Some(why) = self.must_yield(t) {
@@ -355,9 +353,7 @@ impl World {
                         (a, peeked)
                     }
                     Ok(None) => return Ok(Yield::Ended),
-                    Err(source) => {
-                        return Err(Box::new(SimError::Trace { task: self.tasks[t].name.clone(), source }))
-                    }
+                    Err(source) => Err(SimError::Trace { task: self.tasks[t].name.clone(), source })?,
                 },
             };
             self.mm.act_at(self.tasks[t].clock);

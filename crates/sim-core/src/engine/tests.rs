@@ -526,7 +526,7 @@ fn jobs_exit_while_io_holds_their_folios() {
         seed: 1,
         devices: vec![Box::new(FixedLatency { ns: 500_000, rotational: false, synchronous: false })],
         policies: Policies::default(),
-        tasks: (0..6).map(|i| job(i, 2, 44)).collect(),
+        tasks: (0..6).map(|i| job(i, 2, 42)).collect(),
         timeline: vec![
             TimelineOp {
                 trigger: Trigger::AfterAccesses { task: crate::ids::TaskId(4), accesses: 10 },

@@ -389,10 +389,15 @@ impl Lru for ClassicLru {
     }
 
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
+        // lru_move_tail takes the folio from whichever list holds it, clears PG_active
+        // and puts it at the inactive tail: a folio activated while its write was in
+        // flight (met by reclaim under writeback, or refaulting into zswap's writeback)
+        // comes back to be freed all the same.
         let f = mm.frames.flags(pfn);
-        if f & flag::LRU != 0 && f & (flag::ACTIVE | flag::DIRTY | flag::LOCKED) == 0 {
+        if f & flag::LRU != 0 && f & (flag::DIRTY | flag::LOCKED) == 0 {
             let nr = mm.frames.nr_pages(pfn);
-            self.unlink(mm, INACTIVE, pfn, nr);
+            self.unlink(mm, Self::which(mm, pfn), pfn, nr);
+            mm.frames.clear(pfn, flag::ACTIVE);
             self.push_tail(mm, INACTIVE, pfn, nr);
             mm.vmstat.pgrotated += u64::from(nr);
         }
