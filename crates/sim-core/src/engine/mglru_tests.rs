@@ -357,7 +357,8 @@ fn a_written_folio_marked_for_reclaim_goes_to_the_inactive_tail_even_when_active
     let mut sim = run_to_end(config(64, 256), Box::new(NoReadahead), 8, fill(8));
     let pfns: Vec<Pfn> = (0..2)
         .map(|p| {
-            let page = sim.world.mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(p)).expect("written");
+            let page =
+                sim.world.mm.pt.existing_page(crate::ids::SpaceId(0), 0, VirtPage(p)).expect("written");
             match sim.world.mm.pt.pte(page).state() {
                 PteState::Present(pfn) => pfn,
                 other => panic!("page {p} is {other:?}"),
