@@ -122,7 +122,7 @@ impl<E> EventQueue<E> {
     /// The time of the earliest pending event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        (self.first_time != SimTime::MAX || !self.is_empty()).then_some(self.first_time)
+        (!self.is_empty()).then_some(self.first_time)
     }
 
     /// The time of the earliest pending event, [`SimTime::MAX`] when none.

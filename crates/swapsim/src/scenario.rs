@@ -564,6 +564,21 @@ impl Prepared {
     }
 }
 
+/// A small scenario that swaps, for the crate's tests: a sequential pass twice over 4 MiB
+/// under a 2 MiB limit.
+#[cfg(test)]
+pub(crate) const SMALL_SWAPPING: &str = r#"
+[memcg]
+limit = "2MiB"
+[[swap.devices]]
+name = "vda"
+size = "16MiB"
+[workload.generator]
+pattern = "seq"
+region = "4MiB"
+passes = 2
+"#;
+
 #[cfg(test)]
 mod tests;
 mod watch;

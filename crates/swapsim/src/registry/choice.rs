@@ -92,54 +92,27 @@ pub trait BuiltinPolicy: Copy + PartialEq + Default + fmt::Debug + Send + Sync +
     fn name(self) -> &'static str;
 }
 
-impl BuiltinPolicy for ReadaheadConfig {
-    const FAMILY: Family = Family::Readahead;
-    fn all() -> &'static [Self] {
-        &ReadaheadConfig::ALL
-    }
-    fn name(self) -> &'static str {
-        ReadaheadConfig::name(self)
-    }
+/// `BuiltinPolicy` for each family's configuration enum, which has `ALL` and `name`.
+macro_rules! builtin_policy {
+    ($($config:ident => $family:ident),* $(,)?) => {$(
+        impl BuiltinPolicy for $config {
+            const FAMILY: Family = Family::$family;
+            fn all() -> &'static [Self] {
+                &$config::ALL
+            }
+            fn name(self) -> &'static str {
+                $config::name(self)
+            }
+        }
+    )*};
 }
 
-impl BuiltinPolicy for SwapinConfig {
-    const FAMILY: Family = Family::Swapin;
-    fn all() -> &'static [Self] {
-        &SwapinConfig::ALL
-    }
-    fn name(self) -> &'static str {
-        SwapinConfig::name(self)
-    }
-}
-
-impl BuiltinPolicy for ZswapProtectionConfig {
-    const FAMILY: Family = Family::ZswapProtection;
-    fn all() -> &'static [Self] {
-        &ZswapProtectionConfig::ALL
-    }
-    fn name(self) -> &'static str {
-        ZswapProtectionConfig::name(self)
-    }
-}
-
-impl BuiltinPolicy for ZswapWritebackConfig {
-    const FAMILY: Family = Family::ZswapWriteback;
-    fn all() -> &'static [Self] {
-        &ZswapWritebackConfig::ALL
-    }
-    fn name(self) -> &'static str {
-        ZswapWritebackConfig::name(self)
-    }
-}
-
-impl BuiltinPolicy for AllocatorConfig {
-    const FAMILY: Family = Family::Allocator;
-    fn all() -> &'static [Self] {
-        &AllocatorConfig::ALL
-    }
-    fn name(self) -> &'static str {
-        AllocatorConfig::name(self)
-    }
+builtin_policy! {
+    ReadaheadConfig => Readahead,
+    SwapinConfig => Swapin,
+    ZswapProtectionConfig => ZswapProtection,
+    ZswapWritebackConfig => ZswapWriteback,
+    AllocatorConfig => Allocator,
 }
 
 /// A policy as a scenario names it: built in, or registered under a name.

@@ -22,18 +22,7 @@ impl Readahead for Alone {
     }
 }
 
-/// A small scenario that swaps: a sequential pass twice over 4 MiB under a 2 MiB limit.
-const SMALL: &str = r#"
-[memcg]
-limit = "2MiB"
-[[swap.devices]]
-name = "vda"
-size = "16MiB"
-[workload.generator]
-pattern = "seq"
-region = "4MiB"
-passes = 2
-"#;
+use crate::scenario::SMALL_SWAPPING as SMALL;
 
 /// A registry with "alone" as a readahead policy.
 fn with_alone() -> Arc<Registry> {

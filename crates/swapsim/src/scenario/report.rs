@@ -84,17 +84,7 @@ mod tests {
         }
     }
 
-    const SCENARIO: &str = r#"
-        [memcg]
-        limit = "2MiB"
-        [[swap.devices]]
-        name = "vda"
-        size = "16MiB"
-        [workload.generator]
-        pattern = "seq"
-        region = "4MiB"
-        passes = 2
-    "#;
+    use crate::scenario::SMALL_SWAPPING as SCENARIO;
 
     fn scenario() -> crate::Scenario {
         crate::Scenario::from_toml(SCENARIO).expect("the scenario parses")
