@@ -65,6 +65,9 @@ mod task;
 #[cfg(test)]
 mod tests;
 mod wait;
+mod wakeup;
+#[cfg(test)]
+mod wakeup_tests;
 mod zswap;
 #[cfg(test)]
 mod zswap_tests;

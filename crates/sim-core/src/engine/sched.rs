@@ -7,7 +7,8 @@
 //! a [`Yield`], which `run_cpu` handles in one place: preempted by the queue's next event,
 //! asleep on I/O, ended, or killed.
 //!
-//! Simplified: a task woken by an I/O completion pays a fixed `wakeup_ns` (interrupt,
+//! Waking, and whether the woken task preempts, is `wakeup.rs`. Simplified: a task woken
+//! by an I/O completion pays a fixed `wakeup_ns` (interrupt,
 //! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
 //! timeline and kswapd run on CPUs of their own.
 
@@ -277,6 +278,7 @@ impl World {
                     };
                     task.clock = (start.max(cpu.busy_until) + switch + owed).max(now);
                     cpu.busy += switch + owed;
+                    task.vruntime += owed.0;
                     cpu.run_from = task.clock;
                     cpu.last = Some(t);
                     cpu.slice_start = task.clock;
@@ -290,7 +292,7 @@ impl World {
 
     /// Puts task `t` at the tail of CPU `c`'s run queue. The task running there, if any,
     /// now has a competitor: its slice ends `base_slice` after it began.
-    fn enqueue(&mut self, c: CpuId, t: TaskId) {
+    pub(super) fn enqueue(&mut self, c: CpuId, t: TaskId) {
         let cpu = &mut self.cpus[c];
         cpu.runq.push_back(t);
         if cpu.current.is_some() && cpu.slice_end == SimTime::MAX {
@@ -299,11 +301,12 @@ impl World {
     }
 
     /// Task `t` leaves CPU `c`, which was busy with it until its clock.
-    fn leave_cpu(&mut self, t: TaskId, c: CpuId) {
+    pub(super) fn leave_cpu(&mut self, t: TaskId, c: CpuId) {
         let cpu = &mut self.cpus[c];
         let clock = self.tasks[t].clock;
         cpu.current = None;
         cpu.busy += clock.since(cpu.run_from.min(clock));
+        self.tasks[t].vruntime += clock.since(cpu.run_from.min(clock)).0;
         cpu.busy_until = cpu.busy_until.max(clock);
     }
 
@@ -552,6 +555,7 @@ impl World {
         }
         task.blocked_since = task.clock;
         self.leave_cpu(t, c);
+        self.note_lag(t, c);
         self.after_io();
     }
 
@@ -562,26 +566,6 @@ impl World {
             self.sleepers.remove(wait);
         }
         wait
-    }
-
-    /// Makes a blocked task runnable at `now`, owing its CPU the work done for it from
-    /// `now` to `done` (finishing the fault it slept on) and its wake-up: the interrupt,
-    /// the wakeup and the return from sleep run on its CPU, here when it next runs.
-    pub(super) fn wake(&mut self, t: TaskId, done: SimTime, now: SimTime) {
-        self.take_wait(t);
-        let task = &mut self.tasks[t];
-        task.io_wait += now.since(task.blocked_since);
-        task.state = TaskState::Runnable;
-        let woken = task.clock.max(now);
-        task.owed_cpu += done.since(woken.min(done)) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
-        task.clock = woken;
-        let c = task.cpu;
-        self.enqueue(c, t);
-        if self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
-            self.cpus[c].scheduled = true;
-            let at = now.max(self.mm.queue.now());
-            self.schedule(at, Event::CpuRun(c));
-        }
     }
 
     /// Counts the end of user task `t` at `at` (its stream finished or it was killed) and
@@ -676,6 +660,7 @@ impl World {
         task.blocked_since = at;
         task.started_at = Some(at);
         self.exec(t);
+        self.place_new(t, c);
         self.enqueue(c, t);
         if Some(c) != running && self.cpus[c].current.is_none() && !self.cpus[c].scheduled {
             self.cpus[c].scheduled = true;

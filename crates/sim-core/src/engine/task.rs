@@ -51,6 +51,12 @@ pub(crate) struct Task {
     /// it slept on, its wake-up, the `exec` that starts it), which occupies the CPU when
     /// the task next runs, before anything else it does.
     pub(crate) owed_cpu: SimDuration,
+    /// Its virtual runtime, in nanoseconds: the CPU time it has run, from where it was
+    /// placed when it started or last woke (`se->vruntime`, every task of weight 1024).
+    pub(crate) vruntime: u64,
+    /// Its lag when it last went to sleep (`se->vlag`): how far the average virtual
+    /// runtime of its CPU's runnable user tasks was ahead of its own, clamped.
+    pub(crate) lag: i64,
     /// When it starts (user tasks; kernel tasks start when spawned).
     pub(crate) start: TaskStart,
     /// Its end is its process's exit: the address space is torn down.
@@ -98,6 +104,8 @@ impl Task {
             blocked_since: SimTime::ZERO,
             io_wait: SimDuration::ZERO,
             owed_cpu: SimDuration::ZERO,
+            vruntime: 0,
+            lag: 0,
             start: spec.start,
             exit_on_end: spec.exit_on_end,
             reads_create: spec.reads_create,
@@ -127,6 +135,8 @@ impl Task {
             blocked_since: now,
             io_wait: SimDuration::ZERO,
             owed_cpu: SimDuration::ZERO,
+            vruntime: 0,
+            lag: 0,
             start: TaskStart::AtStart,
             exit_on_end: false,
             reads_create: false,

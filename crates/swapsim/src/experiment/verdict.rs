@@ -154,6 +154,19 @@ pub(super) fn check(curve: &str, what: &str, simulated: f64, published: f64, tol
     }
 }
 
+/// `c`, judged over several runs by their pooled figure, held to the runs' own noise: a
+/// check the pooled figure reproduces is not reproduced when `against` of the `of` runs
+/// moved the other way from the published direction, since the pooled figure's side of
+/// no change is then within the spread between runs. The sentence says so.
+pub(super) fn beyond_run_noise(mut c: Check, against: usize, of: usize) -> Check {
+    if c.reproduced && against > 0 {
+        c.reproduced = false;
+        c.text = c.text.replacen(": reproduced: ", ": not reproduced: ", 1);
+        c.text.push_str(&format!("; within the noise: {against} of {of} runs moved the other way"));
+    }
+    c
+}
+
 /// One verdict from the same judgement on two workloads: `first`'s, with `second`'s checks
 /// after its own under `second_name` (each check's curve and text prefixed with it). It is
 /// reproduced when every check of both is, and moves the published way when both do; its
@@ -229,5 +242,20 @@ mod tests {
         assert_eq!(both.details[1], ("queue_of_traces_ratio".to_string(), 1.0));
         assert_eq!(both.text, "cut 4.1; on the queue of traces: cut 1");
         assert!(on_two_workloads(one(4.1, true), one(3.9, true), "q").reproduced);
+    }
+
+    #[test]
+    fn a_pooled_figure_that_a_run_contradicts_is_not_reproduced() {
+        let within = || check("throttled", "cut by", 4.1, 4.0, Tolerance::Relative(RATIO_TOLERANCE));
+        let held = beyond_run_noise(within(), 1, 5);
+        assert!(!held.reproduced);
+        assert_eq!(
+            held.text,
+            "throttled: not reproduced: cut by 4.10, published 4.00 (tolerance ±25 %); within the noise: 1 of 5 \
+             runs moved the other way"
+        );
+        assert!(beyond_run_noise(within(), 0, 5).reproduced);
+        let outside = check("throttled", "cut by", 1.0, 4.0, Tolerance::Relative(RATIO_TOLERANCE));
+        assert_eq!(beyond_run_noise(outside.clone(), 2, 5).text, outside.text);
     }
 }

@@ -18,7 +18,7 @@ use super::support::{
 };
 use super::table::{columns, Table};
 use super::trace_queue;
-use super::verdict::{check, on_two_workloads, Tolerance, Verdict, RATIO_TOLERANCE};
+use super::verdict::{beyond_run_noise, check, on_two_workloads, Tolerance, Verdict, RATIO_TOLERANCE};
 use super::{Experiment, Findings, Info, Row};
 use crate::progress::Progress;
 use crate::scenario::{ScenarioFile, ZswapSection};
@@ -391,7 +391,9 @@ fn verdict(rows: &[ZswapRow]) -> Verdict {
 /// requires fewer disk swap-ins and a shorter build under second chance, and every build
 /// of the two rows to finish without an OOM kill. The rows without zswap and without the
 /// shrinker have nothing published to compare with; they are reported, as are the
-/// per-build ratios, and not judged.
+/// per-build ratios, and not judged. A check the pooled figure passes is still not
+/// reproduced when a build moved the other way (more disk swap-ins, or a longer build,
+/// under second chance): the pooled figure is then within the builds' noise.
 ///
 /// The study publishes two runs of each comparison that disagree (58 % and 64 % fewer
 /// disk swap-ins, 7.2 % and 10.3 % less build time), hence ranges. The build time is
@@ -429,30 +431,42 @@ fn judge(rows: &[ZswapRow]) -> Verdict {
     let judged_troubled = ["decay", "second-chance"]
         .iter()
         .any(|name| !matches!(row(name), Some(r) if !troubled(r) && !r.builds.is_empty()));
+    // Builds in which second chance swapped in more from the disk, or took longer, than
+    // decay: a pooled figure that a build contradicts is within the builds' noise.
+    let more_swapins = pairs.iter().filter(|(d, c)| c.figures.pswpin >= d.figures.pswpin).count();
+    let slower = pairs.iter().filter(|(d, c)| c.figures.wall_s >= d.figures.wall_s).count();
     let checks = vec![
-        check(
-            "second-chance",
-            "pswpin as a fraction of decay's",
-            pswpin_ratio,
-            published_pswpin,
-            Tolerance::RelativeRange {
-                low: other_pswpin,
-                high: published_pswpin,
-                rel: RATIO_TOLERANCE,
-                percent: false,
-            },
+        beyond_run_noise(
+            check(
+                "second-chance",
+                "pswpin as a fraction of decay's",
+                pswpin_ratio,
+                published_pswpin,
+                Tolerance::RelativeRange {
+                    low: other_pswpin,
+                    high: published_pswpin,
+                    rel: RATIO_TOLERANCE,
+                    percent: false,
+                },
+            ),
+            more_swapins,
+            pairs.len(),
         ),
-        check(
-            "second-chance",
-            "build wall time cut against decay by",
-            wall_cut,
-            published_cut,
-            Tolerance::RelativeRange {
-                low: published_cut,
-                high: ZSWAP_OTHER_RUN_TIME_CUT,
-                rel: RATIO_TOLERANCE,
-                percent: true,
-            },
+        beyond_run_noise(
+            check(
+                "second-chance",
+                "build wall time cut against decay by",
+                wall_cut,
+                published_cut,
+                Tolerance::RelativeRange {
+                    low: published_cut,
+                    high: ZSWAP_OTHER_RUN_TIME_CUT,
+                    rel: RATIO_TOLERANCE,
+                    percent: true,
+                },
+            ),
+            slower,
+            pairs.len(),
         ),
     ];
     let direction_matches = pswpin_ratio < 1.0 && wall_ratio < 1.0 && !judged_troubled;
