@@ -46,7 +46,7 @@ impl World {
         task.owed_cpu += done.since(woken.min(done)) + SimDuration(self.mm.cfg.cpu.wakeup_ns);
         task.clock = woken;
         let c = task.cpu;
-        if self.place_woken(t, c) {
+        if !self.alone(c) && self.place_woken(t, c) {
             let cpu = &mut self.cpus[c];
             cpu.runq.push_front(t);
             cpu.slice_end = cpu.slice_start.min(now);
@@ -61,16 +61,30 @@ impl World {
     }
 
     /// Task `t`, which just left CPU `c` to sleep, keeps its lag against the CPU's
-    /// runnable user tasks and itself.
+    /// runnable user tasks and itself (0 when it ran alone).
+    #[inline]
     pub(super) fn note_lag(&mut self, t: TaskId, c: CpuId) {
+        if self.alone(c) {
+            self.tasks[t].lag = 0;
+        } else {
+            self.note_lag_among(t, c);
+        }
+    }
+
+    /// [`World::note_lag`] when CPU `c` has other tasks.
+    fn note_lag_among(&mut self, t: TaskId, c: CpuId) {
         if !self.tasks[t].is_user() {
             return;
         }
         let (sum, n) = self.runnable_vruntime(c);
-        let own = i128::from(self.tasks[t].vruntime);
-        let avg = (sum + own) / i128::from(n + 1);
-        let limit = self.lag_limit();
-        self.tasks[t].lag = (avg - own).clamp(-limit, limit) as i64;
+        let lag = if n == 0 {
+            0
+        } else {
+            let own = self.tasks[t].vruntime as i64;
+            let limit = self.lag_limit();
+            ((sum + own) / (i64::from(n) + 1) - own).clamp(-limit, limit)
+        };
+        self.tasks[t].lag = lag;
     }
 
     /// Places a starting task `t` at the average virtual runtime of CPU `c`'s runnable
@@ -78,7 +92,7 @@ impl World {
     pub(super) fn place_new(&mut self, t: TaskId, c: CpuId) {
         let (sum, n) = self.runnable_vruntime(c);
         if n > 0 {
-            self.tasks[t].vruntime = (sum / i128::from(n)).max(0) as u64;
+            self.tasks[t].vruntime = (sum / i64::from(n)).max(0) as u64;
         }
         self.tasks[t].lag = 0;
     }
@@ -93,28 +107,29 @@ impl World {
         if n == 0 {
             return false;
         }
-        let lag = i128::from(self.tasks[t].lag) * i128::from(n + 1) / i128::from(n);
-        let placed = (sum / i128::from(n) - lag).max(0);
+        let n = i64::from(n);
+        let lag = self.tasks[t].lag * (n + 1) / n;
+        let placed = (sum / n - lag).max(0);
         self.tasks[t].vruntime = placed as u64;
         let Some(current) = self.cpus[c].current.filter(|&u| self.tasks[u].is_user()) else {
             return false;
         };
         // Eligible: at or below the average of all, the woken task included.
-        let avg_all = (sum + placed) / i128::from(n + 1);
-        let running = i128::from(self.live_vruntime(current, c));
+        let avg_all = (sum + placed) / (n + 1);
+        let running = self.live_vruntime(current, c) as i64;
         running > avg_all && placed <= avg_all
     }
 
     /// Sum and count of the virtual runtimes of CPU `c`'s runnable user tasks: those
     /// queued and the one running, with the time it has run since it was put on the CPU.
-    fn runnable_vruntime(&self, c: CpuId) -> (i128, u32) {
+    fn runnable_vruntime(&self, c: CpuId) -> (i64, u32) {
         let cpu = &self.cpus[c];
-        let mut sum = 0i128;
+        let mut sum = 0i64;
         let mut n = 0u32;
         for &u in cpu.runq.iter().chain(cpu.current.as_ref()) {
             let task = &self.tasks[u];
             if task.is_user() && task.state == TaskState::Runnable {
-                sum += i128::from(self.live_vruntime(u, c));
+                sum += self.live_vruntime(u, c) as i64;
                 n += 1;
             }
         }
@@ -131,8 +146,16 @@ impl World {
         task.vruntime + running
     }
 
+    /// Whether CPU `c` runs nothing and has nothing queued: a task sleeping or waking
+    /// there has no other task to compare with, the usual case of one task a CPU.
+    #[inline(always)]
+    fn alone(&self, c: CpuId) -> bool {
+        let cpu = &self.cpus[c];
+        cpu.current.is_none() && cpu.runq.is_empty()
+    }
+
     /// The largest lag a task keeps: twice the base slice (`update_entity_lag`'s limit).
-    fn lag_limit(&self) -> i128 {
-        2 * i128::from(self.slice.0)
+    fn lag_limit(&self) -> i64 {
+        2 * self.slice.0 as i64
     }
 }
