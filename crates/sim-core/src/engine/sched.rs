@@ -1,5 +1,5 @@
 //! Tasks on CPUs: picking the next task of a CPU, running it until it yields, sleeping on
-//! I/O, waking.
+//! I/O.
 //!
 //! A CPU's run ([`World::run_cpu`]) picks a task and hands it to the runner of its kind:
 //! a user task replays its accesses inline ([`World::run_user`]), a kernel task takes
@@ -7,10 +7,12 @@
 //! a [`Yield`], which `run_cpu` handles in one place: preempted by the queue's next event,
 //! asleep on I/O, ended, or killed.
 //!
-//! Waking, and whether the woken task preempts, is `wakeup.rs`. Simplified: a task woken
-//! by an I/O completion pays a fixed `wakeup_ns` (interrupt,
-//! wakeup, scheduling) rather than a modelled scheduler; kernel tasks started by the
-//! timeline and kswapd run on CPUs of their own.
+//! Waking, and whether the woken task preempts the running one, is `wakeup.rs`.
+//!
+//! Simplified: tasks take turns of a base slice in run-queue order, not by EEVDF's virtual
+//! deadlines; a task woken by an I/O completion pays a fixed `wakeup_ns` (interrupt,
+//! wakeup, scheduling); kernel tasks started by the timeline and kswapd run on CPUs of
+//! their own.
 
 use super::job::{Finish, JobStep};
 use super::stream::{Lookahead, NextUses, Stream};
