@@ -304,12 +304,19 @@ impl World {
 
     /// Task `t` leaves CPU `c`, which was busy with it until its clock.
     pub(super) fn leave_cpu(&mut self, t: TaskId, c: CpuId) {
-        let cpu = &mut self.cpus[c];
         let clock = self.tasks[t].clock;
+        self.credit_run(c, t, clock);
+        let cpu = &mut self.cpus[c];
         cpu.current = None;
-        cpu.busy += clock.since(cpu.run_from.min(clock));
-        self.tasks[t].vruntime += clock.since(cpu.run_from.min(clock)).0;
         cpu.busy_until = cpu.busy_until.max(clock);
+    }
+
+    /// Task `t`, CPU `c`'s current task, ran there from when it was put on the CPU until
+    /// `until`: the CPU's busy time and the task's virtual runtime both count it.
+    pub(super) fn credit_run(&mut self, c: CpuId, t: TaskId, until: SimTime) {
+        let ran = until.since(self.cpus[c].run_from.min(until));
+        self.cpus[c].busy += ran;
+        self.tasks[t].vruntime += ran.0;
     }
 
     /// Whether task `t` must stop running now: its clock has passed the queue's next

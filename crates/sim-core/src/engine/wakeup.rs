@@ -61,30 +61,19 @@ impl World {
     }
 
     /// Task `t`, which just left CPU `c` to sleep, keeps its lag against the CPU's
-    /// runnable user tasks and itself (0 when it ran alone).
+    /// runnable user tasks and itself (0 when it ran alone, and for a kernel task).
     #[inline]
     pub(super) fn note_lag(&mut self, t: TaskId, c: CpuId) {
-        if self.alone(c) {
-            self.tasks[t].lag = 0;
-        } else {
-            self.note_lag_among(t, c);
-        }
+        let lag = if self.alone(c) || !self.tasks[t].is_user() { 0 } else { self.lag_among(t, c) };
+        self.tasks[t].lag = lag;
     }
 
-    /// [`World::note_lag`] when CPU `c` has other tasks.
-    fn note_lag_among(&mut self, t: TaskId, c: CpuId) {
-        if !self.tasks[t].is_user() {
-            return;
-        }
+    /// Task `t`'s lag against CPU `c`'s runnable user tasks and itself, clamped.
+    fn lag_among(&self, t: TaskId, c: CpuId) -> i64 {
         let (sum, n) = self.runnable_vruntime(c);
-        let lag = if n == 0 {
-            0
-        } else {
-            let own = self.tasks[t].vruntime as i64;
-            let limit = self.lag_limit();
-            ((sum + own) / (i64::from(n) + 1) - own).clamp(-limit, limit)
-        };
-        self.tasks[t].lag = lag;
+        let own = self.tasks[t].vruntime as i64;
+        let limit = self.lag_limit();
+        ((sum + own) / (i64::from(n) + 1) - own).clamp(-limit, limit)
     }
 
     /// Places a starting task `t` at the average virtual runtime of CPU `c`'s runnable
@@ -92,7 +81,7 @@ impl World {
     pub(super) fn place_new(&mut self, t: TaskId, c: CpuId) {
         let (sum, n) = self.runnable_vruntime(c);
         if n > 0 {
-            self.tasks[t].vruntime = (sum / i64::from(n)).max(0) as u64;
+            self.tasks[t].vruntime = (sum / i64::from(n)) as u64;
         }
         self.tasks[t].lag = 0;
     }
@@ -141,6 +130,7 @@ impl World {
     fn live_vruntime(&self, u: TaskId, c: CpuId) -> u64 {
         let cpu = &self.cpus[c];
         let task = &self.tasks[u];
+        // What `credit_run` will count when it leaves the CPU.
         let running =
             if cpu.current == Some(u) { task.clock.since(cpu.run_from.min(task.clock)).0 } else { 0 };
         task.vruntime + running

@@ -321,13 +321,15 @@ impl World {
     /// it, kept off meanwhile, runs again after a context switch with a new slice.
     fn zswap_worker_ran(&mut self, c: CpuId, start: SimTime, end: SimTime, turn_over: bool) {
         let switch = SimDuration(self.mm.cfg.cpu.context_switch_ns);
+        // The task's own time up to the worker's turn, then the worker's.
+        if let Some(t) = self.cpus[c].current {
+            self.credit_run(c, t, start);
+        }
         let cpu = &mut self.cpus[c];
         cpu.busy += end.since(start);
         cpu.busy_until = cpu.busy_until.max(end);
         if let Some(t) = cpu.current {
             let task = &mut self.tasks[t];
-            // The task's own time up to the worker's turn, then the worker's.
-            cpu.busy += start.since(cpu.run_from.min(start));
             task.clock = task.clock.max(end);
             if turn_over {
                 task.clock += switch;
