@@ -51,7 +51,7 @@
 //! | `hdd` | 0.13 ms + seek + 4.17 ms | same | 6.5 µs | 1 | 150 | 32 | yes | 7200 rpm, 15 ms full stroke |
 //! | `disk-100mbs` | 0.5 ms | 0.5 ms | 1.0 µs | 2 | 95 | 256 | no | ~100 MB/s virtual disk, the 2020 mm_reclaim RFC's test guest |
 //! | `zram` | 2.2 µs | 7.5 µs | 0.45 / 1.75 µs | 1 | 8192 | 128 | no | synchronous, lzo-rle CPU time as device time |
-//! | `this-vm-zram` | 6.2 µs | 0.26 µs | 0.45 / 0.065 µs | 1 | unlimited | 128 | no | `zram` fitted to the validation machine, on top of `CpuCosts::this_vm` |
+//! | `this-vm-zram` | 6.2 µs | 0.26 µs | 1.1175 / 0.065 µs | 1 | unlimited | 128 | no | `zram` fitted to the validation machine, on top of `CpuCosts::this_vm` |
 //!
 //! # How the virtio numbers were derived
 //!

@@ -413,20 +413,17 @@ impl BlockLayer {
 
     /// Performs a request synchronously, as a `SWP_SYNCHRONOUS_IO` device does (zram): no
     /// plug, no queue, completed before the call returns. The bio covers `pages`
-    /// consecutive pages from `bio.offset` (more than one for a large folio), which the
-    /// device serves page by page, as zram compresses and decompresses each page of a bio
-    /// on its own. Returns the completion time; the submitting context waits for it.
+    /// consecutive pages from `bio.offset` (more than one for a large folio), served as one
+    /// request: the device's per-request base once, its per-KiB cost (on zram, compressing
+    /// or decompressing each page on its own) for every page. Returns the completion time;
+    /// the submitting context waits for it.
     pub(crate) fn submit_sync_pages(&mut self, bio: Bio, pages: u32, now: SimTime) -> SimTime {
         let q = &mut self.queues[bio.device.0 as usize];
         let bytes = u64::from(pages) * crate::ids::PAGE_SIZE;
         let t = now.max(q.last_dispatch);
         q.last_dispatch = t;
-        let mut done = t;
-        for i in 0..u64::from(pages) {
-            let sector = (u64::from(bio.offset) + i) * SECTORS_PER_PAGE;
-            let req = IoRequest { dir: bio.dir, sector, bytes: crate::ids::PAGE_SIZE };
-            done = q.model.service(done, &req).max(done);
-        }
+        let req = IoRequest { dir: bio.dir, sector: u64::from(bio.offset) * SECTORS_PER_PAGE, bytes };
+        let done = q.model.service(t, &req).max(t);
         q.sizes[(pages.max(1).ilog2() as usize).min(SIZE_BUCKETS - 1)] += 1;
         let c = q.dir(bio.dir);
         c.stats.queued += 1;

@@ -175,7 +175,8 @@ impl World {
             },
         };
         self.mm.vmstat.pgfault += 1;
-        self.mm.spend(self.mm.cfg.cpu.fault_ns + u64::from(nr) * self.mm.cfg.cpu.anon_fault_ns);
+        let cpu = &self.mm.cfg.cpu;
+        self.mm.spend(cpu.fault_ns + cpu.anon_fault_ns + u64::from(nr - 1) * cpu.anon_fault_page_ns);
         for i in 0..nr {
             let (p, pfn) = (PageId(first.0 + i), Pfn(head.0 + i));
             *self.mm.pt.pte_mut(p) = Pte::present(pfn, true, true);

@@ -48,7 +48,7 @@ impl Mm {
                 self.vmstat.thp_swpout += 1;
             }
         }
-        self.spend(self.cfg.cpu.swapout_submit_ns);
+        self.spend(self.cfg.cpu.swapout_submit_ns + u64::from(nr - 1) * self.cfg.cpu.swapout_page_ns);
         if self.block.is_synchronous(slot.device) {
             let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
             self.submit_sync(bio, nr);

@@ -97,8 +97,9 @@ pub(super) fn check(curve: &str, what: &str, simulated: f64, published: f64, tol
             None,
         ),
         Tolerance::Absolute(dist, unit) => {
-            // A position, such as a page-cluster, is a whole number.
-            simulated_text = format!("{simulated}");
+            // A position, such as a page-cluster, is a whole number; a share is not.
+            simulated_text =
+                if simulated.fract() == 0.0 { format!("{simulated}") } else { format!("{simulated:.2}") };
             (
                 (simulated - published).abs() <= dist,
                 format!("{published}"),

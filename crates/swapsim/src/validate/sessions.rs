@@ -40,11 +40,11 @@ pub struct Session {
 /// The sessions measured slower than the fitted speed.
 pub const SESSIONS: &[Session] = &[Session {
     kernel: "6.18.44-fc-v782",
-    cpu: 1.52,
+    cpu: 1.45,
     disk_read: 2.0,
     evidence: "CPU: the fill of D2-mthp16-64-seq768-p3-zram (768 MiB written once with 16 and 64 kB \
                folios, every eviction compressed into zram, no I/O wait) took 1.080 s (0.925 to 1.109 s) \
-               where the fitted costs give 0.710 s. Disk: the 4 KiB swap-in reads of \
+               where the fitted costs give 0.746 s. Disk: the 4 KiB swap-in reads of \
                C-zswap-lzo-shrinkerN-pool1pct-zipf-768M took 37 us at the median from issue to completion \
                (36 to 37 us over its runs), against 18 to 19 us in every swap-file case of the v769 \
                session on the same disk.",
