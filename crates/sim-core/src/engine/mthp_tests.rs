@@ -173,6 +173,31 @@ fn a_swap_file_splits_every_large_folio_at_swap_out() {
 
 /// Fills 128 pages in 64 KiB folios under a 64-page limit on zram, then reads them
 /// again in order: the first half was swapped out whole.
+#[test]
+fn a_large_folio_pays_its_fault_once_and_each_further_page_apart() {
+    // Far below the limit: the run is the accesses and the faults, nothing else.
+    let cpu = crate::config::CpuCosts::default();
+    let large = Machine::new(1024, &["64kB"]).run(64, &writes(0..64));
+    assert_eq!(stats(&large, "64kB").anon_fault_alloc, 4);
+    let per_folio = cpu.fault_ns + cpu.anon_fault_ns + 15 * cpu.anon_fault_page_ns;
+    let want = 4 * per_folio + 64 * cpu.access_ns;
+    assert_eq!((large.sim_time_s * 1e9).round() as u64, want);
+    let small = Machine::new(1024, &[]).run(64, &writes(0..64));
+    let want = 64 * (cpu.fault_ns + cpu.anon_fault_ns + cpu.access_ns);
+    assert_eq!((small.sim_time_s * 1e9).round() as u64, want);
+}
+
+#[test]
+fn a_synchronous_device_serves_a_large_folio_as_one_request() {
+    let r = zram_refill(Machine::new(64, &["64kB"]));
+    let s = stats(&r, "64kB");
+    assert!(s.swpin > 0, "{s:?}");
+    let reads = &r.block[0].reads;
+    assert_eq!(reads.completed, r.vmstat.pgmajfault, "one request per swap-in, whatever its size");
+    // The test device takes 2 us a request, not a page.
+    assert_eq!(reads.service_ns_total, 2_000 * reads.completed);
+}
+
 fn zram_refill(m: Machine) -> SimReport {
     let mut acc = writes(0..128);
     acc.extend((0..128).map(|p| (p, false)));
