@@ -60,9 +60,10 @@ pub struct CpuCosts {
     pub reclaim_scan_ns: u64,
     /// Per folio unmapped and submitted for writeback. Default 1500.
     pub swapout_submit_ns: u64,
-    /// Each page of a large folio swapped out whole after its first (unmapping its PTE and
-    /// the per-page work of the write: on zram, compressing and storing it). Reclaim's scan,
-    /// submission and free are paid once per folio. Default 700.
+    /// Each page of a large folio swapped out whole to a synchronous device (zram) after its
+    /// first: unmapping its PTE, and compressing and storing it. Reclaim's scan, submission
+    /// and free are paid once per folio; a large folio written whole to a disk pays no
+    /// per-page part (not measured; without compression it is small). Default 700.
     pub swapout_page_ns: u64,
     /// Per page freed by reclaim. Default 300.
     pub reclaim_free_ns: u64,
@@ -191,7 +192,8 @@ impl CpuCosts {
     ///   page written out cost 6.37 µs of which 2.22 µs is per page (35%), and a page swapped
     ///   in 5.22 µs of which 2.54 µs is per page (49%). The fitted order-0 swap-out on zram
     ///   (4.76 µs: the reclaim's scan, submission and free plus the device's 0.26 µs) thus
-    ///   takes 1.40 µs for each further page of a folio written whole (`swapout_page_ns`);
+    ///   takes 1.40 µs for each further page of a folio written whole to zram
+    ///   (`swapout_page_ns`);
     ///   the swap-in's per-page share is the zram device's (the `this-vm-zram` preset's
     ///   split of its read time). The model's order-0 fill and pass of that region are
     ///   unchanged, and its ratios of mTHP to order-0 time went from 0.525 to 0.460 (fill;

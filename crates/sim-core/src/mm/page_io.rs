@@ -48,8 +48,10 @@ impl Mm {
                 self.vmstat.thp_swpout += 1;
             }
         }
-        self.spend(self.cfg.cpu.swapout_submit_ns + u64::from(nr - 1) * self.cfg.cpu.swapout_page_ns);
+        self.spend(self.cfg.cpu.swapout_submit_ns);
         if self.block.is_synchronous(slot.device) {
+            // zram compresses and stores each page of the folio on its own.
+            self.spend(u64::from(nr - 1) * self.cfg.cpu.swapout_page_ns);
             let bio = Bio { device: slot.device, dir: IoDir::Write, offset: slot.offset, pfn };
             self.submit_sync(bio, nr);
             return Pageout::Clean;
