@@ -314,7 +314,7 @@ impl World {
     /// Task `t`, CPU `c`'s current task, ran there from when it was put on the CPU until
     /// `until`: the CPU's busy time and the task's virtual runtime both count it.
     pub(super) fn credit_run(&mut self, c: CpuId, t: TaskId, until: SimTime) {
-        let ran = until.since(self.cpus[c].run_from.min(until));
+        let ran = self.run_so_far(c, until);
         self.cpus[c].busy += ran;
         self.tasks[t].vruntime += ran.0;
     }

@@ -126,14 +126,17 @@ impl World {
     }
 
     /// Task `u`'s virtual runtime now: what it has banked, plus its run so far when it is
-    /// CPU `c`'s running task.
+    /// CPU `c`'s running task (what `credit_run` will count when it leaves the CPU).
     fn live_vruntime(&self, u: TaskId, c: CpuId) -> u64 {
-        let cpu = &self.cpus[c];
         let task = &self.tasks[u];
-        // What `credit_run` will count when it leaves the CPU.
-        let running =
-            if cpu.current == Some(u) { task.clock.since(cpu.run_from.min(task.clock)).0 } else { 0 };
+        let running = if self.cpus[c].current == Some(u) { self.run_so_far(c, task.clock).0 } else { 0 };
         task.vruntime + running
+    }
+
+    /// How long CPU `c`'s current task has run by `until`, from when it was put on the CPU.
+    #[inline]
+    pub(super) fn run_so_far(&self, c: CpuId, until: SimTime) -> SimDuration {
+        until.since(self.cpus[c].run_from.min(until))
     }
 
     /// Whether CPU `c` runs nothing and has nothing queued: a task sleeping or waking
