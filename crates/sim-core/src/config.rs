@@ -81,6 +81,19 @@ pub struct MemcgConfig {
     /// not enter the anon/file cost balance; the MGLRU model does not scan them. Default 0:
     /// the validation's workloads, anonymous memory in a fresh cgroup, had none there.
     pub page_cache: ByteSize,
+    /// Kernel memory each process charges to the group beside its PTE pages, charged
+    /// before its first PTE page (its first fault in the group) and released at its exit:
+    /// the upper page-table levels its mappings newly need (`pmd_alloc_one`, one page per
+    /// 1 GiB of address space, and `pud_alloc_one`, per 512 GiB, both with
+    /// `GFP_PGTABLE_USER`) and the accounted slab of its VMAs and anon_vmas (the first
+    /// object charges a whole page). Whole pages; a remainder is dropped. Measured on the
+    /// validation machine's 6.18 for a process that joins the group after it started and
+    /// then maps and touches one 768 MiB region: `memory.kmem.usage_in_bytes` reads its 384
+    /// PTE pages and 2 more, which the validation's scenarios charge (8 KiB); where the
+    /// region crosses a 1 GiB boundary (which ASLR decides) one of them is a PMD page. A
+    /// process exec'd inside the group charges its whole page-table tree there as well
+    /// (18 to 20 pages for a small C program on that kernel). Default 0: PTE pages only.
+    pub process_kmem: ByteSize,
 }
 
 impl Default for MemcgConfig {
@@ -92,6 +105,7 @@ impl Default for MemcgConfig {
             zswap_max: None,
             zswap_writeback: true,
             page_cache: ByteSize(0),
+            process_kmem: ByteSize(0),
         }
     }
 }

@@ -21,9 +21,13 @@
 //! memory (`memory.kmem.usage_in_bytes`: 386 pages). They shift the room a large folio's
 //! charge finds below the limit, which decides whether it falls back (docs/mthp-seq-lockstep.md).
 //!
+//! Before its first PTE page, a process also charges the rest of its kernel memory in the
+//! group (`memcg.process_kmem`): its upper page-table levels and the slab of its mappings.
+//!
 //! Simplified: one memory cgroup and one NUMA node with one zone; a charge that cannot be
 //! satisfied while writes are in flight blocks the task until a write completes and then
-//! retries; page tables are charged but take no frame, and only PTE pages are charged.
+//! retries; page tables are charged but take no frame; a process's other kernel memory is a
+//! fixed number of pages charged at once, not each page when the kernel allocates it.
 
 use super::task::TaskState;
 use super::wait::Wait;

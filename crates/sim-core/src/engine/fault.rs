@@ -91,10 +91,16 @@ impl World {
                 // so a large folio's charge finds that much less room.
                 let charged = self.lru.charges_page_tables();
                 if charged {
-                    match self.charge_page_table(t) {
-                        Ok(()) => {}
-                        Err(Alloc::Oom) => return Ok(Step::Oom),
-                        Err(_) => return Ok(Step::Blocked(Wait::Writeback)),
+                    // Before its first PTE page, the process's other kernel memory (the
+                    // upper page-table levels and the slab of its mappings), then the PTE page.
+                    let due = self.mm.pt.kmem_due(space, self.mm.cfg.memcg.process_kmem.pages());
+                    for i in 0..=due {
+                        match self.charge_page_table(t) {
+                            Ok(()) if i < due => self.mm.pt.count_kmem_page(space),
+                            Ok(()) => {}
+                            Err(Alloc::Oom) => return Ok(Step::Oom),
+                            Err(_) => return Ok(Step::Blocked(Wait::Writeback)),
+                        }
                     }
                 }
                 let p = self

@@ -32,6 +32,8 @@ struct Machine {
     zswap: bool,
     contents: crate::contents::Contents,
     swapin: Box<dyn SwapinSize>,
+    /// `memcg.process_kmem`, in pages.
+    kmem_pages: u64,
 }
 
 impl Machine {
@@ -45,6 +47,7 @@ impl Machine {
             zswap: false,
             contents: RegionSpec::new(VirtPage(0), 1).contents,
             swapin: Box::new(AllOrders),
+            kmem_pages: 0,
         }
     }
 
@@ -69,6 +72,7 @@ impl Machine {
         }
         cfg.zswap.ever_enabled = self.ever_enabled;
         cfg.zswap.enabled = self.zswap;
+        cfg.memcg.process_kmem = ByteSize(self.kmem_pages * crate::ids::PAGE_SIZE);
         if self.zswap {
             // Room for the pool's charge, and page cache to keep reclaim's rounds going.
             cfg.memcg.page_cache = ByteSize(8 * crate::ids::PAGE_SIZE);
@@ -157,6 +161,22 @@ fn the_page_table_is_charged_before_the_folio_and_takes_its_room() {
     acc.extend([(512, true), (1030, true)]);
     let r = Machine::new(1024, &[]).run(1536, &acc);
     assert_eq!(r.at_end.memcg_usage_pages, 6 + 3, "six pages and three page tables");
+}
+
+#[test]
+fn a_process_charges_its_other_kernel_memory_before_its_first_pte_page() {
+    // Two pages of it and the PTE page leave 16 pages of a 19-page limit: the 64 KiB folio
+    // fits; under 18 it falls back on its charge.
+    let r = Machine { kmem_pages: 2, ..Machine::new(19, &["64kB"]) }.run(16, &writes(0..16));
+    assert_eq!(stats(&r, "64kB").anon_fault_alloc, 1);
+    let r = Machine { kmem_pages: 2, ..Machine::new(18, &["64kB"]) }.run(16, &writes(0..16));
+    let big = stats(&r, "64kB");
+    assert_eq!((big.anon_fault_alloc, big.anon_fault_fallback_charge), (0, 1), "{big:?}");
+    // Charged once per process, however many 2 MiB blocks it touches, while it lives.
+    let mut acc = writes(0..4);
+    acc.extend([(512, true), (1030, true)]);
+    let r = Machine { kmem_pages: 2, ..Machine::new(1024, &[]) }.run(1536, &acc);
+    assert_eq!(r.at_end.memcg_usage_pages, 6 + 3 + 2, "six pages, three page tables, two more");
 }
 
 #[test]

@@ -145,9 +145,13 @@ impl Region {
 pub(crate) struct AddressSpace {
     pub(crate) regions: Vec<Region>,
     last: usize,
-    /// Page-table pages charged to the memory cgroup for this space's chunks, one per
-    /// chunk (`pte_alloc_one`); released by `exit_mmap`.
+    /// Kernel pages charged to the memory cgroup for this space: one per chunk of PTEs
+    /// (`pte_alloc_one`) and the process's other kernel memory (`kmem_pages`); released
+    /// by `exit_mmap`.
     table_pages: u64,
+    /// Of `table_pages`, those charged for the process's kernel memory besides its PTE
+    /// pages (`MemcgConfig::process_kmem`), before its first PTE page.
+    kmem_pages: u64,
 }
 
 /// Where a virtual page lives in the PTE store.
@@ -398,6 +402,25 @@ impl PageTables {
         self.spaces[space.index()].table_pages += 1;
     }
 
+    /// Counts one page of the process's kernel memory besides its PTE pages, charged to
+    /// the memory cgroup for `space` and released with its page tables.
+    pub(crate) fn count_kmem_page(&mut self, space: SpaceId) {
+        let s = &mut self.spaces[space.index()];
+        s.table_pages += 1;
+        s.kmem_pages += 1;
+    }
+
+    /// How many of the `want` pages of kernel memory a process charges before its first
+    /// PTE page `space` has still to charge: none once a PTE page was charged.
+    pub(crate) fn kmem_due(&self, space: SpaceId, want: u64) -> u64 {
+        let s = &self.spaces[space.index()];
+        if s.table_pages > s.kmem_pages {
+            0
+        } else {
+            want.saturating_sub(s.kmem_pages)
+        }
+    }
+
     /// Page-table pages charged for every address space's chunks.
     pub(crate) fn table_pages(&self) -> u64 {
         self.spaces.iter().map(|s| s.table_pages).sum()
@@ -406,6 +429,7 @@ impl PageTables {
     /// Takes the page-table pages charged for `space`'s chunks, leaving none: its page
     /// tables are freed (`free_pgtables`).
     pub(crate) fn take_table_pages(&mut self, space: SpaceId) -> u64 {
+        self.spaces[space.index()].kmem_pages = 0;
         std::mem::take(&mut self.spaces[space.index()].table_pages)
     }
 

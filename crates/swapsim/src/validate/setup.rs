@@ -267,6 +267,14 @@ pub(super) fn fitted_disk(dir: &Path) -> Result<Option<DeviceConfig>> {
 /// online (the kernel scales by the CPUs online, not by the one the workload is pinned to).
 const BASE_SLICE_NS: u64 = 1_500_000;
 
+/// Kernel memory each of the cases' processes charges to the memory cgroup beside its PTE
+/// pages (`memcg.process_kmem`): 2 pages, as `memory.kmem.usage_in_bytes` read through
+/// `D2-mthp16-64-seq768-p3-zram`'s passes (386 pages with the region's 384 PTE pages),
+/// the upper page-table level and slab of the region's mapping (docs/mthp-seq-lockstep.md).
+/// The queue cases read about 61 pages with three jobs running, about 4 per job beyond
+/// their PTE pages; they get the same 2, not fitted apart.
+const PROCESS_KMEM_BYTES: u64 = 2 * 4096;
+
 /// The launcher's delays for a queue case, fitted to the visible queue cases' job start
 /// times (`measured.jobs_timing`, medians over runs): the launcher, on the other CPU,
 /// starts the first job 19.5 ms after the queue's start and each further first job 7.5
@@ -356,6 +364,7 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
             version: u8::try_from(version).map_err(|_| {
                 anyhow!("{}: setup.memcg_version {version} is out of range", case.file.display())
             })?,
+            process_kmem: ByteSize(PROCESS_KMEM_BYTES),
             ..MemcgConfig::default()
         },
         thp: thp_section(case)?,
