@@ -273,7 +273,7 @@ const BASE_SLICE_NS: u64 = 1_500_000;
 /// the upper page-table level and slab of the region's mapping (docs/mthp-seq-lockstep.md).
 /// The queue cases read about 61 pages with three jobs running, about 4 per job beyond
 /// their PTE pages; they get the same 2, not fitted apart.
-const PROCESS_KMEM_BYTES: u64 = 2 * 4096;
+const PROCESS_KMEM_BYTES: u64 = 2 * swapsim_core::PAGE_SIZE;
 
 /// The launcher's delays for a queue case, fitted to the visible queue cases' job start
 /// times (`measured.jobs_timing`, medians over runs): the launcher, on the other CPU,
