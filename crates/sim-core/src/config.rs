@@ -417,7 +417,7 @@ impl CoreConfig {
             "machine.memory"
         };
         let kmem = self.memcg.process_kmem;
-        if kmem.0 % crate::ids::PAGE_SIZE != 0 {
+        if !kmem.0.is_multiple_of(crate::ids::PAGE_SIZE) {
             return bad("memcg.process_kmem", format!("{kmem} is not a whole number of 4KiB pages"));
         }
         for (field, size) in [("memcg.page_cache", self.memcg.page_cache), ("memcg.process_kmem", kmem)] {
