@@ -12,7 +12,9 @@
 //!   (`block.*`, deltas, and the mean request size);
 //! - `/sys/kernel/debug/zswap/{pool_total_size,stored_pages}`: zswap's pool at the end
 //!   (`zswap_at_end.*`, gauges);
-//! - `/sys/block/zram<N>/mm_stat`: zram's memory at the end (`zram_at_end.*`, gauges);
+//! - `/sys/block/zram<N>/mm_stat`: zram's memory at the end (`zram_at_end.*`, gauges).
+//!   `probe run` reads its second snapshot after the workload has exited, when both pools
+//!   have been emptied, so it leaves these two out of the cases it writes;
 //! - the memory cgroup's OOM-kill count (`memory.oom_control` on v1, `memory.events` on
 //!   v2), which says whether a run lost its workload to the OOM killer.
 //!
