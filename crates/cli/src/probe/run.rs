@@ -219,7 +219,7 @@ pub(crate) fn repeats(
         // The second snapshot is read once the workload has exited and its swap entries
         // are freed, so zswap's and zram's levels describe an emptied pool, not the run's
         // end: they are left out rather than written as zeros.
-        figures.retain(|key, _| !key.starts_with("zswap_at_end.") && !key.starts_with("zram_at_end."));
+        figures.retain(|key, _| !swapsim::probe::measure::is_gauge(key));
         figures.extend(traced);
         let (fill_s, total_s, jobs) = match &ending {
             Ending::Completed { fill_s, total_s, jobs } => (*fill_s, *total_s, jobs.clone()),

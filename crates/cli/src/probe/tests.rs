@@ -574,6 +574,8 @@ impl super::run::Workload for FakeWorkload {
 fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
     let host = machine("run", 1);
     put(&host, "/proc/vmstat", "pswpin 1000\n");
+    // zswap's pool as the snapshot after the workload's exit finds it: emptied.
+    put(&host, "/sys/kernel/debug/zswap/stored_pages", "0\n");
     put(&host, "/proc/sys/kernel/osrelease", "6.18.0-fake\n");
     let before = knob_values(&host);
     let mut doc = case(json!({"swap": {"kind": "zram", "size_bytes": 1073741824u64, "rotational": false}}));
@@ -608,6 +610,10 @@ fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
     );
     let pswpin: Vec<f64> = runs.iter().map(|r| r.figures["vmstat.pswpin"]).collect();
     assert_eq!(pswpin, [100.0, 200.0, 300.0]);
+    assert!(
+        runs.iter().all(|r| !r.figures.keys().any(|k| k.starts_with("zswap_at_end"))),
+        "a pool level read after the workload exited is left out, not recorded as 0"
+    );
     assert!(said[1].contains("OOM-killed"), "{said:?}");
     let out = host.path("/out");
     put(&host, "/proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake CPU\nprocessor\t: 1\n");
@@ -622,6 +628,7 @@ fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
     assert_eq!(written["setup"]["machine"]["swap_disk"], json!({"name": "zram0", "rotational": false}));
     assert_eq!(written["measured"]["vmstat"]["pswpin"], json!({"median": 200, "min": 100, "max": 300}));
     assert_eq!(written["measured"]["oom_kills"]["runs_oom_killed"], 1);
+    assert!(written["measured"].get("zswap_at_end").is_none(), "{}", written["measured"]);
     assert_eq!(written["workload"], doc["workload"]);
     assert!(out.join("traces/t.trace").exists(), "the trace is copied beside the case");
     assert_eq!(

@@ -86,6 +86,12 @@ pub struct Snapshot {
 /// Sections whose figures are levels at the end of the run rather than counts.
 const GAUGES: &[&str] = &["zswap_at_end", "zram_at_end"];
 
+/// Whether figure `key` is a level at the end of the run (zswap's or zram's pool) rather
+/// than a count.
+pub fn is_gauge(key: &str) -> bool {
+    GAUGES.contains(&key.split('.').next().unwrap_or_default())
+}
+
 impl Snapshot {
     /// Reads every source that exists.
     pub fn take(src: &Sources) -> Result<Snapshot> {
@@ -213,8 +219,7 @@ fn read_oom_kills(dir: &Path) -> Result<Option<u64>> {
 pub fn delta(before: &Snapshot, after: &Snapshot) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for (key, &end) in &after.values {
-        let section = key.split('.').next().unwrap_or_default();
-        let value = if GAUGES.contains(&section) {
+        let value = if is_gauge(key) {
             end as f64
         } else {
             match before.values.get(key) {
