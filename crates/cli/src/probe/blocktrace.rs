@@ -90,7 +90,15 @@ impl BlockTrace {
             return Ok(BTreeMap::new());
         }
         let text = self.host.read(&format!("{INSTANCE}/trace"))?;
-        Ok(figures(&text))
+        let traced = figures(&text);
+        if traced.file_requests > 0 {
+            say(&format!(
+                "{} requests on the swap disk were file readahead or metadata, not swap I/O: \
+                 left out of the service times (not of the request and sector counts)",
+                traced.file_requests
+            ));
+        }
+        Ok(traced.figures)
     }
 }
 
@@ -104,20 +112,35 @@ impl Drop for BlockTrace {
     }
 }
 
+/// What a recorded trace gives.
+pub(crate) struct Traced {
+    /// Counts of queued and merged bios and of issued requests; service times.
+    pub(crate) figures: BTreeMap<String, f64>,
+    /// Issued requests that were a file system's, not swap's: readahead (`A` in the
+    /// request's flags) or metadata (`M`). Swap reads and writes carry neither flag.
+    pub(crate) file_requests: u64,
+}
+
 /// The figures of a recorded trace: counts of queued and merged bios and of issued
 /// requests, and service times (microseconds) of requests matched issue to completion by
-/// direction, start sector and length.
-pub(crate) fn figures(text: &str) -> BTreeMap<String, f64> {
+/// direction, start sector and length. The service times are swap I/O's alone: requests
+/// with a file system's flags are counted in [`Traced::file_requests`] and left out.
+pub(crate) fn figures(text: &str) -> Traced {
     let mut counts: HashMap<&str, f64> = HashMap::new();
     let mut issued: HashMap<(bool, u64, u64), f64> = HashMap::new();
     let mut service: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut file_requests = 0;
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let Some((time, event, rest)) = parse_line(line) else { continue };
         *counts.entry(event).or_default() += 1.0;
         if !matches!(event, "block_rq_issue" | "block_rq_complete") {
             continue;
         }
-        let Some((write, sector, len)) = request(rest) else { continue };
+        let Some(Request { write, file, sector, len }) = request(rest) else { continue };
+        if file {
+            file_requests += u64::from(event == "block_rq_issue");
+            continue;
+        }
         if event == "block_rq_issue" {
             issued.insert((write, sector, len), time);
         } else if let Some(start) = issued.remove(&(write, sector, len)) {
@@ -142,7 +165,7 @@ pub(crate) fn figures(text: &str) -> BTreeMap<String, f64> {
             out.insert("block.read_service_us_p99".to_string(), percentile(times, 0.99));
         }
     }
-    out
+    Traced { figures: out, file_requests }
 }
 
 /// The value at fraction `q` of sorted `xs` (nearest rank).
@@ -168,9 +191,19 @@ fn parse_line(line: &str) -> Option<(f64, &str, &str)> {
     Some((time, event, rest))
 }
 
-/// A request's direction (write or not), start sector and length in sectors, from
-/// `254,0 R 4096 () 2048 + 8 [task]` or `254,0 R () 2048 + 8 [0]`.
-fn request(rest: &str) -> Option<(bool, u64, u64)> {
+/// One request as a block tracepoint prints it.
+struct Request {
+    write: bool,
+    /// A file system's readahead or metadata (`A` or `M` among the flags).
+    file: bool,
+    sector: u64,
+    /// In sectors.
+    len: u64,
+}
+
+/// A request's direction, kind, start sector and length, from
+/// `254,0 R 4096 () 2048 + 8 [task]` or `254,0 RA () 2048 + 8 [0]`.
+fn request(rest: &str) -> Option<Request> {
     let mut words = rest.split_whitespace();
     let _dev = words.next()?;
     let rwbs = words.next()?;
@@ -178,7 +211,7 @@ fn request(rest: &str) -> Option<(bool, u64, u64)> {
     let plus = words.iter().position(|w| *w == "+")?;
     let sector = words.get(plus.checked_sub(1)?)?.parse().ok()?;
     let len = words.get(plus + 1)?.parse().ok()?;
-    Some((rwbs.contains('W'), sector, len))
+    Some(Request { write: rwbs.contains('W'), file: rwbs.contains(['A', 'M']), sector, len })
 }
 
 #[cfg(test)]
@@ -198,13 +231,30 @@ mod tests {
 
     #[test]
     fn requests_are_matched_issue_to_completion() {
-        let f = figures(TRACE);
+        let f = figures(TRACE).figures;
         assert_eq!(f["block.bios_queued_all"], 2.0);
         assert_eq!(f["block.bio_backmerges_all"], 1.0);
         assert_eq!(f["block.requests_issued_all"], 2.0);
         assert!((f["block.read_service_us_mean"] - 50.0).abs() < 1e-6, "{f:?}");
         assert!((f["block.read_service_us_p99"] - 50.0).abs() < 1e-6, "{f:?}");
         assert!((f["block.write_service_us_mean"] - 100.0).abs() < 1e-6, "{f:?}");
+    }
+
+    #[test]
+    fn file_readahead_and_metadata_are_left_out_of_the_service_times() {
+        let trace = format!(
+            "{TRACE}\
+            exec-1  [001] .....  100.000200: block_rq_issue: 254,0 RA 131072 () 90000 + 256 [exec]
+            exec-1  [001] .....  100.000210: block_rq_issue: 254,0 RM 4096 () 70000 + 8 [exec]
+          <idle>-0  [000] ..s1.  100.001200: block_rq_complete: 254,0 RA () 90000 + 256 [0]
+          <idle>-0  [000] ..s1.  100.001210: block_rq_complete: 254,0 RM () 70000 + 8 [0]
+"
+        );
+        let t = figures(&trace);
+        assert_eq!(t.file_requests, 2);
+        assert_eq!(t.figures["block.requests_issued_all"], 4.0);
+        assert!((t.figures["block.read_service_us_mean"] - 50.0).abs() < 1e-6, "{:?}", t.figures);
+        assert!((t.figures["block.read_service_us_p99"] - 50.0).abs() < 1e-6, "{:?}", t.figures);
     }
 
     #[test]
