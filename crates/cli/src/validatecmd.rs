@@ -33,6 +33,12 @@ pub(crate) struct ValidateArgs {
     /// report is printed in full first, and stderr lists the figures outside.
     #[arg(long)]
     strict: bool,
+    /// Print the scenario file (TOML) the one case given with --case is replayed with at
+    /// seed N, instead of replaying anything: `swapsim run` on it gives that seed's replay,
+    /// with every option of `run` (`--sample-every` for a time series). Its trace paths are
+    /// absolute.
+    #[arg(long, value_name = "N", conflicts_with_all = ["format", "seeds", "strict"])]
+    scenario_of_seed: Option<u64>,
 }
 
 /// The LRU models `validate` replays with.
@@ -61,6 +67,13 @@ pub(crate) enum ValidateFormat {
 
 /// `swapsim validate`.
 pub(crate) fn run(out: &mut impl Write, args: &ValidateArgs) -> Result<crate::Ended> {
+    if let Some(seed) = args.scenario_of_seed {
+        let [id] = args.cases.as_slice() else {
+            anyhow::bail!("--scenario-of-seed needs exactly one --case (given {})", args.cases.len());
+        };
+        out.write_all(swapsim::validate::case_scenario(&args.dir, id, args.lru.model(), seed)?.as_bytes())?;
+        return Ok(crate::Ended::Ok);
+    }
     if args.cases.len() == 1 && args.format != ValidateFormat::Markdown {
         // One run, whose arrays live to its end: as `swapsim run`.
         alloc::use_huge_pages();

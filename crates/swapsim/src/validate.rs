@@ -488,6 +488,19 @@ pub fn run_lru(
     Validation::new(lru, seeds, results.remove(0), dir)
 }
 
+/// The scenario file (TOML) that case `id` of `dir` is replayed with under `lru` at
+/// `seed`: `swapsim run` on it gives that seed's replay, with its time series and every
+/// option of `run`. Trace paths in it are absolute.
+pub fn case_scenario(dir: &Path, id: &str, lru: LruModel, seed: u64) -> Result<String> {
+    check_lru(lru)?;
+    if seed == 0 {
+        bail!("--seed 0: seeds start at 1");
+    }
+    let cases = read_cases(dir, &[id.to_string()])?;
+    let file = replay::case_scenario(&cases[0], dir, lru, seed)?;
+    toml::to_string(&file).with_context(|| format!("case {id}: cannot write its scenario as TOML"))
+}
+
 /// [`run_lru`], and every case replayed under both the classic LRU and MGLRU, side by
 /// side ([`LruComparison`]). The two replays of each case run in one parallel batch.
 pub fn run_compared(

@@ -538,3 +538,39 @@ fn validate_under_mglru_says_it_is_no_validation_and_other_lrus_are_rejected() {
     let err = fails(&["validate", &dir, "--lru", "exact"]);
     assert!(err.contains("--lru") && err.contains("exact"), "{err}");
 }
+
+#[test]
+fn a_case_printed_as_a_scenario_replays_as_validate_replays_it() {
+    // A queue (its jobs' traces and launch jitter) and a single trace on the swap file.
+    for id in ["J-small20-j3-swapfile", "A-seq-pc0-vma"] {
+        let dir = in_repo("validation/linux-6.18");
+        let toml = ok(&["validate", &dir, "--case", id, "--scenario-of-seed", "1"]);
+        // Run from elsewhere: the printed trace paths must not depend on the directory.
+        let scratch = scratch_dir("validation", &format!("scenario-of-{id}"));
+        let file = scratch.join("case.toml");
+        std::fs::write(&file, &toml).unwrap();
+        let run = swapsim_in(&scratch, &["run", "case.toml", "--format", "json"]);
+        assert!(run.success, "{id}: {}", run.stderr);
+        let run: Value = serde_json::from_str(&run.stdout).unwrap();
+        let validated: Value =
+            serde_json::from_str(&ok(&["validate", &dir, "--case", id, "--seeds", "1", "--format", "json"]))
+                .unwrap();
+        let sim = &validated["cases"][0]["sim"];
+        for counter in ["pswpin", "pswpout", "pgmajfault", "pgdeactivate", "workingset_refault_anon"] {
+            let replayed = sim["vmstat"][counter].as_f64().unwrap_or_else(|| panic!("{id}: {counter}"));
+            assert_eq!(run["vmstat"][counter].as_f64(), Some(replayed), "{id}: vmstat.{counter}");
+        }
+        assert!(sim["vmstat"]["pswpout"].as_f64().unwrap() > 0.0, "{id} swaps");
+    }
+    let err = fails(&["validate", &in_repo("validation/linux-6.18"), "--scenario-of-seed", "1"]);
+    assert!(err.contains("needs exactly one --case"), "{err}");
+    let err = fails(&[
+        "validate",
+        &in_repo("validation/linux-6.18"),
+        "--case",
+        "A-seq-pc0-vma",
+        "--scenario-of-seed",
+        "0",
+    ]);
+    assert!(err.contains("seeds start at 1"), "{err}");
+}

@@ -7,11 +7,11 @@
 //! operation when it swaps nothing in: it is simulated once and each run continues from a
 //! copy of it ([`SharedStart`]), with the report a run of its own gives.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use serde_json::json;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use swapsim_core::config::LruModel;
 use swapsim_core::SimReport;
@@ -19,7 +19,8 @@ use swapsim_core::SimReport;
 use super::seeds::{self, Fold, SeedOutcomes};
 use super::{compare, jobs, sessions, setup, sim_shape, Case, CaseResult};
 use crate::progress::Progress;
-use crate::scenario::{Prepared, Scenario};
+use crate::scenario::queue::JobEntry;
+use crate::scenario::{Prepared, Scenario, ScenarioFile};
 use crate::shared_start::{self, SharedStart};
 use crate::trace::TraceCache;
 
@@ -172,9 +173,7 @@ fn plan(case: &Case, dir: &Path, lru: LruModel, seeds: u64) -> Result<Planned> {
     base.lru = lru;
     let runs = (1..=seeds)
         .map(|seed| {
-            let mut file = base.clone();
-            file.seed = seed;
-            setup::jitter_launches(&mut file, seed);
+            let file = seeded(&base, seed);
             let key = if file.timeline.is_empty() { None } else { Some(shared_start::key(&file)?) };
             let prepared =
                 Scenario::from_file(file, format!("case {} seed {seed}", case.id), dir).prepare()?;
@@ -182,6 +181,45 @@ fn plan(case: &Case, dir: &Path, lru: LruModel, seeds: u64) -> Result<Planned> {
         })
         .collect::<Result<_>>()?;
     Ok(Planned { result, runs })
+}
+
+/// The scenario of one seed's replay: the case's, with the seed and the launch jitter it
+/// draws.
+fn seeded(base: &ScenarioFile, seed: u64) -> ScenarioFile {
+    let mut file = base.clone();
+    file.seed = seed;
+    setup::jitter_launches(&mut file, seed);
+    file
+}
+
+/// The scenario a case is replayed with at `seed`, its traces named by absolute paths so
+/// that it runs from any directory. An error for a case validate skips.
+pub(super) fn case_scenario(case: &Case, dir: &Path, lru: LruModel, seed: u64) -> Result<ScenarioFile> {
+    if let Some(why) = setup::unsupported(case) {
+        bail!("case {} is not replayed: {why}", case.id);
+    }
+    let mut base = setup::scenario_file(case, dir)?;
+    base.lru = lru;
+    let mut file = seeded(&base, seed);
+    let absolute = |path: &mut PathBuf| -> Result<()> {
+        if path.is_relative() {
+            let joined = dir.join(&*path);
+            *path = std::path::absolute(&joined)
+                .with_context(|| format!("cannot make {} absolute", joined.display()))?;
+        }
+        Ok(())
+    };
+    if let Some(trace) = &mut file.workload.trace {
+        absolute(trace)?;
+    }
+    if let Some(queue) = &mut file.workload.queue {
+        for job in &mut queue.jobs {
+            match job {
+                JobEntry::Path(trace) | JobEntry::Job { trace, .. } => absolute(trace)?,
+            }
+        }
+    }
+    Ok(file)
 }
 
 /// Compares a case's replays, one per seed, with the kernel's figures.
