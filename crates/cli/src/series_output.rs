@@ -3,7 +3,9 @@
 //!
 //! The CSV file has one row per sample: its time and interval in seconds, every vmstat
 //! counter's count during the interval (named as in /proc/vmstat), the events and accesses
-//! of the interval, the memory stall in seconds, the gauges at the sample's time, and per
+//! of the interval, the memory stall in seconds, the block requests completed in each
+//! direction and their mean service time in microseconds (empty when none completed), the
+//! gauges at the sample's time, and per
 //! task its state and pages (`task.NAME.state`, `task.NAME.rss_pages`,
 //! `task.NAME.swap_pages`). The JSON file is the library's `Series` as it is. Times are
 //! printed from integer nanoseconds, exactly.
@@ -47,6 +49,14 @@ fn seconds(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
+/// The mean of `total_ns` over `n` in microseconds, to the nanosecond; empty when `n` is 0.
+fn mean_us(total_ns: u64, n: u64) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    format!("{:.3}", total_ns as f64 / n as f64 / 1000.0)
+}
+
 /// The series as CSV text: a header line, then one row per sample.
 pub(crate) fn csv(series: &Series) -> String {
     let vmstat_names: Vec<&str> = swapsim::Sample::default().vmstat.fields().iter().map(|f| f.0).collect();
@@ -57,6 +67,10 @@ pub(crate) fn csv(series: &Series) -> String {
             "events",
             "accesses",
             "stall_s",
+            "read_requests",
+            "read_service_us_mean",
+            "write_requests",
+            "write_service_us_mean",
             "memcg_usage_pages",
             "rss_pages",
             "swap_pages",
@@ -79,6 +93,12 @@ pub(crate) fn csv(series: &Series) -> String {
         row.extend(s.vmstat.fields().iter().map(|f| f.1.to_string()));
         row.extend([s.events, s.accesses].map(|n| n.to_string()));
         row.push(seconds(s.stall_ns));
+        for (requests, service_ns) in
+            [(s.read_requests, s.read_service_ns), (s.write_requests, s.write_service_ns)]
+        {
+            row.push(requests.to_string());
+            row.push(mean_us(service_ns, requests));
+        }
         row.extend(
             [
                 s.memcg_usage_pages,

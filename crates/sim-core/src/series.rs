@@ -50,6 +50,15 @@ pub struct Sample {
     /// I/O (swap-in reads, writeback a charge waited for), summed over the tasks, so two
     /// tasks stalled together for 1 ms count 2 ms.
     pub stall_ns: u64,
+    /// Block requests that completed during the interval, over every swap device (zram
+    /// included, as the report's block figures count it): reads, then writes.
+    pub read_requests: u64,
+    pub write_requests: u64,
+    /// Their service times (issue to completion) summed, in nanoseconds: with the counts,
+    /// the interval's mean service time in each direction, as `iostat`'s `r_await` and
+    /// `w_await` give it less the scheduler's queueing.
+    pub read_service_ns: u64,
+    pub write_service_ns: u64,
     /// Pages charged to the memory cgroup (`memory.current` / 4 KiB) at `t_ns`.
     pub memcg_usage_pages: u64,
     /// Resident pages of the tasks' address spaces (VmRSS / 4 KiB).

@@ -81,6 +81,20 @@ fn the_csv_rows_add_up_to_the_report_and_the_json_file_matches() {
         assert_eq!(sum(counter), doc["vmstat"][counter].as_u64().unwrap(), "{counter}");
     }
     assert_eq!(sum("events"), doc["events"].as_u64().unwrap());
+    // Block requests by direction, and their service times in the JSON samples.
+    let devices = doc["block"].as_array().expect("block figures per device");
+    let total = |dir: &str, field: &str| devices.iter().map(|d| d[dir][field].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(sum("read_requests"), total("reads", "completed"));
+    assert_eq!(sum("write_requests"), total("writes", "completed"));
+    assert!(sum("read_requests") > 0 && sum("write_requests") > 0, "the queue reads and writes");
+    let samples = doc["series"]["samples"].as_array().unwrap();
+    let service = |f: &str| samples.iter().map(|s| s[f].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(service("read_service_ns"), total("reads", "service_ns_total"));
+    assert_eq!(service("write_service_ns"), total("writes", "service_ns_total"));
+    for row in &rows {
+        let (n, mean) = (&row[column("read_requests")], &row[column("read_service_us_mean")]);
+        assert_eq!(n == "0", mean.is_empty(), "a mean only over requests: {n} {mean}");
+    }
     assert_eq!(sum("accesses"), doc["accesses"].as_u64().unwrap());
     assert!(sum("pswpin") > 0, "the queue swaps");
     // Samples every 10 ms to the run's end; the last one at the end.

@@ -25,7 +25,7 @@ use super::task::TaskState;
 use super::World;
 use crate::ids::TaskId;
 use crate::series::{Sample, Series, TaskPhase, TaskSample, MAX_SAMPLES};
-use crate::stats::Vmstat;
+use crate::stats::{BlockTotals, Vmstat};
 use crate::time::{SimDuration, SimTime};
 
 /// The sampler's state: the series so far and the counts at the last sample.
@@ -39,6 +39,8 @@ pub(super) struct Sampler {
     last_vmstat: Vmstat,
     last_events: u64,
     last_accesses: u64,
+    /// The block layer's totals at the last sample.
+    last_block: BlockTotals,
     /// Per user task, its stall at the last sample.
     last_stall: Vec<SimDuration>,
 }
@@ -78,6 +80,7 @@ impl World {
                 last_vmstat: Vmstat::default(),
                 last_events: 0,
                 last_accesses: 0,
+                last_block: BlockTotals::default(),
             }));
             self.next_sample_at = SimTime::ZERO + every;
         }
@@ -137,6 +140,9 @@ impl World {
             return false;
         }
         let vmstat = self.mm.vmstat.clone();
+        let block = self.mm.block.totals();
+        let (reads, writes) =
+            (block.reads.since(&sampler.last_block.reads), block.writes.since(&sampler.last_block.writes));
         let events = self.mm.events() - unhandled;
         let mut stall_ns = 0;
         for (k, &t) in sampler.user_tasks.iter().enumerate() {
@@ -159,6 +165,10 @@ impl World {
             events: events - sampler.last_events,
             accesses: self.accesses - sampler.last_accesses,
             stall_ns,
+            read_requests: reads.completed,
+            write_requests: writes.completed,
+            read_service_ns: reads.service_ns_total,
+            write_service_ns: writes.service_ns_total,
             memcg_usage_pages: gauges.memcg_usage_pages,
             rss_pages: gauges.rss_pages,
             swap_pages: gauges.swap_pages,
@@ -170,6 +180,7 @@ impl World {
         });
         sampler.last_at = at;
         sampler.last_vmstat = vmstat;
+        sampler.last_block = block;
         sampler.last_events = events;
         sampler.last_accesses = self.accesses;
         true
