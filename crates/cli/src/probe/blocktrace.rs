@@ -69,6 +69,15 @@ impl BlockTrace {
     /// Stops recording, removes the instance and returns the run's figures (`block.*`):
     /// none when the ring buffer overflowed (a count missing events would be wrong).
     pub(crate) fn finish(self, say: &mut dyn FnMut(&str)) -> Result<BTreeMap<String, f64>> {
+        Ok(match self.finish_text(say)? {
+            Some(text) => summarize(&text, say),
+            None => BTreeMap::new(),
+        })
+    }
+
+    /// Stops recording, removes the instance and returns the recorded text: `None` when
+    /// the ring buffer overflowed (said), as a count missing events would be wrong.
+    pub(crate) fn finish_text(self, say: &mut dyn FnMut(&str)) -> Result<Option<String>> {
         self.host.write(&format!("{INSTANCE}/tracing_on"), "0")?;
         let mut lost = 0;
         if let Ok(cpus) = std::fs::read_dir(self.host.path(&format!("{INSTANCE}/per_cpu"))) {
@@ -87,19 +96,109 @@ impl BlockTrace {
             say(&format!(
                 "the block trace lost {lost} events (its buffer overflowed): no traced block figures"
             ));
-            return Ok(BTreeMap::new());
+            return Ok(None);
         }
-        let text = self.host.read(&format!("{INSTANCE}/trace"))?;
-        let traced = figures(&text);
-        if traced.file_requests > 0 {
-            say(&format!(
-                "{} requests on the swap disk were file readahead or metadata, not swap I/O: \
-                 left out of the service times (not of the request and sector counts)",
-                traced.file_requests
+        Ok(Some(self.host.read(&format!("{INSTANCE}/trace"))?))
+    }
+}
+
+/// The figures of a recorded trace, saying how many requests were a file system's.
+pub(crate) fn summarize(text: &str, say: &mut dyn FnMut(&str)) -> BTreeMap<String, f64> {
+    let traced = figures(text);
+    if traced.file_requests > 0 {
+        say(&format!(
+            "{} requests on the swap disk were file readahead or metadata, not swap I/O: \
+             left out of the service times (not of the request and sector counts)",
+            traced.file_requests
+        ));
+    }
+    traced.figures
+}
+
+/// One request of a recorded trace, issue to completion.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TracedRequest {
+    /// Issue time, in seconds from the trace's first issue.
+    pub(crate) issue_s: f64,
+    /// Issue to completion, in microseconds.
+    pub(crate) service_us: f64,
+    pub(crate) write: bool,
+    /// The request's flags as the tracepoint prints them (`R`, `W`, `RA`, `WS`, ...).
+    pub(crate) flags: String,
+    pub(crate) sector: u64,
+    /// Length in sectors.
+    pub(crate) sectors: u64,
+    /// Requests of each direction issued and not yet completed when it was issued.
+    pub(crate) reads_ahead: u32,
+    pub(crate) writes_ahead: u32,
+    /// The task that issued it (the tracepoint's last field).
+    pub(crate) task: String,
+}
+
+/// Every request of a recorded trace that completed, in completion order: matched issue
+/// to completion by direction, start sector and length, with the requests in flight when
+/// it was issued. A request issued before the trace began or completing after it ended is
+/// left out, and so counts towards no other's depth.
+pub(crate) fn requests(text: &str) -> Vec<TracedRequest> {
+    let mut issued: HashMap<(bool, u64, u64), (f64, String, u32, u32, String)> = HashMap::new();
+    let mut in_flight = [0u32; 2];
+    let mut first: Option<f64> = None;
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((time, event, rest)) = parse_line(line) else { continue };
+        if !matches!(event, "block_rq_issue" | "block_rq_complete") {
+            continue;
+        }
+        let Some(Request { write, sector, len, .. }) = request(rest) else { continue };
+        let flags = rest.split_whitespace().nth(1).unwrap_or("").to_string();
+        if event == "block_rq_issue" {
+            let start = *first.get_or_insert(time);
+            let task = rest.rsplit_once('[').map_or("", |(_, t)| t.trim_end_matches(']')).to_string();
+            issued.insert((write, sector, len), (time - start, flags, in_flight[0], in_flight[1], task));
+            in_flight[usize::from(write)] += 1;
+        } else if let Some((issue_s, flags, reads_ahead, writes_ahead, task)) =
+            issued.remove(&(write, sector, len))
+        {
+            in_flight[usize::from(write)] -= 1;
+            let start = first.unwrap_or(time);
+            out.push(TracedRequest {
+                issue_s,
+                service_us: (time - start - issue_s) * 1e6,
+                write,
+                flags,
+                sector,
+                sectors: len,
+                reads_ahead,
+                writes_ahead,
+                task,
+            });
+        }
+    }
+    out
+}
+
+/// `requests` of each repeat as CSV text: a header line, then one row per request.
+pub(crate) fn requests_csv(repeats: &[Vec<TracedRequest>]) -> String {
+    let mut text =
+        String::from("repeat,issue_s,service_us,dir,flags,sector,sectors,reads_ahead,writes_ahead,task\n");
+    for (k, rows) in repeats.iter().enumerate() {
+        for r in rows {
+            text.push_str(&format!(
+                "{},{:.6},{:.1},{},{},{},{},{},{},{}\n",
+                k + 1,
+                r.issue_s,
+                r.service_us,
+                if r.write { "W" } else { "R" },
+                r.flags,
+                r.sector,
+                r.sectors,
+                r.reads_ahead,
+                r.writes_ahead,
+                crate::sweep_output::csv_field(&r.task),
             ));
         }
-        Ok(traced.figures)
     }
+    text
 }
 
 impl Drop for BlockTrace {
@@ -255,6 +354,29 @@ mod tests {
         assert_eq!(t.figures["block.requests_issued_all"], 4.0);
         assert!((t.figures["block.read_service_us_mean"] - 50.0).abs() < 1e-6, "{:?}", t.figures);
         assert!((t.figures["block.read_service_us_p99"] - 50.0).abs() < 1e-6, "{:?}", t.figures);
+    }
+
+    #[test]
+    fn each_request_is_listed_with_the_requests_in_flight_when_it_was_issued() {
+        let rows = requests(TRACE);
+        assert_eq!(rows.len(), 2);
+        let (read, write) = (&rows[0], &rows[1]);
+        assert_eq!((read.write, read.sector, read.sectors, read.flags.as_str()), (false, 2048, 8, "R"));
+        assert_eq!((read.reads_ahead, read.writes_ahead), (0, 0));
+        assert!((read.service_us - 50.0).abs() < 1e-6 && read.issue_s == 0.0, "{read:?}");
+        // The write was issued while the read was in flight.
+        assert_eq!((write.write, write.sectors, write.reads_ahead, write.writes_ahead), (true, 16, 1, 0));
+        assert!((write.service_us - 100.0).abs() < 1e-6 && (write.issue_s - 11e-6).abs() < 1e-9, "{write:?}");
+        assert_eq!(write.task, "exec");
+        let csv = requests_csv(&[rows.clone(), rows]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert_eq!(
+            lines[0],
+            "repeat,issue_s,service_us,dir,flags,sector,sectors,reads_ahead,writes_ahead,task"
+        );
+        assert_eq!(lines[2], "1,0.000011,100.0,W,W,4096,16,1,0,exec");
+        assert!(lines[4].starts_with("2,"), "{csv}");
     }
 
     #[test]

@@ -142,6 +142,12 @@ pub(crate) struct RunArgs {
     /// device/profile.toml otherwise gets one, as `probe disk` makes it).
     #[arg(long)]
     no_disk_timing: bool,
+    /// Also write every request the block tracepoints saw on the swap disk, per repeat, to
+    /// this CSV file: issue time, service time, direction, flags, start sector, length,
+    /// the reads and writes in flight when it was issued, and the issuing task. Needs
+    /// tracefs and --block-device (or a zram case).
+    #[arg(long, value_name = "FILE")]
+    requests_out: Option<PathBuf>,
     #[command(flatten)]
     machine: MachineArgs,
 }
@@ -308,6 +314,7 @@ fn run_probe(out: &mut dyn Write, args: RunArgs) -> Result<()> {
         options: args.machine.options(),
         block_device: if zram { Some(args.machine.zram.clone()) } else { args.machine.disk() },
         repeats: args.repeats as usize,
+        requests_out: args.requests_out.clone(),
     };
     let interrupted = setup::catch_interrupts();
     let mut system = system::RealSystem::new(host.clone());

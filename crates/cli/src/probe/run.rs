@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::blocktrace::BlockTrace;
+use super::blocktrace::{self, BlockTrace};
 use super::host::Host;
 use super::plan::{self, Places};
 use super::setup::{self, StartOptions};
@@ -198,6 +198,8 @@ pub(crate) struct Probe<'a> {
     /// The swap device's block device name for its `stat` figures (`zram0`, `vda`).
     pub(crate) block_device: Option<String>,
     pub(crate) repeats: usize,
+    /// Where to write every traced request of every repeat (`--requests-out`), if asked.
+    pub(crate) requests_out: Option<PathBuf>,
 }
 
 /// Runs the probe's repeats on `host` and returns them; `say` hears progress.
@@ -210,6 +212,7 @@ pub(crate) fn repeats(
     say: &mut dyn FnMut(&str),
 ) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
+    let mut requests: Vec<Vec<blocktrace::TracedRequest>> = Vec::new();
     for repeat in 1..=probe.repeats {
         if interrupted.load(Ordering::SeqCst) {
             bail!("interrupted before repeat {repeat}; the machine is as it was");
@@ -233,8 +236,17 @@ pub(crate) fn repeats(
             let before = Snapshot::take(&sources)?;
             let ending = workload.run(&host.path(&format!("{}/cgroup.procs", plan.cgroup_dir)))?;
             let after = Snapshot::take(&sources)?;
-            let traced = match trace {
-                Some(trace) => trace.finish(&mut *say)?,
+            let text = match trace {
+                Some(trace) => trace.finish_text(&mut *say)?,
+                None => None,
+            };
+            let traced = match &text {
+                Some(text) => {
+                    if probe.requests_out.is_some() {
+                        requests.push(blocktrace::requests(text));
+                    }
+                    blocktrace::summarize(text, &mut *say)
+                }
                 None => BTreeMap::new(),
             };
             Ok((before, ending, after, traced))
@@ -268,6 +280,18 @@ pub(crate) fn repeats(
             if ending == Ending::Killed { "OOM-killed".to_string() } else { format!("{total_s:.3} s") }
         ));
         runs.push(Run { figures, fill_s, total_s, jobs });
+    }
+    if let Some(path) = &probe.requests_out {
+        if requests.len() < runs.len() {
+            say(&format!(
+                "{}: {} of {} repeats had a complete block trace; the file lists those",
+                path.display(),
+                requests.len(),
+                runs.len()
+            ));
+        }
+        crate::outfile::write_atomically(path, blocktrace::requests_csv(&requests).as_bytes())?;
+        say(&format!("wrote {}", path.display()));
     }
     Ok(runs)
 }

@@ -593,6 +593,8 @@ fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
         options: options(&host),
         block_device: None,
         repeats: 3,
+        // No tracefs on the fake machine: the file lists no request, and says why.
+        requests_out: Some(host.path("/requests.csv")),
     };
     let mut system = FakeSystem::new(&host);
     let mut workload = FakeWorkload { host: host.clone(), n: 0, killed: Some(2) };
@@ -615,6 +617,9 @@ fn a_probe_run_measures_each_repeat_on_a_clean_machine_and_writes_a_case() {
         "a pool level read after the workload exited is left out, not recorded as 0"
     );
     assert!(said[1].contains("OOM-killed"), "{said:?}");
+    let listed = std::fs::read_to_string(host.path("/requests.csv")).expect("the request list is written");
+    assert_eq!(listed.lines().count(), 1, "a header only: {listed}");
+    assert!(said.iter().any(|s| s.contains("0 of 3 repeats had a complete block trace")), "{said:?}");
     let out = host.path("/out");
     put(&host, "/proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake CPU\nprocessor\t: 1\n");
     put(&host, "/sys/class/block/zram0/queue/rotational", "0\n");
