@@ -118,7 +118,7 @@ pub(crate) fn summarize(text: &str, say: &mut dyn FnMut(&str)) -> BTreeMap<Strin
 /// One request of a recorded trace, issue to completion.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TracedRequest {
-    /// Issue time, in seconds from the trace's first issue.
+    /// Issue time, in seconds from the first request event of the trace.
     pub(crate) issue_s: f64,
     /// Issue to completion, in microseconds.
     pub(crate) service_us: f64,
@@ -140,7 +140,8 @@ pub(crate) struct TracedRequest {
 /// it was issued. A request issued before the trace began or completing after it ended is
 /// left out, and so counts towards no other's depth.
 pub(crate) fn requests(text: &str) -> Vec<TracedRequest> {
-    let mut issued: HashMap<(bool, u64, u64), (f64, String, u32, u32, String)> = HashMap::new();
+    // Each issued request waits here, its service time still to come.
+    let mut issued: HashMap<(bool, u64, u64), TracedRequest> = HashMap::new();
     let mut in_flight = [0u32; 2];
     let mut first: Option<f64> = None;
     let mut out = Vec::new();
@@ -150,28 +151,25 @@ pub(crate) fn requests(text: &str) -> Vec<TracedRequest> {
             continue;
         }
         let Some(Request { write, sector, len, .. }) = request(rest) else { continue };
-        let flags = rest.split_whitespace().nth(1).unwrap_or("").to_string();
+        let start = *first.get_or_insert(time);
         if event == "block_rq_issue" {
-            let start = *first.get_or_insert(time);
-            let task = rest.rsplit_once('[').map_or("", |(_, t)| t.trim_end_matches(']')).to_string();
-            issued.insert((write, sector, len), (time - start, flags, in_flight[0], in_flight[1], task));
-            in_flight[usize::from(write)] += 1;
-        } else if let Some((issue_s, flags, reads_ahead, writes_ahead, task)) =
-            issued.remove(&(write, sector, len))
-        {
-            in_flight[usize::from(write)] -= 1;
-            let start = first.unwrap_or(time);
-            out.push(TracedRequest {
-                issue_s,
-                service_us: (time - start - issue_s) * 1e6,
+            let waiting = TracedRequest {
+                issue_s: time - start,
+                service_us: 0.0,
                 write,
-                flags,
+                flags: rest.split_whitespace().nth(1).unwrap_or("").to_string(),
                 sector,
                 sectors: len,
-                reads_ahead,
-                writes_ahead,
-                task,
-            });
+                reads_ahead: in_flight[0],
+                writes_ahead: in_flight[1],
+                task: rest.rsplit_once('[').map_or("", |(_, t)| t.trim_end_matches(']')).to_string(),
+            };
+            issued.insert((write, sector, len), waiting);
+            in_flight[usize::from(write)] += 1;
+        } else if let Some(mut done) = issued.remove(&(write, sector, len)) {
+            in_flight[usize::from(write)] -= 1;
+            done.service_us = (time - start - done.issue_s) * 1e6;
+            out.push(done);
         }
     }
     out
