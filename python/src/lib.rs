@@ -36,5 +36,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(scenario::toml_value, module)?)?;
     module.add_function(wrap_pyfunction!(sweep::sweep, module)?)?;
     module.add_function(wrap_pyfunction!(validate::validate, module)?)?;
+    module.add_function(wrap_pyfunction!(validate::case_scenario, module)?)?;
     Ok(())
 }

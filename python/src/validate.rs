@@ -21,13 +21,33 @@ pub(crate) fn validate(
 ) -> PyResult<String> {
     let lru = lru.to_string();
     guard::call(py, move || {
-        let model = match lru.as_str() {
-            "classic" => LruModel::Classic,
-            "mglru" => LruModel::Mglru,
-            other => bail!("lru={other:?}: validate replays with \"classic\" or \"mglru\""),
-        };
+        let model = lru_model(&lru)?;
         let seeds = seeds.unwrap_or(swapsim::validate::SEEDS);
         let validation = swapsim::validate::run_lru(&dir, &cases, model, seeds, &())?;
         Ok(serde_json::to_string(&validation)?)
+    })
+}
+
+/// The scenario (TOML text) that case `case` of `dir` is replayed with under `lru` at
+/// `seed`, as `swapsim validate --case CASE --scenario-of-seed SEED` prints it.
+#[pyfunction]
+#[pyo3(signature = (dir, case, seed=1, lru="classic"))]
+pub(crate) fn case_scenario(
+    py: Python<'_>,
+    dir: PathBuf,
+    case: String,
+    seed: u64,
+    lru: &str,
+) -> PyResult<String> {
+    let lru = lru.to_string();
+    guard::call(py, move || swapsim::validate::case_scenario(&dir, &case, lru_model(&lru)?, seed))
+}
+
+/// The LRU model named `lru`: the kernel's two, which validation replays with.
+fn lru_model(lru: &str) -> anyhow::Result<LruModel> {
+    Ok(match lru {
+        "classic" => LruModel::Classic,
+        "mglru" => LruModel::Mglru,
+        other => bail!("lru={other:?}: validate replays with \"classic\" or \"mglru\""),
     })
 }

@@ -33,6 +33,7 @@ __all__ = [
     "from_toml",
     "sweep",
     "validate",
+    "case_scenario",
     "flatten",
     "runs_frame",
     "sweep_frame",
@@ -185,4 +186,18 @@ def validate(
     validation: the kernel ran the classic LRU); ``seeds`` replays each case at fewer
     seeds than the default, quicker and coarser."""
     return _json.loads(_native.validate(dir, list(cases or []), lru, seeds))
+
+
+def case_scenario(
+    dir: Union[str, "os.PathLike[str]"],
+    case: str,
+    seed: int = 1,
+    lru: str = "classic",
+) -> Scenario:
+    """The scenario that :func:`validate` replays case ``case`` of ``dir`` with at
+    ``seed``, as ``swapsim validate --case CASE --scenario-of-seed SEED`` prints it (its
+    traces by absolute paths): its ``run()`` gives that replay's report, and
+    ``.set("report.sample_every", "10ms").run()`` the same with a time series."""
+    text = _native.case_scenario(dir, case, seed, lru)
+    return from_toml(text, name=f"case {case} seed {seed}")
 
