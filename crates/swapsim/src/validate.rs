@@ -494,7 +494,7 @@ pub fn run_lru(
 pub fn case_scenario(dir: &Path, id: &str, lru: LruModel, seed: u64) -> Result<String> {
     check_lru(lru)?;
     if seed == 0 {
-        bail!("--seed 0: seeds start at 1");
+        bail!("seed 0: seeds start at 1");
     }
     let cases = read_cases(dir, &[id.to_string()])?;
     let file = replay::case_scenario(&cases[0], dir, lru, seed)?;

@@ -70,7 +70,7 @@ impl BlockTrace {
     /// none when the ring buffer overflowed (a count missing events would be wrong).
     pub(crate) fn finish(self, say: &mut dyn FnMut(&str)) -> Result<BTreeMap<String, f64>> {
         Ok(match self.finish_text(say)? {
-            Some(text) => summarize(&text, say),
+            Some(text) => summarize(&text, say).figures,
             None => BTreeMap::new(),
         })
     }
@@ -102,17 +102,17 @@ impl BlockTrace {
     }
 }
 
-/// The figures of a recorded trace, saying how many requests were a file system's.
-pub(crate) fn summarize(text: &str, say: &mut dyn FnMut(&str)) -> BTreeMap<String, f64> {
+/// What a recorded trace gives, saying how many requests were a file system's.
+pub(crate) fn summarize(text: &str, say: &mut dyn FnMut(&str)) -> Traced {
     let traced = figures(text);
-    if traced.file_requests > 0 {
+    let file_requests = traced.requests.iter().filter(|r| r.is_file_io()).count();
+    if file_requests > 0 {
         say(&format!(
-            "{} requests on the swap disk were file readahead or metadata, not swap I/O: \
-             left out of the service times (not of the request and sector counts)",
-            traced.file_requests
+            "{file_requests} requests on the swap disk were file readahead or metadata, not swap I/O: \
+             left out of the service times (not of the request and sector counts)"
         ));
     }
-    traced.figures
+    traced
 }
 
 /// One request of a recorded trace, issue to completion.
@@ -135,13 +135,20 @@ pub(crate) struct TracedRequest {
     pub(crate) task: String,
 }
 
+impl TracedRequest {
+    /// A file system's readahead or metadata (`A` or `M` among the flags), never swap's.
+    pub(crate) fn is_file_io(&self) -> bool {
+        self.flags.contains(['A', 'M'])
+    }
+}
+
 /// Every request of a recorded trace that completed, in completion order: matched issue
 /// to completion by direction, start sector and length, with the requests in flight when
 /// it was issued. A request issued before the trace began or completing after it ended is
 /// left out, and so counts towards no other's depth.
 pub(crate) fn requests(text: &str) -> Vec<TracedRequest> {
-    // Each issued request waits here, its service time still to come.
-    let mut issued: HashMap<(bool, u64, u64), TracedRequest> = HashMap::new();
+    // Each issued request waits here with its issue time, its service time still to come.
+    let mut issued: HashMap<(bool, u64, u64), (f64, TracedRequest)> = HashMap::new();
     let mut in_flight = [0u32; 2];
     let mut first: Option<f64> = None;
     let mut out = Vec::new();
@@ -150,7 +157,7 @@ pub(crate) fn requests(text: &str) -> Vec<TracedRequest> {
         if !matches!(event, "block_rq_issue" | "block_rq_complete") {
             continue;
         }
-        let Some(Request { write, sector, len, .. }) = request(rest) else { continue };
+        let Some(Request { write, sector, len }) = request(rest) else { continue };
         let start = *first.get_or_insert(time);
         if event == "block_rq_issue" {
             let waiting = TracedRequest {
@@ -164,11 +171,11 @@ pub(crate) fn requests(text: &str) -> Vec<TracedRequest> {
                 writes_ahead: in_flight[1],
                 task: rest.rsplit_once('[').map_or("", |(_, t)| t.trim_end_matches(']')).to_string(),
             };
-            issued.insert((write, sector, len), waiting);
+            issued.insert((write, sector, len), (time, waiting));
             in_flight[usize::from(write)] += 1;
-        } else if let Some(mut done) = issued.remove(&(write, sector, len)) {
+        } else if let Some((at, mut done)) = issued.remove(&(write, sector, len)) {
             in_flight[usize::from(write)] -= 1;
-            done.service_us = (time - start - done.issue_s) * 1e6;
+            done.service_us = (time - at) * 1e6;
             out.push(done);
         }
     }
@@ -213,36 +220,23 @@ impl Drop for BlockTrace {
 pub(crate) struct Traced {
     /// Counts of queued and merged bios and of issued requests; service times.
     pub(crate) figures: BTreeMap<String, f64>,
-    /// Issued requests that were a file system's, not swap's: readahead (`A` in the
-    /// request's flags) or metadata (`M`). Swap reads and writes carry neither flag.
-    pub(crate) file_requests: u64,
+    /// Every request that completed in the trace ([`requests`]).
+    pub(crate) requests: Vec<TracedRequest>,
 }
 
 /// The figures of a recorded trace: counts of queued and merged bios and of issued
-/// requests, and service times (microseconds) of requests matched issue to completion by
-/// direction, start sector and length. The service times are swap I/O's alone: requests
-/// with a file system's flags are counted in [`Traced::file_requests`] and left out.
+/// requests, and service times (microseconds) of its [`requests`]. The service times are
+/// swap I/O's alone: a file system's requests ([`TracedRequest::is_file_io`]) are left out.
 pub(crate) fn figures(text: &str) -> Traced {
     let mut counts: HashMap<&str, f64> = HashMap::new();
-    let mut issued: HashMap<(bool, u64, u64), f64> = HashMap::new();
-    let mut service: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    let mut file_requests = 0;
     for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((time, event, rest)) = parse_line(line) else { continue };
+        let Some((_, event, _)) = parse_line(line) else { continue };
         *counts.entry(event).or_default() += 1.0;
-        if !matches!(event, "block_rq_issue" | "block_rq_complete") {
-            continue;
-        }
-        let Some(Request { write, file, sector, len }) = request(rest) else { continue };
-        if file {
-            file_requests += u64::from(event == "block_rq_issue");
-            continue;
-        }
-        if event == "block_rq_issue" {
-            issued.insert((write, sector, len), time);
-        } else if let Some(start) = issued.remove(&(write, sector, len)) {
-            service[usize::from(write)].push((time - start) * 1e6);
-        }
+    }
+    let requests = requests(text);
+    let mut service: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for r in requests.iter().filter(|r| !r.is_file_io()) {
+        service[usize::from(r.write)].push(r.service_us);
     }
     let mut out = BTreeMap::new();
     let count = |e: &str| counts.get(e).copied().unwrap_or(0.0);
@@ -262,7 +256,7 @@ pub(crate) fn figures(text: &str) -> Traced {
             out.insert("block.read_service_us_p99".to_string(), percentile(times, 0.99));
         }
     }
-    Traced { figures: out, file_requests }
+    Traced { figures: out, requests }
 }
 
 /// The value at fraction `q` of sorted `xs` (nearest rank).
@@ -291,14 +285,12 @@ fn parse_line(line: &str) -> Option<(f64, &str, &str)> {
 /// One request as a block tracepoint prints it.
 struct Request {
     write: bool,
-    /// A file system's readahead or metadata (`A` or `M` among the flags).
-    file: bool,
     sector: u64,
     /// In sectors.
     len: u64,
 }
 
-/// A request's direction, kind, start sector and length, from
+/// A request's direction, start sector and length, from
 /// `254,0 R 4096 () 2048 + 8 [task]` or `254,0 RA () 2048 + 8 [0]`.
 fn request(rest: &str) -> Option<Request> {
     let mut words = rest.split_whitespace();
@@ -308,7 +300,7 @@ fn request(rest: &str) -> Option<Request> {
     let plus = words.iter().position(|w| *w == "+")?;
     let sector = words.get(plus.checked_sub(1)?)?.parse().ok()?;
     let len = words.get(plus + 1)?.parse().ok()?;
-    Some(Request { write: rwbs.contains('W'), file: rwbs.contains(['A', 'M']), sector, len })
+    Some(Request { write: rwbs.contains('W'), sector, len })
 }
 
 #[cfg(test)]
@@ -348,7 +340,7 @@ mod tests {
 "
         );
         let t = figures(&trace);
-        assert_eq!(t.file_requests, 2);
+        assert_eq!(t.requests.iter().filter(|r| r.is_file_io()).count(), 2);
         assert_eq!(t.figures["block.requests_issued_all"], 4.0);
         assert!((t.figures["block.read_service_us_mean"] - 50.0).abs() < 1e-6, "{:?}", t.figures);
         assert!((t.figures["block.read_service_us_p99"] - 50.0).abs() < 1e-6, "{:?}", t.figures);

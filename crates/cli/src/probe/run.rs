@@ -242,10 +242,11 @@ pub(crate) fn repeats(
             };
             let traced = match &text {
                 Some(text) => {
+                    let traced = blocktrace::summarize(text, &mut *say);
                     if probe.requests_out.is_some() {
-                        requests.push(blocktrace::requests(text));
+                        requests.push(traced.requests);
                     }
-                    blocktrace::summarize(text, &mut *say)
+                    traced.figures
                 }
                 None => BTreeMap::new(),
             };
