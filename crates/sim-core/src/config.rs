@@ -30,6 +30,12 @@ pub struct MachineConfig {
     /// Default the kernel's, 750 µs × (1 + log2 of the CPUs online, at most 8)
     /// ([`MachineConfig::base_slice`]).
     pub base_slice_ns: Option<u64>,
+    /// CPUs besides `cpus` on which no task runs, where unbound kernel work runs at once
+    /// (the zswap pool-limit worker, a work item of an unbound workqueue): a machine whose
+    /// workload is pinned to `cpus` of its CPUs, as the validation's are (2 vCPUs, the
+    /// workload on one). Default 0: the worker takes its turns on the tasks' CPUs.
+    /// kswapd is modelled on a CPU of its own either way.
+    pub housekeeping_cpus: u32,
 }
 
 impl Default for MachineConfig {
@@ -40,6 +46,7 @@ impl Default for MachineConfig {
             min_free_kbytes: None,
             watermark_scale_factor: 10,
             base_slice_ns: None,
+            housekeeping_cpus: 0,
         }
     }
 }
@@ -398,6 +405,12 @@ impl CoreConfig {
         }
         if self.machine.cpus == 0 || self.machine.cpus > 1024 {
             return bad("machine.cpus", format!("{} is outside 1..=1024", self.machine.cpus));
+        }
+        if self.machine.housekeeping_cpus > 1024 {
+            return bad(
+                "machine.housekeeping_cpus",
+                format!("{} is above 1024", self.machine.housekeeping_cpus),
+            );
         }
         if let Some(slice) = self.machine.base_slice_ns.filter(|s| !(100_000..=100_000_000).contains(s)) {
             return bad(

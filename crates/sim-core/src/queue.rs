@@ -40,6 +40,9 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// The most events [`EventQueue::take_due_past`] looks past.
+pub const PASS_MAX: usize = 4;
+
 /// Refusal to schedule an event in the past.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("event scheduled at {at} which is before the current time {now}")]
@@ -99,6 +102,23 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event, advancing `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        let entry = self.pop_entry()?;
+        debug_assert!(entry.time >= self.now, "time went backwards");
+        self.now = entry.time;
+        Some((entry.time, entry.event))
+    }
+
+    /// Removes and returns the earliest event without advancing `now`: an event taken
+    /// ahead of its turn by a context whose clock runs ahead of the queue (reclaim taking
+    /// the completions that fell due while it scanned), which leaves the other contexts
+    /// free to schedule events between `now` and its time.
+    pub fn take_first(&mut self) -> Option<(SimTime, E)> {
+        let entry = self.pop_entry()?;
+        Some((entry.time, entry.event))
+    }
+
+    #[inline]
+    fn pop_entry(&mut self) -> Option<Entry<E>> {
         let entry = match self.held.take() {
             None => self.heap.pop()?.0,
             Some(held) => match self.heap.peek_mut() {
@@ -109,9 +129,7 @@ impl<E> EventQueue<E> {
             },
         };
         self.first_time = self.heap.peek().map_or(SimTime::MAX, |Reverse(e)| e.time);
-        debug_assert!(entry.time >= self.now, "time went backwards");
-        self.now = entry.time;
-        Some((entry.time, entry.event))
+        Some(entry)
     }
 
     /// The earliest pending event and its time, if any.
@@ -141,6 +159,44 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// Removes the earliest pending event due at or before `limit` for which `take` holds,
+    /// looking past earlier ones for which `pass` holds; those stay pending in their order
+    /// (at most [`PASS_MAX`] of them). `None` when nothing due is taken: the earliest
+    /// event is neither, or is later than `limit`. Unlike [`Self::pop`], `now` does not
+    /// move: the events passed over are still to come.
+    pub fn take_due_past(
+        &mut self,
+        limit: SimTime,
+        take: impl Fn(&E) -> bool,
+        pass: impl Fn(&E) -> bool,
+    ) -> Option<(SimTime, E)> {
+        if let Some(held) = self.held.take() {
+            self.heap.push(Reverse(held));
+        }
+        let mut passed: [Option<Entry<E>>; PASS_MAX] = std::array::from_fn(|_| None);
+        let mut n = 0;
+        let mut found = None;
+        while let Some(Reverse(top)) = self.heap.peek() {
+            if top.time > limit {
+                break;
+            }
+            if take(&top.event) {
+                found = self.heap.pop().map(|Reverse(e)| e);
+                break;
+            }
+            if n == PASS_MAX || !pass(&top.event) {
+                break;
+            }
+            passed[n] = self.heap.pop().map(|Reverse(e)| e);
+            n += 1;
+        }
+        for e in passed.into_iter().flatten() {
+            self.heap.push(Reverse(e));
+        }
+        self.first_time = self.heap.peek().map_or(SimTime::MAX, |Reverse(e)| e.time);
+        found.map(|e| (e.time, e.event))
+    }
+
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len() + usize::from(self.held.is_some())
@@ -166,6 +222,29 @@ mod tests {
         assert_eq!(order, ["a", "b", "c"]);
         assert_eq!(q.now(), SimTime(10));
         assert_eq!(q.schedule(SimTime(9), "late"), Err(ScheduleInPast { at: SimTime(9), now: SimTime(10) }));
+    }
+
+    #[test]
+    fn taking_past_events_leaves_them_pending_in_order_and_time_unmoved() {
+        let mut q = EventQueue::default();
+        q.schedule(SimTime(5), "pass-a").unwrap();
+        q.schedule(SimTime(6), "pass-b").unwrap();
+        q.schedule(SimTime(7), "take").unwrap();
+        q.schedule(SimTime(8), "stop").unwrap();
+        q.schedule(SimTime(9), "take-late").unwrap();
+        let take = |e: &&str| e.starts_with("take");
+        let pass = |e: &&str| e.starts_with("pass");
+        // Not due by 6: nothing is taken.
+        assert_eq!(q.take_due_past(SimTime(6), take, pass), None);
+        assert_eq!(q.take_due_past(SimTime(10), take, pass), Some((SimTime(7), "take")));
+        // "stop" is neither: the later one stays where it is.
+        assert_eq!(q.take_due_past(SimTime(10), take, pass), None);
+        assert_eq!(q.now(), SimTime::ZERO);
+        assert_eq!(q.take_first(), Some((SimTime(5), "pass-a")));
+        assert_eq!(q.now(), SimTime::ZERO);
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(rest, ["pass-b", "stop", "take-late"]);
+        assert_eq!(q.now(), SimTime(9));
     }
 
     proptest::proptest! {

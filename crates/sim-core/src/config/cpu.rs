@@ -162,10 +162,10 @@ impl CpuCosts {
     ///   `fault_retry_ns` (the charge and the refault bookkeeping): `zswap_load_ns`.
     ///   Writing an entry back has no cost of its own: it does a load's entry work and a
     ///   swap-in's allocation (`zswap_load_ns` + `swapin_submit_ns`) besides decompressing
-    ///   and submitting the write. That is what paces the pool-limit worker's writes: on
-    ///   `C-zswap-lzo-shrinkerN-pool1pct-zipf-768M` the mean write service went from 4.2x
-    ///   the kernel's (writes queued by a worker paying only the decompression and the
-    ///   submission) to 1.27x, and the write request size from 1.44x to 1.10x.
+    ///   and submitting the write. That paces the pool-limit worker's writes: a worker
+    ///   paying only the decompression and the submission queued its writes on
+    ///   `C-zswap-lzo-shrinkerN-pool1pct-zipf-768M` in bursts (1.44x the kernel's write
+    ///   request size, against 0.89x now).
     /// - A process started by a launcher (the queue cases' jobs): 335 minor faults from the
     ///   fork to the program's `main`, measured on the machine for a forked Python launcher
     ///   that moves the child into the memory cgroup, pins it and execs a small program

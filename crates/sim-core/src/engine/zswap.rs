@@ -8,10 +8,15 @@
 //! entries, never writes back there; the pool-limit worker, which walks every group's
 //! list and the root's, does.
 //!
-//! The worker is a kworker of an unbound workqueue: it takes its turns on the machine's
-//! CPUs, between the tasks' (a CPU with no task runs it at once; on a busy one it waits for
-//! the task there to finish a slice or to sleep), and a store refused while it waits for a
-//! CPU queues it no more than once.
+//! The worker is a kworker of an unbound workqueue. On a housekeeping CPU
+//! (`machine.housekeeping_cpus`: a CPU no task runs on, as on the validation machine, whose
+//! workload is pinned to one of its two vCPUs) it runs beside the tasks: each refused store
+//! queues it, an idle worker wakes after [`WORKER_WAKEUP_NS`], and a store refused while a
+//! run goes on queues one run more, so that runs follow each other as long as reclaim
+//! refuses stores. Without one it takes its turns on the tasks' CPUs, between the tasks' (a
+//! CPU with no task runs it at once; on a busy one it waits for the task there to finish a
+//! slice or to sleep), and a store refused while it waits for a CPU queues it no more than
+//! once.
 //!
 //! Simplified: a written-back folio is charged to the memory cgroup without reclaim, as
 //! the shrinker's charge is in reclaim context (`PF_MEMALLOC` forces it); the worker's
@@ -33,8 +38,17 @@ const DEFAULT_SEEKS: u64 = 2;
 const SHRINK_BATCH: u64 = 128;
 /// `MAX_RECLAIM_RETRIES`: the worker's failures before it gives up.
 const WORKER_MAX_FAILURES: u32 = 16;
-/// CPU time of one visit of an entry that is only rotated, in ns.
-const VISIT_NS: u64 = 100;
+/// CPU time of one visit of an entry that is only rotated, in ns: on the validation
+/// machine's 6.18 (2026-12-02), the 7,190 runs of `shrink_worker` of one run of
+/// `C-zswap-lzo-shrinkerN-pool1pct-zipf-768M` before its writeback, each of 16 visits that
+/// rotate a referenced entry, took 47 µs at the median (p10 37 to 44 µs in every phase),
+/// the work item's own overhead included. An earlier boot's first 0.3 s gave 28 µs
+/// (docs/zswap-pool-limit-timeline.md).
+const VISIT_NS: u64 = 2_940;
+/// From queueing the worker while it is idle to its run's start, in ns: a kworker woken
+/// on an idle CPU (38 µs at the median on the validation machine, over 3,528 such
+/// wake-ups; p10 15 µs, p90 65 µs).
+const WORKER_WAKEUP_NS: u64 = 38_000;
 
 /// Why a writeback failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +72,8 @@ pub(crate) struct ZswapWorker {
     cursor: u32,
     /// The current run has taken its first step.
     run_started: bool,
+    /// When the current run took its first step.
+    run_start: SimTime,
     /// The worker waited for a CPU since its last turn.
     waited_cpu: bool,
     /// The CPU of the turn going on and when that turn ends.
@@ -211,10 +227,21 @@ impl World {
             return;
         }
         self.zswap_worker.running = true;
-        self.zswap_worker.runs_owed = std::mem::take(&mut self.mm.zswap.worker_kicks);
+        let kicks = std::mem::take(&mut self.mm.zswap.worker_kicks);
+        let first_kick = self.mm.zswap.first_kick_at.take();
+        // On a housekeeping CPU the work item runs as soon as it is woken: the stores
+        // refused before it starts find it pending, and queue it no more.
+        self.zswap_worker.runs_owed = if self.zswap_on_housekeeping() { 1 } else { kicks };
         self.zswap_worker.start_run();
         self.mm.zswap.counts.shrink_worker_runs += 1;
-        let at = self.mm.now().max(self.mm.queue.now()).max(self.zswap_worker.clock);
+        // Woken at the first refusal on a housekeeping CPU, which runs it while the task
+        // goes on; on the tasks' CPUs, once the reclaimer is done.
+        let queued = match first_kick {
+            Some(at) if self.zswap_on_housekeeping() => at,
+            _ => self.mm.now(),
+        };
+        let woken = queued.max(self.mm.queue.now()) + SimDuration(WORKER_WAKEUP_NS);
+        let at = woken.max(self.zswap_worker.clock);
         self.zswap_worker_schedule(at);
     }
 
@@ -293,9 +320,13 @@ impl World {
     }
 
     /// The machine's CPU the worker's next turn runs on, and when it may start there: a
-    /// CPU with no task on it at once; else at the end of the slice the task there is in
+    /// housekeeping CPU (`machine.housekeeping_cpus`, beyond the tasks' CPUs) at once; else
+    /// a CPU with no task on it at once; else at the end of the slice the task there is in
     /// (a kworker waits its turn under the fair scheduler), the earliest first.
     fn zswap_worker_cpu(&self, at: SimTime) -> (CpuId, SimTime) {
+        if self.zswap_on_housekeeping() {
+            return (CpuId::from_index(self.cpus.len()), at);
+        }
         let cpus = (self.mm.cfg.machine.cpus as usize).clamp(1, self.cpus.len());
         (0..cpus)
             .map(|i| {
@@ -317,9 +348,18 @@ impl World {
             .map_or((CpuId(0), at), |(avail, c)| (c, avail))
     }
 
+    /// The worker runs on a CPU no task runs on (`machine.housekeeping_cpus`).
+    fn zswap_on_housekeeping(&self) -> bool {
+        self.mm.cfg.machine.housekeeping_cpus > 0
+    }
+
     /// The worker ran on CPU `c` from `start` to `end`: the CPU was busy, and the task on
     /// it, kept off meanwhile, runs again after a context switch with a new slice.
     fn zswap_worker_ran(&mut self, c: CpuId, start: SimTime, end: SimTime, turn_over: bool) {
+        if c.index() >= self.cpus.len() {
+            // A housekeeping CPU: no task to keep off.
+            return;
+        }
         let switch = SimDuration(self.mm.cfg.cpu.context_switch_ns);
         // The task's own time up to the worker's turn, then the worker's.
         if let Some(t) = self.cpus[c].current {
@@ -344,8 +384,11 @@ impl World {
     /// pool falls to the accept threshold, round-robin over the memory cgroups (here the
     /// root, which holds no entries, and the one group), and gives up after 16 failures.
     ///
-    /// The worker is a kworker of an unbound workqueue: it runs on the machine's CPUs
-    /// with the tasks. On a CPU with no task it starts at once and, since one of its runs
+    /// The worker is a kworker of an unbound workqueue. On a housekeeping CPU it runs
+    /// beside the tasks: a run per wake-up, and the next at once while stores were
+    /// refused after the current one began (the time of the last refusal, which the
+    /// reclaimer may count only when its reclaim ends, decides). Otherwise it runs on the
+    /// tasks' CPUs. On a task CPU with no task it starts at once and, since one of its runs
     /// takes far less time than a store, the model gives it one run per refused store,
     /// back to back (the refusals of one reclaim are apart in the kernel, each queueing
     /// the work item after the last run ended). On a CPU a task runs on, it waits for the
@@ -373,11 +416,12 @@ impl World {
                     self.zswap_worker_schedule(avail);
                     return;
                 }
-                if let Some(t) = self.cpus[c].current {
+                let cpu = self.cpus.get(c.index());
+                if let Some(t) = cpu.and_then(|cpu| cpu.current) {
                     // The task's access under way ends first.
                     start = start.max(self.tasks[t].clock) + SimDuration(self.mm.cfg.cpu.context_switch_ns);
                 }
-                let competitor = self.cpus[c].current.is_some() || !self.cpus[c].runq.is_empty();
+                let competitor = cpu.is_some_and(|cpu| cpu.current.is_some() || !cpu.runq.is_empty());
                 let end = if competitor { start + self.slice } else { SimTime::MAX };
                 self.zswap_worker.turn = Some((c, end));
                 if std::mem::take(&mut self.zswap_worker.waited_cpu) {
@@ -405,6 +449,9 @@ impl World {
                 break;
             }
             steps += 1;
+            if !self.zswap_worker.run_started {
+                self.zswap_worker.run_start = self.mm.now();
+            }
             self.zswap_worker.run_started = true;
             if !self.zswap_worker_step(owner, &mut sleep_until) {
                 break;
@@ -414,7 +461,20 @@ impl World {
                 // runs the refused stores queued would have found the pool there too.
                 finished = true;
             } else if self.zswap_worker.failures >= WORKER_MAX_FAILURES {
-                if self.zswap_worker.runs_owed > 1 {
+                if self.zswap_on_housekeeping() {
+                    // `queue_work` on the running item queued it once more if a store was
+                    // refused after it began (whether or not the reclaimer has already
+                    // counted that refusal as a kick); the next run follows at once.
+                    let z = &mut self.mm.zswap;
+                    if z.last_kick_at > self.zswap_worker.run_start {
+                        z.worker_kicks = 0;
+                        z.first_kick_at = None;
+                        self.zswap_worker.start_run();
+                        self.mm.zswap.counts.shrink_worker_runs += 1;
+                    } else {
+                        finished = true;
+                    }
+                } else if self.zswap_worker.runs_owed > 1 {
                     self.zswap_worker.runs_owed -= 1;
                     self.zswap_worker.start_run();
                     self.mm.zswap.counts.shrink_worker_runs += 1;

@@ -44,6 +44,7 @@ impl ZswapProtection for Referenced {
 struct Machine {
     memory: ByteSize,
     cpus: u32,
+    housekeeping_cpus: u32,
     limit_pages: u64,
     /// Pages of hot page cache, charged on top of `limit_pages`.
     page_cache_pages: u64,
@@ -61,6 +62,7 @@ impl Machine {
         Machine {
             memory: ByteSize::mib(64),
             cpus: 1,
+            housekeeping_cpus: 0,
             limit_pages,
             page_cache_pages: 0,
             version: 2,
@@ -77,6 +79,7 @@ impl Machine {
         let mut cfg = CoreConfig::default();
         cfg.machine.memory = self.memory;
         cfg.machine.cpus = self.cpus;
+        cfg.machine.housekeeping_cpus = self.housekeeping_cpus;
         cfg.memcg.limit = Some(ByteSize((self.limit_pages + self.page_cache_pages) * PAGE_SIZE));
         cfg.memcg.page_cache = ByteSize(self.page_cache_pages * PAGE_SIZE);
         cfg.memcg.version = self.version;
@@ -251,12 +254,18 @@ fn incompressible_pages_are_stored_whole_or_rejected() {
 /// 400 pages written then read twice under a 64-page limit on a 16 MiB machine of `cpus`
 /// CPUs whose pool may take 1 % of RAM (40 pages, open again at 36).
 fn pool_limit_run(cpus: u32, protection: Box<dyn ZswapProtection>) -> SimReport {
+    pool_limit_run_on(cpus, 0, protection)
+}
+
+/// [`pool_limit_run`] with `housekeeping` CPUs beside the task's.
+fn pool_limit_run_on(cpus: u32, housekeeping: u32, protection: Box<dyn ZswapProtection>) -> SimReport {
     let mut acc = writes(0..400);
     acc.extend(reads(0..400));
     acc.extend(reads(0..400));
     let mut m = Machine::new(64, Contents::Half);
     m.memory = ByteSize::mib(16);
     m.cpus = cpus;
+    m.housekeeping_cpus = housekeeping;
     m.zswap.max_pool_percent = 1;
     // Eight pages of page cache keep reclaim aging the active list in so small a group.
     m.page_cache_pages = 8;
@@ -329,6 +338,31 @@ fn the_pool_limit_worker_waits_for_the_tasks_cpu() {
         // Fewer writebacks keep the pool full longer: more stores go to the device.
         let refused = |r: &SimReport| r.vmstat.pswpout - r.vmstat.zswpwb;
         assert!(refused(&shared) > refused(&own), "{:?} {:?}", own.vmstat, shared.vmstat);
+    }
+}
+
+#[test]
+fn the_pool_limit_worker_runs_beside_the_task_on_a_housekeeping_cpu() {
+    // The task's one CPU and a housekeeping CPU beside it: the worker runs there while the
+    // task goes on, as on a second CPU the task leaves idle, and writes back more than on
+    // the task's own CPU. A run follows a refused store (woken, or queued again while it
+    // ran), never more than one per refusal.
+    for protection in [Box::new(NoProtection) as Box<dyn ZswapProtection>, Box::new(Referenced)] {
+        let beside = pool_limit_run_on(1, 1, protection.clone());
+        let shared = pool_limit_run(1, protection);
+        assert_eq!((&beside.outcome, &shared.outcome), (&Outcome::Completed, &Outcome::Completed));
+        let (beside_z, shared_z) = (zswap(&beside), zswap(&shared));
+        assert!(beside_z.written_back_pages > shared_z.written_back_pages, "{beside_z:?} {shared_z:?}");
+        let refused = |r: &SimReport| r.vmstat.pswpout - r.vmstat.zswpwb;
+        assert!(refused(&shared) > refused(&beside), "{:?} {:?}", beside.vmstat, shared.vmstat);
+        assert!(beside_z.shrink_worker_runs <= refused(&beside) + 1, "{beside_z:?} {:?}", beside.vmstat);
+        // The worker's time is its own CPU's: the task's CPU is busy only with the task.
+        assert!(
+            beside.cpu_busy_s[0] < shared.cpu_busy_s[0],
+            "{:?} {:?}",
+            beside.cpu_busy_s,
+            shared.cpu_busy_s
+        );
     }
 }
 

@@ -228,7 +228,7 @@ impl ClassicLru {
     fn shrink_inactive(&mut self, mm: &mut Mm, sc: &mut ScanControl, n: u64) -> u64 {
         // Writes that completed while this reclaimer scanned move their folios to the
         // tail first, where this batch can free them.
-        self.rotate_completed(mm);
+        self.rotate_completed(mm, sc.cpu);
         let scanned = self.isolate(mm, INACTIVE, n);
         let mut batch = std::mem::take(&mut self.scratch);
         let mut fates = std::mem::take(&mut self.fates);

@@ -20,7 +20,7 @@ pub(crate) mod opt;
 mod seq;
 
 use crate::config::LruModel;
-use crate::ids::Pfn;
+use crate::ids::{CpuId, Pfn};
 use crate::mm::pagetable::PageId;
 use crate::mm::swap::Shadow;
 use crate::mm::Mm;
@@ -71,10 +71,10 @@ pub(crate) trait Lru: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// where the next scan frees it first.
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn);
     /// Before a batch is isolated: processes the I/O completions that fell due while the
-    /// reclaimer's clock ran ahead (`Mm::poll_io`) and rotates the folios whose writeback
-    /// ended to where this batch can free them.
-    fn rotate_completed(&mut self, mm: &mut Mm) {
-        mm.poll_io();
+    /// reclaimer's clock ran ahead on `cpu` (`Mm::poll_io`) and rotates the folios whose
+    /// writeback ended to where this batch can free them.
+    fn rotate_completed(&mut self, mm: &mut Mm, cpu: CpuId) {
+        mm.poll_io(cpu);
         let rotations = mm.take_rotations();
         for &pfn in &rotations {
             self.rotate_reclaimable(mm, pfn);

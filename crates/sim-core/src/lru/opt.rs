@@ -272,7 +272,7 @@ impl Lru for OptLru {
         if want == 0 || !mm.can_reclaim_anon() {
             return;
         }
-        self.rotate_completed(mm);
+        self.rotate_completed(mm, sc.cpu);
         let scanned = self.isolate(mm, want);
         let mut batch = std::mem::take(&mut self.scratch);
         let mut fates = std::mem::take(&mut self.fates);

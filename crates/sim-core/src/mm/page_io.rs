@@ -10,7 +10,7 @@ use super::Mm;
 use crate::block::{Bio, PlugOwner, ReqId, IMAGE_PFN};
 use crate::device::IoDir;
 use crate::event::Event;
-use crate::ids::{Pfn, SwapSlot};
+use crate::ids::{CpuId, Pfn, SwapSlot};
 use crate::thp::PMD_ORDER;
 use crate::time::SimTime;
 
@@ -139,16 +139,39 @@ impl Mm {
         self.image_inflight -= 1;
     }
 
-    /// Processes I/O completions that fell due while the acting context ran ahead, as
-    /// long as they are the earliest pending events. Reclaim calls this between batches,
-    /// so that writes completing during a long scan free their folios as in the kernel.
-    pub(crate) fn poll_io(&mut self) {
+    /// Processes I/O completions that fell due while the acting context, a reclaimer on
+    /// `cpu`, ran ahead. Reclaim calls this between batches, so that writes completing
+    /// during a long scan free their folios as in the kernel.
+    ///
+    /// Completions are taken in time order as long as they are the earliest pending
+    /// events, or come only after events that wait for this reclaimer: `cpu`'s own next
+    /// turn, and the zswap pool-limit worker's, which in the kernel is a work item that
+    /// runs only when the reclaiming task leaves its CPU (a one-CPU machine, every
+    /// validation case; on more CPUs the worker's turn may lie on another CPU, and its
+    /// step then sees the completions a little early). Any other event ends the poll:
+    /// what it does may change what the completion finds.
+    pub(crate) fn poll_io(&mut self, cpu: CpuId) {
+        let waits = |e: &Event| match *e {
+            Event::ZswapShrink => true,
+            Event::CpuRun(c) => c == cpu,
+            _ => false,
+        };
         self.flush_dispatched();
-        while let Some((at, &Event::IoComplete(req))) = self.queue.peek() {
-            if at > self.now {
-                break;
-            }
-            self.queue.pop();
+        loop {
+            let (at, req) = match self.queue.peek() {
+                Some((at, &Event::IoComplete(req))) if at <= self.now => {
+                    self.queue.take_first();
+                    (at, req)
+                }
+                Some((at, e)) if at <= self.now && waits(e) => {
+                    let is_io = |e: &Event| matches!(e, Event::IoComplete(_));
+                    match self.queue.take_due_past(self.now, is_io, waits) {
+                        Some((at, Event::IoComplete(req))) => (at, req),
+                        _ => return,
+                    }
+                }
+                _ => return,
+            };
             self.events += 1;
             self.complete_io(req, at);
         }

@@ -277,7 +277,7 @@ impl Mm {
         }
         if self.zswap.full {
             // queue_work(shrink_wq, ...): the engine runs the pool-limit worker.
-            self.zswap.worker_kicks += 1;
+            self.queue_zswap_worker();
         }
         false
     }

@@ -20,6 +20,7 @@ use crate::ids::{Pfn, SwapSlot, PAGE_SIZE};
 use crate::policy::readahead::EntryLocation;
 use crate::policy::zswap::ZswapProtection;
 use crate::policy::zswap_writeback::{WritebackEvent, ZswapPoolView, ZswapWriteback};
+use crate::time::SimTime;
 use crate::zswap::Incompressible;
 
 /// No entry: the end of the LRU list.
@@ -88,6 +89,9 @@ pub(crate) struct Zswap {
     /// Stores refused on a full pool since the worker last looked: each queues the
     /// pool-limit worker (`queue_work`), which runs once per queueing.
     pub(crate) worker_kicks: u32,
+    /// When the first of `worker_kicks` and the last queueing happened.
+    pub(crate) first_kick_at: Option<SimTime>,
+    pub(crate) last_kick_at: SimTime,
     /// Pages of pool charged to the memory cgroup (cgroup v2 only).
     pub(crate) charged_pages: u64,
 }
@@ -122,6 +126,8 @@ impl Zswap {
             orphans: Vec::new(),
             counts: ZswapCounts::default(),
             worker_kicks: 0,
+            first_kick_at: None,
+            last_kick_at: SimTime::ZERO,
             charged_pages: 0,
         }
     }
@@ -437,9 +443,19 @@ impl Mm {
         let pool = self.zswap.pool_view();
         if self.zswap.trigger.shrink_start_pages(&pool).is_some_and(|start| pool.pool_pages > start) {
             // queue_work(shrink_wq, ...) before the pool is full.
-            self.zswap.worker_kicks += 1;
+            self.queue_zswap_worker();
         }
         true
+    }
+
+    /// `queue_work(shrink_wq, &zswap_shrink_work)` from the acting context, now: the
+    /// engine runs the pool-limit worker.
+    pub(crate) fn queue_zswap_worker(&mut self) {
+        let now = self.now();
+        let z = &mut self.zswap;
+        z.worker_kicks += 1;
+        z.first_kick_at.get_or_insert(now);
+        z.last_kick_at = z.last_kick_at.max(now);
     }
 
     /// `swap_read_folio`'s first two backends for the page read into `pfn` from `slot`:

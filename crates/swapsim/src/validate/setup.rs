@@ -267,6 +267,10 @@ pub(super) fn fitted_disk(dir: &Path) -> Result<Option<DeviceConfig>> {
 /// online (the kernel scales by the CPUs online, not by the one the workload is pinned to).
 const BASE_SLICE_NS: u64 = 1_500_000;
 
+/// The validation machine's vCPUs (`../reference/measuring-the-kernel.md`: the workload
+/// pinned to one, the measuring tools to the other, mostly idle).
+const MACHINE_VCPUS: u32 = 2;
+
 /// Kernel memory each of the cases' processes charges to the memory cgroup beside its PTE
 /// pages (`memcg.process_kmem`): 2 pages, as `memory.kmem.usage_in_bytes` read through
 /// `D2-mthp16-64-seq768-p3-zram`'s passes (386 pages with the region's 384 PTE pages),
@@ -356,6 +360,9 @@ pub(super) fn scenario_file(case: &Case, dir: &Path) -> Result<ScenarioFile> {
             memory: ByteSize(num(case, "setup.machine_ram_bytes")?),
             cpus: small(case, "setup.cpus")?,
             base_slice_ns: Some(BASE_SLICE_NS),
+            // The workload is pinned to `setup.cpus` of the machine's 2 vCPUs; unbound
+            // kernel work (zswap's pool-limit worker) runs on the other one.
+            housekeeping_cpus: MACHINE_VCPUS.saturating_sub(small(case, "setup.cpus")?),
             ..MachineConfig::default()
         },
         memcg: MemcgConfig {

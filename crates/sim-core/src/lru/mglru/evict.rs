@@ -106,7 +106,7 @@ impl MgLru {
     pub(super) fn evict_folios(&mut self, mm: &mut Mm, sc: &mut ScanControl) -> u64 {
         // Writes that completed meanwhile move their folios to the oldest generation's
         // tail first, where this pass can free them.
-        self.rotate_completed(mm);
+        self.rotate_completed(mm, sc.cpu);
         let tier_idx = self.g.ctrl.tier_idx();
         let mut scanned = self.scan_folios(mm, sc, tier_idx);
         scanned += u64::from(self.g.try_to_inc_min_seq());
