@@ -11,12 +11,12 @@
 //! The worker is a kworker of an unbound workqueue. On a housekeeping CPU
 //! (`machine.housekeeping_cpus`: a CPU no task runs on, as on the validation machine, whose
 //! workload is pinned to one of its two vCPUs) it runs beside the tasks: each refused store
-//! queues it, an idle worker wakes after [`WORKER_WAKEUP_NS`], and a store refused while a
-//! run goes on queues one run more, so that runs follow each other as long as reclaim
-//! refuses stores. Without one it takes its turns on the tasks' CPUs, between the tasks' (a
-//! CPU with no task runs it at once; on a busy one it waits for the task there to finish a
-//! slice or to sleep), and a store refused while it waits for a CPU queues it no more than
-//! once.
+//! queues it, and a store refused while a run goes on queues one run more, so that runs
+//! follow each other as long as reclaim refuses stores. Wherever it runs, an idle worker
+//! starts [`WORKER_WAKEUP_NS`] after it is queued. Without a housekeeping CPU it takes its
+//! turns on the tasks' CPUs, between the tasks' (a CPU with no task runs it at once; on a
+//! busy one it waits for the task there to finish a slice or to sleep), and a store refused
+//! while it waits for a CPU queues it no more than once.
 //!
 //! Simplified: a written-back folio is charged to the memory cgroup without reclaim, as
 //! the shrinker's charge is in reclaim context (`PF_MEMALLOC` forces it); the worker's

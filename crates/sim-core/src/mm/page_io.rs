@@ -144,12 +144,13 @@ impl Mm {
     /// during a long scan free their folios as in the kernel.
     ///
     /// Completions are taken in time order as long as they are the earliest pending
-    /// events, or come only after events that wait for this reclaimer: `cpu`'s own next
-    /// turn, and the zswap pool-limit worker's, which in the kernel is a work item that
-    /// runs only when the reclaiming task leaves its CPU (a one-CPU machine, every
-    /// validation case; on more CPUs the worker's turn may lie on another CPU, and its
-    /// step then sees the completions a little early). Any other event ends the poll:
-    /// what it does may change what the completion finds.
+    /// events, or come only after `cpu`'s own next turn (which waits for this reclaimer)
+    /// or the zswap pool-limit worker's turn. In the kernel a completion is taken by its
+    /// interrupt whatever the CPUs do; the model stops at any other event, since what it
+    /// does may change what the completion finds. Passing the worker's turn lets the
+    /// worker's next step, when it runs on another CPU, see these completions a little
+    /// early. The queue's time stays where it was, so that other contexts may still act
+    /// between it and the completions taken.
     pub(crate) fn poll_io(&mut self, cpu: CpuId) {
         let waits = |e: &Event| match *e {
             Event::ZswapShrink => true,
