@@ -12,7 +12,7 @@ pub const EXEC_FAULTS_MAX: u64 = 1_000_000;
 
 impl CpuCosts {
     /// Every cost by its field name, in nanoseconds (`exec_faults`, a count, is not here).
-    pub fn costs_ns(&self) -> [(&'static str, u64); 19] {
+    pub fn costs_ns(&self) -> [(&'static str, u64); 20] {
         [
             ("access_ns", self.access_ns),
             ("fault_ns", self.fault_ns),
@@ -30,6 +30,7 @@ impl CpuCosts {
             ("fault_retry_ns", self.fault_retry_ns),
             ("zswap_store_ns", self.zswap_store_ns),
             ("zswap_load_ns", self.zswap_load_ns),
+            ("zswap_visit_ns", self.zswap_visit_ns),
             ("aging_pte_ns", self.aging_pte_ns),
             ("exec_ns", self.exec_ns),
             ("exit_page_ns", self.exit_page_ns),
@@ -86,6 +87,11 @@ pub struct CpuCosts {
     /// mapping, freeing the entry, and the swap-in's memory cgroup charge and refault
     /// bookkeeping that a fault which slept pays in `fault_retry_ns`. Default 2000.
     pub zswap_load_ns: u64,
+    /// zswap's writeback walk (the pool-limit worker's `shrink_memcg_cb`, the shrinker's
+    /// scan), per entry it visits and only rotates: the LRU lock, the referenced test and
+    /// the rotation, with the work item's own overhead spread over its visits. An entry
+    /// written back pays its own work instead (see [`CpuCosts::this_vm`]). Default 2000.
+    pub zswap_visit_ns: u64,
     /// MGLRU's aging page-table walk, per PTE it looks at (`walk_pte_range`): a
     /// cache-friendly sweep of a PTE table with a test-and-clear of each young bit.
     /// Not fitted to a measurement (the validation kernel runs without MGLRU). Default 10.
@@ -127,6 +133,7 @@ impl CpuCosts {
             fault_retry_ns: t(self.fault_retry_ns),
             zswap_store_ns: t(self.zswap_store_ns),
             zswap_load_ns: t(self.zswap_load_ns),
+            zswap_visit_ns: t(self.zswap_visit_ns),
             aging_pte_ns: t(self.aging_pte_ns),
             exec_ns: t(self.exec_ns),
             exec_faults: self.exec_faults,
@@ -166,6 +173,15 @@ impl CpuCosts {
     ///   paying only the decompression and the submission queued its writes on
     ///   `C-zswap-lzo-shrinkerN-pool1pct-zipf-768M` in bursts (1.44x the kernel's write
     ///   request size, against 0.89x now).
+    /// - zswap's pool-limit worker (2026-12-02, `C-zswap-lzo-shrinkerN-pool1pct-zipf-768M`
+    ///   traced with the workqueue tracepoints): its 7,190 runs before the writeback, each
+    ///   of 16 visits that only rotate an entry, took 47 µs at the median (p10 37 to 44 µs,
+    ///   in every phase), 2.94 µs a visit. That session's CPU was faster than the fitted
+    ///   one: the fill of `D2-mthp16-64-seq768-p3-zram`, the CPU work
+    ///   `crates/swapsim/src/validate/sessions.rs` calibrates sessions by, took 0.619 s
+    ///   (0.592 to 0.702 s, three runs) where these costs give 0.746 s. At the fitted speed
+    ///   a visit is 2.94 µs × 0.746 / 0.619 = 3.54 µs (`zswap_visit_ns`). An earlier boot,
+    ///   whose speed was not measured, gave 28 µs a run over its first 0.3 s.
     /// - A process started by a launcher (the queue cases' jobs): 335 minor faults from the
     ///   fork to the program's `main`, measured on the machine for a forked Python launcher
     ///   that moves the child into the memory cgroup, pins it and execs a small program
@@ -216,6 +232,7 @@ impl CpuCosts {
             fault_retry_ns: 6500,
             zswap_store_ns: 2000,
             zswap_load_ns: 6500,
+            zswap_visit_ns: 3540,
             aging_pte_ns: 10,
             exec_ns: 500_000,
             exec_faults: 335,
@@ -243,6 +260,7 @@ impl Default for CpuCosts {
             fault_retry_ns: 2000,
             zswap_store_ns: 1500,
             zswap_load_ns: 2000,
+            zswap_visit_ns: 2000,
             aging_pte_ns: 10,
             exec_ns: 500_000,
             exec_faults: 0,

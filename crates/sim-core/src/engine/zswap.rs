@@ -38,13 +38,6 @@ const DEFAULT_SEEKS: u64 = 2;
 const SHRINK_BATCH: u64 = 128;
 /// `MAX_RECLAIM_RETRIES`: the worker's failures before it gives up.
 const WORKER_MAX_FAILURES: u32 = 16;
-/// CPU time of one visit of an entry that is only rotated, in ns: on the validation
-/// machine's 6.18 (2026-12-02), the 7,190 runs of `shrink_worker` of one run of
-/// `C-zswap-lzo-shrinkerN-pool1pct-zipf-768M` before its writeback, each of 16 visits that
-/// rotate a referenced entry, took 47 µs at the median (p10 37 to 44 µs in every phase),
-/// the work item's own overhead included. An earlier boot's first 0.3 s gave 28 µs
-/// (docs/zswap-pool-limit-timeline.md).
-const VISIT_NS: u64 = 2_940;
 /// From queueing the worker while it is idle to its run's start, in ns: a kworker woken
 /// on an idle CPU (38 µs at the median on the validation machine, over 3,528 such
 /// wake-ups; p10 15 µs, p90 65 µs).
@@ -145,13 +138,13 @@ impl World {
         self.mm.zswap.rotate(e);
         match visit {
             ZswapVisit::Rotate => {
-                self.mm.spend(VISIT_NS);
+                self.mm.spend(self.mm.cost().zswap_visit_ns);
                 Some(false)
             }
             ZswapVisit::Writeback => match self.zswap_writeback_entry(e, owner) {
                 Ok(()) => Some(true),
                 Err(err) => {
-                    self.mm.spend(VISIT_NS);
+                    self.mm.spend(self.mm.cost().zswap_visit_ns);
                     self.mm.zswap.counts.reject_reclaim_fail += 1;
                     self.mm.zswap.policy.writeback_failed();
                     *exists = err == WritebackError::Exists;
