@@ -33,7 +33,8 @@ pub struct MachineConfig {
     /// CPUs besides `cpus` on which no task runs, where unbound kernel work runs at once
     /// (the zswap pool-limit worker, a work item of an unbound workqueue): a machine whose
     /// workload is pinned to `cpus` of its CPUs, as the validation's are (2 vCPUs, the
-    /// workload on one). Default 0: the worker takes its turns on the tasks' CPUs.
+    /// workload on one). Default 0: the worker takes its turns on the tasks' CPUs. The
+    /// model has one such worker, so any count above 0 behaves as 1.
     /// kswapd is modelled on a CPU of its own either way.
     pub housekeeping_cpus: u32,
 }

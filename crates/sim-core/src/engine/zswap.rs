@@ -63,10 +63,8 @@ pub(crate) struct ZswapWorker {
     attempts: u32,
     /// Memory cgroups without entries the walk has passed since it last reached the group.
     cursor: u32,
-    /// The current run has taken its first step.
-    run_started: bool,
-    /// When the current run took its first step.
-    run_start: SimTime,
+    /// When the current run took its first step; `None` before it.
+    run_start: Option<SimTime>,
     /// The worker waited for a CPU since its last turn.
     waited_cpu: bool,
     /// The CPU of the turn going on and when that turn ends.
@@ -90,7 +88,7 @@ impl ZswapWorker {
     fn start_run(&mut self) {
         self.failures = 0;
         self.attempts = 0;
-        self.run_started = false;
+        self.run_start = None;
     }
 }
 
@@ -220,8 +218,7 @@ impl World {
             return;
         }
         self.zswap_worker.running = true;
-        let kicks = std::mem::take(&mut self.mm.zswap.worker_kicks);
-        let first_kick = self.mm.zswap.first_kick_at.take();
+        let (kicks, first_kick) = self.mm.zswap.take_kicks();
         // On a housekeeping CPU the work item runs as soon as it is woken: the stores
         // refused before it starts find it pending, and queue it no more.
         self.zswap_worker.runs_owed = if self.zswap_on_housekeeping() { 1 } else { kicks };
@@ -341,6 +338,25 @@ impl World {
             .map_or((CpuId(0), at), |(avail, c)| (c, avail))
     }
 
+    /// A run gave up after its failures: whether the work item was queued again. On a
+    /// housekeeping CPU, `queue_work` on the running item queued it once more if a store
+    /// was refused after the run began (whether or not the reclaimer has counted that
+    /// refusal as a kick yet); on the tasks' CPUs, each kick owed a run.
+    fn zswap_runs_again(&mut self) -> bool {
+        if self.zswap_on_housekeeping() {
+            let again = self.zswap_worker.run_start.is_some_and(|began| self.mm.zswap.last_kick_at > began);
+            if again {
+                self.mm.zswap.take_kicks();
+            }
+            again
+        } else if self.zswap_worker.runs_owed > 1 {
+            self.zswap_worker.runs_owed -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
     /// The worker runs on a CPU no task runs on (`machine.housekeeping_cpus`).
     fn zswap_on_housekeeping(&self) -> bool {
         self.mm.cfg.machine.housekeeping_cpus > 0
@@ -418,10 +434,10 @@ impl World {
                 let end = if competitor { start + self.slice } else { SimTime::MAX };
                 self.zswap_worker.turn = Some((c, end));
                 if std::mem::take(&mut self.zswap_worker.waited_cpu) {
-                    let more = self.zswap_worker.run_started
+                    let more = self.zswap_worker.run_start.is_some()
                         && (self.zswap_worker.runs_owed > 1 || self.mm.zswap.worker_kicks > 0);
                     self.zswap_worker.runs_owed = 1 + u32::from(more);
-                    self.mm.zswap.worker_kicks = 0;
+                    self.mm.zswap.take_kicks();
                 }
                 c
             }
@@ -442,10 +458,8 @@ impl World {
                 break;
             }
             steps += 1;
-            if !self.zswap_worker.run_started {
-                self.zswap_worker.run_start = self.mm.now();
-            }
-            self.zswap_worker.run_started = true;
+            let now = self.mm.now();
+            self.zswap_worker.run_start.get_or_insert(now);
             if !self.zswap_worker_step(owner, &mut sleep_until) {
                 break;
             }
@@ -454,21 +468,7 @@ impl World {
                 // runs the refused stores queued would have found the pool there too.
                 finished = true;
             } else if self.zswap_worker.failures >= WORKER_MAX_FAILURES {
-                if self.zswap_on_housekeeping() {
-                    // `queue_work` on the running item queued it once more if a store was
-                    // refused after it began (whether or not the reclaimer has already
-                    // counted that refusal as a kick); the next run follows at once.
-                    let z = &mut self.mm.zswap;
-                    if z.last_kick_at > self.zswap_worker.run_start {
-                        z.worker_kicks = 0;
-                        z.first_kick_at = None;
-                        self.zswap_worker.start_run();
-                        self.mm.zswap.counts.shrink_worker_runs += 1;
-                    } else {
-                        finished = true;
-                    }
-                } else if self.zswap_worker.runs_owed > 1 {
-                    self.zswap_worker.runs_owed -= 1;
+                if self.zswap_runs_again() {
                     self.zswap_worker.start_run();
                     self.mm.zswap.counts.shrink_worker_runs += 1;
                 } else {

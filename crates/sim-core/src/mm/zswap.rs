@@ -87,10 +87,12 @@ pub(crate) struct Zswap {
     orphans: Vec<u32>,
     pub(crate) counts: ZswapCounts,
     /// Stores refused on a full pool since the worker last looked: each queues the
-    /// pool-limit worker (`queue_work`), which runs once per queueing.
+    /// pool-limit worker (`queue_work`). On the tasks' CPUs it runs once per queueing; on
+    /// a housekeeping CPU the times below decide (`engine/zswap.rs`).
     pub(crate) worker_kicks: u32,
-    /// When the first of `worker_kicks` and the last queueing happened.
-    pub(crate) first_kick_at: Option<SimTime>,
+    /// When the first of `worker_kicks` happened ([`Zswap::take_kicks`] clears both).
+    first_kick_at: Option<SimTime>,
+    /// When the last queueing happened, ever.
     pub(crate) last_kick_at: SimTime,
     /// Pages of pool charged to the memory cgroup (cgroup v2 only).
     pub(crate) charged_pages: u64,
@@ -278,6 +280,19 @@ impl Zswap {
             panic!("zsmalloc: {e}");
         }
     }
+
+    /// A queueing of the worker at `now`.
+    fn queue_worker(&mut self, now: SimTime) {
+        self.worker_kicks += 1;
+        self.first_kick_at.get_or_insert(now);
+        self.last_kick_at = self.last_kick_at.max(now);
+    }
+
+    /// The queueings since the worker last looked, and when the first of them happened;
+    /// none are left.
+    pub(crate) fn take_kicks(&mut self) -> (u32, Option<SimTime>) {
+        (std::mem::take(&mut self.worker_kicks), self.first_kick_at.take())
+    }
 }
 
 /// What a swap-in read found in zswap or the zero map.
@@ -452,10 +467,7 @@ impl Mm {
     /// engine runs the pool-limit worker.
     pub(crate) fn queue_zswap_worker(&mut self) {
         let now = self.now();
-        let z = &mut self.zswap;
-        z.worker_kicks += 1;
-        z.first_kick_at.get_or_insert(now);
-        z.last_kick_at = z.last_kick_at.max(now);
+        self.zswap.queue_worker(now);
     }
 
     /// `swap_read_folio`'s first two backends for the page read into `pfn` from `slot`:
