@@ -60,6 +60,9 @@ pub struct DeviceConfig {
     /// Overrides [`DeviceProfile::write_bandwidth_mib_s`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_bandwidth_mib_s: Option<f64>,
+    /// Overrides [`DeviceProfile::pass_signal_us`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_signal_us: Option<f64>,
     /// Overrides [`DeviceProfile::jitter_cv`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jitter_cv: Option<f64>,
@@ -103,6 +106,7 @@ impl DeviceConfig {
             write_us_per_kib: None,
             bandwidth_mib_s: None,
             write_bandwidth_mib_s: None,
+            pass_signal_us: None,
             jitter_cv: None,
             seek_us_full_stroke: None,
             rotation_us: None,
@@ -146,6 +150,9 @@ impl DeviceConfig {
         );
         if let Some(w) = self.write_bandwidth_mib_s {
             profile.write_bandwidth_mib_s = Some(w);
+        }
+        if let Some(signal) = self.pass_signal_us {
+            profile.pass_signal_us = Some(signal);
         }
         profile.validate()?;
         Ok(profile)
@@ -226,7 +233,7 @@ mod tests {
             read_base_usec = 10.0
             "#,
             expect![[
-                r#"parse error: unknown field `read_base_usec`, expected one of `preset`, `name`, `rotational`, `synchronous`, `queue_depth`, `max_sectors_kb`, `channels`, `read_base_us`, `read_us_per_kib`, `write_base_us`, `write_us_per_kib`, `bandwidth_mib_s`, `write_bandwidth_mib_s`, `jitter_cv`, `seek_us_full_stroke`, `rotation_us`, `seek_span_gib`, `source`"#
+                r#"parse error: unknown field `read_base_usec`, expected one of `preset`, `name`, `rotational`, `synchronous`, `queue_depth`, `max_sectors_kb`, `channels`, `read_base_us`, `read_us_per_kib`, `write_base_us`, `write_us_per_kib`, `bandwidth_mib_s`, `write_bandwidth_mib_s`, `pass_signal_us`, `jitter_cv`, `seek_us_full_stroke`, `rotation_us`, `seek_span_gib`, `source`"#
             ]],
         );
     }

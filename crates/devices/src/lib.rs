@@ -36,10 +36,17 @@
 //! own stream. Requests are serviced in dispatch order: no NCQ reordering, no device
 //! caches, no garbage collection, no errors.
 //!
+//! A profile with `pass_signal_us` models a virtual disk whose host serves the queue in
+//! passes: a request that finds the host idle opens a pass, requests dispatched while the
+//! host is still serving join it, and the guest learns of all of them together,
+//! `pass_signal_us × jitter` after the last is served (the block layer keeps the passes;
+//! [`BlockDevice::pass_signal`](swapsim_core::BlockDevice::pass_signal)). `this-vm` is
+//! one: reads issued behind a batch of writes wait for the whole batch.
+//!
 //! # Presets
 //!
-//! Only `virtio` (also under the name `this-vm`) and `this-vm-zram` are measured, both on
-//! the validation machine. The others are typical published figures for their class, not
+//! Only `virtio` (by fio), `this-vm` (by the kernel's block tracepoints while swapping)
+//! and `this-vm-zram` are measured, all on the validation machine. The others are typical published figures for their class, not
 //! measurements of any unit; each constructor on [`DeviceProfile`] says where its numbers
 //! come from.
 //!
@@ -47,6 +54,7 @@
 //! |---|---|---|---|---|---|---|---|---|
 //! | `nvme` | 77 µs | 18 µs | 0.5 µs | 48 | 3000 | 1023 | no | datacenter TLC NVMe (P4510 class) |
 //! | `virtio` | 18.1 µs | 20.1 µs | 0.9 µs | 2 | 915 | 256 | yes | validation machine, fio-derived |
+//! | `this-vm` | 7.4 + 10.5 µs | 6.2 + 10.5 µs | 0.6 / 0.3 µs | 1 | 915 / 1700 | 256 | yes | validation machine while swapping: the host's work, plus the pass's signal |
 //! | `san` | 300 µs | 260 µs | 2.5 µs | 8 | 400 | 32 | yes | 2012-era FC/iSCSI LUN, cache hits |
 //! | `hdd` | 0.13 ms + seek + 4.17 ms | same | 6.5 µs | 1 | 150 | 32 | yes | 7200 rpm, 15 ms full stroke |
 //! | `disk-100mbs` | 0.5 ms | 0.5 ms | 1.0 µs | 2 | 95 | 256 | no | ~100 MB/s virtual disk, the 2020 mm_reclaim RFC's test guest |
@@ -68,9 +76,9 @@
 //! At depth 32, 4 KiB random reads reached 120,027 IOPS and writes 94,750 IOPS, about two
 //! requests in service at once at the block-level service time, hence two channels.
 //! Sequential 128 KiB reads at depth 32 reached 915.4 MiB/s, the pipe's bandwidth.
-//! fio measured no write bandwidth at depth above 1; `this-vm` takes writes through the
-//! pipe at 3000 MiB/s, fitted to the kernel's block-level write service times while
-//! swapping ([`DeviceProfile::this_vm`]).
+//! fio measured no write bandwidth at depth above 1. `this-vm` is fitted instead to the
+//! kernel's block tracepoints per request while swapping, as a host that serves passes
+//! ([`DeviceProfile::this_vm`]).
 //! [`DeviceProfile::virtio`] lists every step.
 //!
 //! # Configuration

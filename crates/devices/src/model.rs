@@ -12,7 +12,7 @@
 
 use rand_distr::{Distribution, LogNormal};
 use std::collections::VecDeque;
-use swapsim_core::{BlockDevice, ConfigError, DeviceTraits, IoDir, IoRequest, SimRng, SimTime};
+use swapsim_core::{BlockDevice, ConfigError, DeviceTraits, IoDir, IoRequest, SimDuration, SimRng, SimTime};
 
 use crate::profile::DeviceProfile;
 
@@ -43,7 +43,10 @@ impl DeviceProfile {
 /// 3. Its transfer goes through one pipe shared by all channels: it cannot finish before
 ///    `max(start, pipe_free) + bytes / bandwidth`, where a write's bandwidth is
 ///    `write_bandwidth_mib_s` when the profile sets one.
-/// 4. It completes at the later of 2 and 3, and holds its channel until then.
+/// 4. It completes at the later of 2 and 3, and holds its channel until then. On a
+///    profile with `pass_signal_us` that is when the host has served it: the guest sees
+///    it complete with the rest of its pass, `pass_signal_us × jitter` after the pass's
+///    last request (`pass_signal`, one draw per pass).
 #[derive(Clone, Debug)]
 pub(crate) struct ProfileDevice {
     profile: DeviceProfile,
@@ -204,6 +207,15 @@ impl BlockDevice for ProfileDevice {
         self.head_sector = req.sector.saturating_add(req.bytes / SECTOR_BYTES);
         done
     }
+
+    fn pass_signal(&mut self) -> Option<SimDuration> {
+        let signal_us = self.profile.pass_signal_us?;
+        let factor = match &self.jitter {
+            Some(jitter) => jitter.sample(&mut self.rng),
+            None => 1.0,
+        };
+        Some(SimDuration(us_to_ns(signal_us * factor)))
+    }
 }
 
 #[cfg(test)]
@@ -300,6 +312,21 @@ mod tests {
                 write    4KiB @0          at  10000.0us ->  10020.100us
             "#]],
         );
+    }
+
+    #[test]
+    fn a_pass_signal_is_drawn_once_per_pass_with_the_jitter() {
+        let quiet_vm = quiet(DeviceProfile::this_vm());
+        let mut dev = device(quiet_vm, SWAP0);
+        assert_eq!(dev.pass_signal(), Some(SimDuration(10_500)));
+        // A 4 KiB read occupies the host 5 + 0.6 x 4 = 7.4 us.
+        assert_eq!(completions(&mut dev, &[(0.0, IoDir::Read, 0, 4)]), vec![7_400]);
+        let mut jittery = device(DeviceProfile::this_vm(), SWAP0);
+        let draws: Vec<u64> = (0..200).map(|_| jittery.pass_signal().expect("a pass device").0).collect();
+        let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
+        assert!((9_000.0..12_000.0).contains(&mean), "{mean}");
+        assert!(draws.iter().any(|&d| d != draws[0]));
+        assert_eq!(device(DeviceProfile::virtio(), SWAP0).pass_signal(), None);
     }
 
     #[test]

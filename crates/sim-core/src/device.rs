@@ -5,7 +5,7 @@
 //! `swapsim-devices` crate. A model's answer is a function of the request, the model's own
 //! state and its own random stream, nothing else.
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// Direction of a block request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
@@ -54,8 +54,21 @@ pub trait BlockDevice: std::fmt::Debug + Send + dyn_clone::DynClone {
     fn traits(&self) -> DeviceTraits;
 
     /// The block layer issues `req` at `now`; return the time it completes. Called once per
-    /// dispatched request, with `now` never decreasing between calls.
+    /// dispatched request, with `now` never decreasing between calls. For a device that
+    /// completes in passes ([`pass_signal`](BlockDevice::pass_signal)), the time the
+    /// device has served it, which the guest learns only when the pass is signalled.
     fn service(&mut self, now: SimTime, req: &IoRequest) -> SimTime;
+
+    /// For a device that completes requests in passes, as a virtual disk whose host
+    /// serves its queue in a loop and signals the guest once the loop finds the queue
+    /// empty: how long after a pass's last request is served the guest sees the pass's
+    /// completions, all together. The block layer asks once per pass, when a request finds
+    /// the device idle and opens one; a request dispatched while a pass is being served
+    /// joins it, and the pass lasts until its last request is served. `None` (the
+    /// default): every request completes on its own, at the time `service` returned.
+    fn pass_signal(&mut self) -> Option<SimDuration> {
+        None
+    }
 }
 
 dyn_clone::clone_trait_object!(BlockDevice);

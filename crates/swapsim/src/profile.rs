@@ -1,6 +1,6 @@
 //! Profile fitting: a device profile from fio's JSON output (`swapsim profile fit`).
 //!
-//! The fit is the one behind the `virtio`/`this-vm` presets, so a user can repeat it for
+//! The fit is the one behind the `virtio` preset, so a user can repeat it for
 //! their own disk:
 //!
 //! - Reads: a least-squares line through the mean completion latency of the read jobs run
@@ -17,7 +17,9 @@
 //! - `write_bandwidth_mib_s`: with writes at two sizes or more, the rate one stream of
 //!   writes moves data, 1 MiB over the write line's slope, when it is higher than
 //!   `bandwidth_mib_s` (a virtual disk's host takes writes into its cache faster than it
-//!   reads; the validation machine's `this-vm` preset needed 3000 MiB/s for its writes).
+//!   reads). The validation machine's `this-vm` preset is fitted otherwise, to the
+//!   kernel's block tracepoints per request while swapping, as a host serving passes
+//!   (`pass_signal_us`), which fio's figures alone do not show.
 //!   Otherwise reads and writes share `bandwidth_mib_s`.
 //!
 //! Jobs are recognised by their `rw`, `bs` and `iodepth` options (per job or global).

@@ -7,7 +7,7 @@
 
 use super::frames::flag;
 use super::Mm;
-use crate::block::{Bio, PlugOwner, ReqId, IMAGE_PFN};
+use crate::block::{Bio, Completion, Finished, PlugOwner, ReqId, IMAGE_PFN};
 use crate::device::IoDir;
 use crate::event::Event;
 use crate::ids::{CpuId, Pfn, SwapSlot};
@@ -93,12 +93,30 @@ impl Mm {
         self.dispatched = d;
     }
 
+    /// The completion event of block request `req` came at `now`: finish it, or every
+    /// request of its pass when its device completes in passes, or put the event off
+    /// while its pass grows.
+    pub(crate) fn complete_io(&mut self, req: ReqId, now: SimTime) {
+        match self.block.complete(req, now, &mut self.dispatched) {
+            Finished::Request(done) => self.finish_io(done, now),
+            Finished::Later(at) => {
+                self.schedule(at, Event::IoComplete(req));
+                return;
+            }
+            Finished::Pass(dev, members) => {
+                for _ in 0..members {
+                    let done = self.block.complete_member(dev, now, &mut self.dispatched);
+                    self.finish_io(done, now);
+                }
+            }
+        }
+        self.news.io_done = Some(now);
+        self.flush_dispatched();
+    }
+
     /// A block request completed at `now`: unlock read folios, end writeback of written
     /// ones, and record what the LRU and sleeping tasks must learn.
-    pub(crate) fn complete_io(&mut self, req: ReqId, now: SimTime) {
-        let mut out = std::mem::take(&mut self.dispatched);
-        let done = self.block.complete(req, now, &mut out);
-        self.dispatched = out;
+    fn finish_io(&mut self, done: Completion, now: SimTime) {
         match done.dir {
             IoDir::Read => {
                 for &pfn in &done.frames {
@@ -129,8 +147,6 @@ impl Mm {
             }
         }
         self.block.recycle_frames(done.frames);
-        self.news.io_done = Some(now);
-        self.flush_dispatched();
     }
 
     /// A page of a hibernation image completed.

@@ -9,6 +9,8 @@
 //! Simplified: no bio splitting, no segment limits, one hardware queue per device, FIFO
 //! dispatch (mq-deadline's read/write batching and expiry are not modelled), scheduler
 //! merges are tried against the 16 most recently queued requests.
+//!
+//! A device may complete requests one by one, or in passes of its host (`passes`).
 
 use crate::config::BlockConfig;
 use crate::device::{BlockDevice, DeviceTraits, IoDir, IoRequest};
@@ -16,6 +18,9 @@ use crate::ids::{DeviceId, Pfn};
 use crate::stats::{BlockStats, DirStats, LatencyHistogram};
 use crate::time::SimTime;
 use std::collections::VecDeque;
+
+mod passes;
+use passes::Passes;
 
 const SECTORS_PER_PAGE: u64 = 8;
 const SCHED_MERGE_WINDOW: usize = 16;
@@ -69,6 +74,8 @@ struct DeviceQueue {
     timer_unplugs: u64,
     sizes: [u64; SIZE_BUCKETS],
     last_dispatch: SimTime,
+    /// The host's passes not yet signalled, for a device that completes in passes.
+    passes: Passes,
 }
 
 impl std::fmt::Debug for DeviceQueue {
@@ -132,6 +139,19 @@ const SPARE_FRAMES_MAX: usize = 4096;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PlugOwner(u32);
 
+/// What a completion event of a request found ([`BlockLayer::complete`]).
+#[derive(Debug)]
+pub(crate) enum Finished {
+    /// The request completed.
+    Request(Completion),
+    /// The request opened a pass of its device's host, which has grown since: its event
+    /// comes again at this time.
+    Later(SimTime),
+    /// The request's pass was signalled: this many requests of the device completed, to be
+    /// taken in order with [`BlockLayer::complete_member`].
+    Pass(DeviceId, u32),
+}
+
 /// Something the engine must schedule: a request completes at `at`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dispatched {
@@ -155,6 +175,7 @@ impl BlockLayer {
                 timer_unplugs: 0,
                 sizes: [0; SIZE_BUCKETS],
                 last_dispatch: SimTime::ZERO,
+                passes: Passes::default(),
             })
             .collect();
         BlockLayer {
@@ -407,7 +428,14 @@ impl BlockLayer {
             let done = q.model.service(t, &req).max(t);
             q.in_flight += 1;
             q.dir(req.dir).stats.dispatches += 1;
-            out.push(Dispatched { req: id, at: done });
+            if q.passes.join(id, t, done) {
+                continue;
+            }
+            let at = match q.model.pass_signal() {
+                Some(signal) => q.passes.open(id, done, signal),
+                None => done,
+            };
+            out.push(Dispatched { req: id, at });
         }
     }
 
@@ -436,8 +464,34 @@ impl BlockLayer {
         done
     }
 
+    /// The completion event of request `id` came at `now`. On a device that completes each
+    /// request on its own, the request finished; on one that completes in passes, `id`
+    /// stands for its pass, which is signalled now or, grown since it opened, later.
+    pub(crate) fn complete(&mut self, id: ReqId, now: SimTime, out: &mut Vec<Dispatched>) -> Finished {
+        let dev = self.req(id).device;
+        let passes = &mut self.queues[dev.0 as usize].passes;
+        if passes.is_empty() {
+            return Finished::Request(self.finish(id, now, out));
+        }
+        match passes.signal(id, now) {
+            Ok(members) => Finished::Pass(dev, members),
+            Err(later) => Finished::Later(later),
+        }
+    }
+
+    /// The next request of the pass of `dev` signalled at `now` ([`Finished::Pass`]).
+    pub(crate) fn complete_member(
+        &mut self,
+        dev: DeviceId,
+        now: SimTime,
+        out: &mut Vec<Dispatched>,
+    ) -> Completion {
+        let id = self.queues[dev.0 as usize].passes.next_member();
+        self.finish(id, now, out)
+    }
+
     /// A request finished: account it, free its tag and issue more.
-    pub(crate) fn complete(&mut self, id: ReqId, now: SimTime, out: &mut Vec<Dispatched>) -> Completion {
+    fn finish(&mut self, id: ReqId, now: SimTime, out: &mut Vec<Dispatched>) -> Completion {
         let r = self.slab[id.0 as usize].take().expect("completing a live request");
         self.free_ids.push(id.0);
         let dev = r.device;
@@ -531,7 +585,7 @@ mod tests {
         let mut all = out.clone();
         while let Some(d) = out.pop() {
             let mut more = Vec::new();
-            b.complete(d.req, d.at, &mut more);
+            assert!(matches!(b.complete(d.req, d.at, &mut more), Finished::Request(_)));
             all.extend(more.iter().copied());
             out.extend(more);
         }
@@ -548,6 +602,65 @@ mod tests {
         // Front merge: a bio just before the request.
         let (s, _, _) = check(true, &[5, 4]);
         assert_eq!((s.merges, s.front_merges, s.dispatches), (1, 1, 1));
+    }
+
+    /// A host serving one request at a time, `cost` ns each, that signals a pass `signal`
+    /// ns after its last request.
+    #[derive(Clone, Debug)]
+    struct Host {
+        cost: u64,
+        signal: u64,
+        free: SimTime,
+    }
+    impl BlockDevice for Host {
+        fn kind(&self) -> &str {
+            "host"
+        }
+        fn traits(&self) -> DeviceTraits {
+            DeviceTraits { rotational: false, synchronous: false, queue_depth: 64, max_sectors_kb: 4 }
+        }
+        fn service(&mut self, now: SimTime, _req: &IoRequest) -> SimTime {
+            self.free = SimTime(now.max(self.free).0 + self.cost);
+            self.free
+        }
+        fn pass_signal(&mut self) -> Option<crate::time::SimDuration> {
+            Some(crate::time::SimDuration(self.signal))
+        }
+    }
+
+    #[test]
+    fn a_host_completes_what_it_serves_in_one_pass_together() {
+        let host = Host { cost: 10, signal: 100, free: SimTime::ZERO };
+        let mut b = BlockLayer::new(
+            BlockConfig { plugging: false, ..BlockConfig::default() },
+            vec![("d".into(), Box::new(host))],
+        );
+        let owner = b.add_plug_owner();
+        let mut out = Vec::new();
+        let read =
+            |offset: u32| Bio { device: DeviceId(0), dir: IoDir::Read, offset: offset * 4, pfn: Pfn(offset) };
+        // Three requests at 0, 5 and 25 ns: the first two are one pass (served by 20 ns),
+        // the third finds the host idle and opens another.
+        b.submit(owner, read(0), SimTime(0), &mut out);
+        b.submit(owner, read(1), SimTime(5), &mut out);
+        b.submit(owner, read(2), SimTime(25), &mut out);
+        let at: Vec<(u32, u64)> = out.iter().map(|d| (d.req.0, d.at.0)).collect();
+        // One event per pass; the first was scheduled before its pass grew.
+        assert_eq!(at, vec![(0, 110), (2, 135)]);
+        let mut more = Vec::new();
+        assert!(matches!(b.complete(ReqId(0), SimTime(110), &mut more), Finished::Later(SimTime(120))));
+        let Finished::Pass(dev, 2) = b.complete(ReqId(0), SimTime(120), &mut more) else {
+            panic!("a pass of 2")
+        };
+        let frames: Vec<Pfn> =
+            (0..2).map(|_| b.complete_member(dev, SimTime(120), &mut more).frames[0]).collect();
+        assert_eq!(frames, vec![Pfn(0), Pfn(1)]);
+        assert!(matches!(b.complete(ReqId(2), SimTime(135), &mut more), Finished::Pass(_, 1)));
+        b.complete_member(dev, SimTime(135), &mut more);
+        let s = b.stats().remove(0);
+        // Service as the guest sees it: 120, 115 and 110 ns.
+        assert_eq!((s.reads.completed, s.reads.service_ns_total), (3, 345));
+        assert!(more.is_empty());
     }
 
     #[test]
