@@ -65,7 +65,8 @@ pub trait BlockDevice: std::fmt::Debug + Send + dyn_clone::DynClone {
     /// completions, all together. The block layer asks once per pass, when a request finds
     /// the device idle and opens one; a request dispatched while a pass is being served
     /// joins it, and the pass lasts until its last request is served. `None` (the
-    /// default): every request completes on its own, at the time `service` returned.
+    /// default): every request completes on its own, at the time `service` returned. A
+    /// device answers alike every time: always `Some` or always `None`.
     fn pass_signal(&mut self) -> Option<SimDuration> {
         None
     }
