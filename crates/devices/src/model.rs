@@ -88,6 +88,14 @@ impl ProfileDevice {
         }
     }
 
+    /// One draw of the jitter factor, or 1 without drawing when the profile has no jitter.
+    fn jitter_factor(&mut self) -> f64 {
+        match &self.jitter {
+            Some(jitter) => jitter.sample(&mut self.rng),
+            None => 1.0,
+        }
+    }
+
     /// Time to move the heads to `sector` and wait for it to come round, in microseconds.
     fn positioning_us(&self, sector: u64) -> f64 {
         let profile = &self.profile;
@@ -186,10 +194,7 @@ impl BlockDevice for ProfileDevice {
             IoDir::Write => (self.profile.write_base_us, self.profile.write_us_per_kib),
         };
         // Exactly one draw per request when jitter is on, none when it is off.
-        let factor = match &self.jitter {
-            Some(jitter) => jitter.sample(&mut self.rng),
-            None => 1.0,
-        };
+        let factor = self.jitter_factor();
         let kib = req.bytes as f64 / 1024.0;
         let service_us = base_us * factor + us_per_kib * kib + self.positioning_us(req.sector);
         let service_done = SimTime(start.0.saturating_add(us_to_ns(service_us)));
@@ -210,11 +215,7 @@ impl BlockDevice for ProfileDevice {
 
     fn pass_signal(&mut self) -> Option<SimDuration> {
         let signal_us = self.profile.pass_signal_us?;
-        let factor = match &self.jitter {
-            Some(jitter) => jitter.sample(&mut self.rng),
-            None => 1.0,
-        };
-        Some(SimDuration(us_to_ns(signal_us * factor)))
+        Some(SimDuration(us_to_ns(signal_us * self.jitter_factor())))
     }
 }
 
@@ -315,7 +316,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pass_signal_is_drawn_once_per_pass_with_the_jitter() {
+    fn a_pass_signal_carries_the_jitter_and_only_pass_devices_have_one() {
         let quiet_vm = quiet(DeviceProfile::this_vm());
         let mut dev = device(quiet_vm, SWAP0);
         assert_eq!(dev.pass_signal(), Some(SimDuration(10_500)));

@@ -80,6 +80,8 @@ impl Session {
     pub(super) fn device(&self, mut model: DeviceConfig) -> DeviceConfig {
         // An unknown preset is left for the scenario's validation to report.
         let Ok(profile) = model.resolve() else { return model };
+        // The host's work for a 4 KiB read (all of a lone read's time without passes).
+        let read_4k = profile.read_base_us + 4.0 * profile.read_us_per_kib;
         if profile.synchronous {
             model.read_base_us = Some(profile.read_base_us * self.cpu);
             model.read_us_per_kib = Some(profile.read_us_per_kib * self.cpu);
@@ -87,10 +89,8 @@ impl Session {
             model.write_us_per_kib = Some(profile.write_us_per_kib * self.cpu);
         } else if let Some(signal) = profile.pass_signal_us {
             // The host's own work stays; the guest learns of it later.
-            let read_4k = profile.read_base_us + 4.0 * profile.read_us_per_kib;
             model.pass_signal_us = Some((read_4k + signal) * self.disk_read - read_4k);
         } else {
-            let read_4k = profile.read_base_us + 4.0 * profile.read_us_per_kib;
             model.read_base_us = Some(read_4k * self.disk_read - 4.0 * profile.read_us_per_kib);
         }
         model
