@@ -206,15 +206,19 @@ pub enum ForkError {
     /// A timeline operation set a swap-in knob that a retune would undo.
     #[error("cannot retune swap-in: a timeline operation already set page-cluster or the readahead policy")]
     KnobsSet,
+    /// zswap's shrinker switch or policies were read (a store, a shrinker call or a
+    /// swap-in), or a timeline operation started.
+    #[error("cannot retune zswap: a store, the shrinker or a swap-in has read its switches, or the timeline has begun")]
+    ZswapRead,
     /// The variant's timeline has another length.
-    #[error("cannot retune swap-in: the variant has {variant} timeline operations, this run {this}")]
+    #[error("cannot retune: the variant has {variant} timeline operations, this run {this}")]
     TimelineLength {
         /// Operations in the variant's timeline.
         variant: usize,
         /// Operations in this run's.
         this: usize,
     },
-    /// The variant's configuration differs in more than its swap-in knobs.
-    #[error("cannot retune swap-in: the variant's configuration differs in more than its swap-in knobs")]
+    /// The variant's configuration differs in more than the knobs retuned.
+    #[error("cannot retune: the variant's configuration differs in more than the knobs retuned")]
     ConfigDiffers,
 }

@@ -83,4 +83,4 @@ pub use rng::SimRng;
 pub use series::{Sample, Series, TaskPhase, TaskSample};
 pub use time::{SimDuration, SimTime};
 pub use timeline::{HibernateOp, HibernationReport, OpReport, OpResult, Operation, TimelineOp, Trigger};
-pub use workload::{Access, AccessSource, RegionSpec, TaskSpec, TaskStart};
+pub use workload::{Access, AccessSource, ForkableIter, RegionSpec, TaskSpec, TaskStart};

@@ -80,6 +80,28 @@ where
     }
 }
 
+/// An iterator of accesses that copies: a generated stream, which a forked simulation
+/// ([`crate::Simulation::fork`]) continues from where the original stood. Reads as the
+/// iterator itself would.
+#[derive(Clone, Debug)]
+pub struct ForkableIter<I>(pub I);
+
+impl<I> AccessSource for ForkableIter<I>
+where
+    I: Iterator<Item = Access> + Clone + Send + 'static,
+{
+    fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
+        Ok(self.0.next())
+    }
+    fn next_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<(), TraceError> {
+        out.extend(self.0.by_ref().take(max));
+        Ok(())
+    }
+    fn fork(&self) -> Option<Box<dyn AccessSource>> {
+        Some(Box::new(self.clone()))
+    }
+}
+
 /// A virtual memory area the task maps before it starts (an anonymous private mapping).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegionSpec {

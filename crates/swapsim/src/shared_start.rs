@@ -1,8 +1,10 @@
 //! Runs that share their beginning. Scenarios equal but for their swap-in knobs
 //! (page-cluster, `vma_ra_enabled`, the readahead policy, swapoff's hit accounting) run
-//! alike until the first page is swapped in: that beginning is simulated once and each
-//! scenario continues from a copy of it ([`swapsim_core::Simulation::fork`]), giving the
-//! report a run of its own would give.
+//! alike until the first page is swapped in; scenarios equal but for zswap's
+//! memory-pressure shrinker switch and protection policy run alike until the first store
+//! or shrinker call, which comes with the first reclaim. That beginning is simulated once
+//! and each scenario continues from a copy of it ([`swapsim_core::Simulation::fork`]),
+//! giving the report a run of its own would give.
 
 use anyhow::{anyhow, Result};
 use std::sync::{Mutex, PoisonError};
@@ -18,6 +20,17 @@ pub(crate) struct SharedStart {
     /// is held only while [`Simulation::fork`] copies the simulation, which takes it by
     /// shared reference, so a fork that panics leaves it as it was.
     base: Mutex<Simulation>,
+    /// What the variants may differ in.
+    knobs: Knobs,
+}
+
+/// The knobs the scenarios sharing a beginning may differ in.
+#[derive(Clone, Copy, Debug)]
+enum Knobs {
+    /// Swap-in: [`Simulation::retune_swapin`].
+    Swapin,
+    /// zswap's shrinker switch and protection: [`Simulation::retune_zswap`].
+    Zswap,
 }
 
 impl SharedStart {
@@ -28,12 +41,25 @@ impl SharedStart {
     pub(crate) fn run(first: &Prepared, op: usize) -> Result<Option<SharedStart>> {
         let mut sim = Simulation::new(first.setup()?.0).map_err(|err| anyhow!("{err}"))?;
         let due = sim.run_until_op(op).map_err(|err| anyhow!("{err}"))?;
-        Ok((due && sim.can_retune_swapin()).then(|| SharedStart { base: Mutex::new(sim) }))
+        Ok((due && sim.can_retune_swapin())
+            .then(|| SharedStart { base: Mutex::new(sim), knobs: Knobs::Swapin }))
+    }
+
+    /// Simulates `first` until it comes within `margin` pages of reclaim
+    /// ([`Simulation::run_until_near_reclaim`]), for variants that differ only in zswap's
+    /// shrinker switch and protection policy. `None` when the run ends first, when
+    /// something has read those already (an event charged more than `margin` pages and
+    /// reclaimed), or when a task reads a stream that does not fork.
+    pub(crate) fn before_reclaim(first: &Prepared, margin: u64) -> Result<Option<SharedStart>> {
+        let mut sim = Simulation::new(first.setup()?.0).map_err(|err| anyhow!("{err}"))?;
+        let near = sim.run_until_near_reclaim(margin).map_err(|err| anyhow!("{err}"))?;
+        let shared = near && sim.can_retune_zswap() && sim.streams_fork();
+        Ok(shared.then(|| SharedStart { base: Mutex::new(sim), knobs: Knobs::Zswap }))
     }
 
     /// The report of `variant`, continued from a copy of the shared beginning with its own
-    /// swap-in knobs. Fails when `variant` differs from the first scenario in more than
-    /// those knobs.
+    /// knobs. Fails when `variant` differs from the first scenario in more than those
+    /// knobs.
     ///
     /// A variant whose fork panicked (caught by the caller, and reported with that variant)
     /// does not stop the others: the lock it poisoned guards a simulation the fork only
@@ -42,7 +68,10 @@ impl SharedStart {
         let base = self.base.lock().unwrap_or_else(PoisonError::into_inner);
         let mut sim = base.fork()?;
         drop(base);
-        sim.retune_swapin(variant.setup()?.0)?;
+        match self.knobs {
+            Knobs::Swapin => sim.retune_swapin(variant.setup()?.0)?,
+            Knobs::Zswap => sim.retune_zswap(variant.setup()?.0)?,
+        }
         while sim.step()? {}
         Ok(sim.into_report())
     }

@@ -73,6 +73,7 @@ impl World {
             Backend::Device
         };
         if self.mm.zswap_on() {
+            self.mm.zswap.knobs_read = true;
             self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, true));
             if backend == Backend::Device {
                 let at = self.mm.now();

@@ -430,6 +430,7 @@ impl World {
         }
         let backend = self.mm.swap_read_backend(slot, pfn, ReadInto::SwapCache);
         if self.mm.zswap_on() {
+            self.mm.zswap.knobs_read = true;
             self.mm.zswap.policy.swapin(ZswapSwapin::new(backend == Backend::Device, target));
             if backend == Backend::Device {
                 let at = self.mm.now();

@@ -39,6 +39,16 @@ impl Simulation {
         Ok(Simulation { world: self.world.clone(), streams })
     }
 
+    /// Whether every user task still reading its stream reads one that forks
+    /// ([`crate::AccessSource::fork`]), so that [`Simulation::fork`] will not refuse for a
+    /// stream. Copies each such stream once to find out.
+    pub fn streams_fork(&self) -> bool {
+        self.streams
+            .iter()
+            .zip(&self.world.tasks)
+            .all(|(stream, task)| task.ended_at.is_some() || stream.fork().is_some())
+    }
+
     /// Whether [`Simulation::retune_swapin`] may still give the simulation other swap-in
     /// knobs: no page has been swapped in yet (a swap fault or swapoff would have read
     /// them), and no timeline operation has set one (the retuned knobs would undo it).
@@ -61,9 +71,78 @@ impl Simulation {
     pub fn retune_swapin(&mut self, variant: Setup) -> Result<(), SimError> {
         self.world.retune_swapin(variant)
     }
+
+    /// Runs events while the memory cgroup's charge stays more than `margin` pages below
+    /// its limit and the machine's free memory more than `margin` above the low
+    /// watermark: stops before the event at which the run comes that close, as it stands
+    /// then. Returns `Ok(false)` when the run ended first.
+    ///
+    /// Reclaim starts at the limit or the watermark, so a run stopped here has usually
+    /// read none of zswap's switches yet ([`Simulation::can_retune_zswap`] says); an event
+    /// that charges more than `margin` pages at once may have crossed into reclaim.
+    pub fn run_until_near_reclaim(&mut self, margin: u64) -> Result<bool, SimError> {
+        loop {
+            let mm = &self.world.mm;
+            let near_limit =
+                mm.memcg_limit().is_some_and(|limit| mm.memcg_usage().saturating_add(margin) >= limit);
+            let near_low = mm.frames.free_pages() <= mm.wmark.low.saturating_add(margin);
+            if near_limit || near_low {
+                return Ok(true);
+            }
+            if !self.step()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Whether [`Simulation::retune_zswap`] may still give the simulation another
+    /// memory-pressure shrinker switch and protection policy: nothing has read them yet
+    /// (no store was tried, the shrinker was never called, no swap-in was told to the
+    /// policy), and no timeline operation has started.
+    pub fn can_retune_zswap(&self) -> bool {
+        !self.world.mm.zswap.knobs_read && self.world.timeline_next == 0
+    }
+
+    /// Gives a simulation that has not read zswap's switches yet the memory-pressure
+    /// shrinker switch (`zswap.shrinker_enabled`), the protection policy and the pool-limit
+    /// writeback trigger of `variant`, and its timeline. Until the first store nothing
+    /// has read them, so the run continues exactly as a run of `variant` from the start
+    /// would, provided `variant` is otherwise this simulation's setup; its configuration
+    /// and the length of its timeline are checked for that (the tasks and device models
+    /// are the caller's to match).
+    ///
+    /// Fails unless [`Simulation::can_retune_zswap`], or when `variant`'s configuration
+    /// differs in anything else.
+    pub fn retune_zswap(&mut self, variant: Setup) -> Result<(), SimError> {
+        self.world.retune_zswap(variant)
+    }
 }
 
 impl World {
+    /// [`Simulation::retune_zswap`].
+    fn retune_zswap(&mut self, variant: Setup) -> Result<(), SimError> {
+        if self.mm.zswap.knobs_read || self.timeline_next > 0 {
+            return Err(ForkError::ZswapRead.into());
+        }
+        if variant.timeline.len() != self.timeline.len() {
+            return Err(ForkError::TimelineLength {
+                variant: variant.timeline.len(),
+                this: self.timeline.len(),
+            }
+            .into());
+        }
+        let mut theirs = variant.config.get().clone();
+        theirs.zswap.shrinker_enabled = self.mm.cfg.zswap.shrinker_enabled;
+        if theirs != self.mm.cfg {
+            return Err(ForkError::ConfigDiffers.into());
+        }
+        self.mm.cfg.zswap.shrinker_enabled = variant.config.get().zswap.shrinker_enabled;
+        self.mm.zswap.policy = variant.policies.zswap;
+        self.mm.zswap.trigger = variant.policies.zswap_writeback;
+        self.timeline = variant.timeline;
+        Ok(())
+    }
+
     /// [`Simulation::retune_swapin`].
     fn retune_swapin(&mut self, variant: Setup) -> Result<(), SimError> {
         if self.swapped_in {

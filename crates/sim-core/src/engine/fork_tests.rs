@@ -101,7 +101,7 @@ fn retuning_to_a_different_machine_is_refused() {
     let mut other = with_page_cluster(0);
     other.machine.memory = crate::config::ByteSize::mib(128);
     let err = base.retune_swapin(setup(other, Box::new(NoReadahead), 0)).unwrap_err();
-    assert!(err.to_string().contains("differs in more than its swap-in knobs"), "{err}");
+    assert!(err.to_string().contains("differs in more than the knobs retuned"), "{err}");
 }
 
 #[test]

@@ -160,6 +160,7 @@ impl World {
     /// `shrink_slab` for zswap's shrinker after an LRU pass of `sc`: `do_shrink_slab`'s
     /// count, priority scaling, deferral and batches around `zswap_shrinker_scan`.
     pub(super) fn zswap_shrink_slab(&mut self, sc: &ScanControl) {
+        self.mm.zswap.knobs_read = true;
         // On cgroup v1 zswap charges nothing to the group (no kmem accounting: the pool
         // stays outside the limit, as measured), so its entries sit on the root's list
         // and the group's counts (`MEMCG_ZSWAPPED`) stay 0: the shrinker finds nothing.

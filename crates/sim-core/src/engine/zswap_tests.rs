@@ -76,6 +76,12 @@ impl Machine {
     }
 
     fn build(self, pages: u64, accesses: Vec<(u64, bool)>) -> Simulation {
+        let sim = Simulation::new(self.setup(pages, accesses)).unwrap();
+        sim.check_invariants();
+        sim
+    }
+
+    fn setup(self, pages: u64, accesses: Vec<(u64, bool)>) -> Setup {
         let mut cfg = CoreConfig::default();
         cfg.machine.memory = self.memory;
         cfg.machine.cpus = self.cpus;
@@ -95,17 +101,14 @@ impl Machine {
         region.contents = self.contents;
         let accesses =
             accesses.into_iter().map(|(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None });
-        let setup = Setup {
+        Setup {
             config: cfg.validate().unwrap(),
             seed: 1,
             devices: vec![Box::new(FixedLatency { ns: 20_000, rotational: false, synchronous: false })],
             policies: Policies::default().with_readahead(self.readahead).with_zswap(self.protection),
-            tasks: vec![TaskSpec::new("t", vec![region], Box::new(accesses))],
+            tasks: vec![TaskSpec::new("t", vec![region], Box::new(crate::ForkableIter(accesses)))],
             timeline: self.timeline,
-        };
-        let sim = Simulation::new(setup).unwrap();
-        sim.check_invariants();
-        sim
+        }
     }
 
     /// Runs to the end, checking the invariants and then `each` after every event.
@@ -491,4 +494,67 @@ fn the_protection_hears_of_every_swapin_and_where_it_came_from() {
     assert_eq!(zswap_target + zswap_neighbour, v.zswpin, "{v:?}");
     assert_eq!(disk_target + zswap_target, v.pgmajfault, "{v:?}");
     assert_eq!(disk_neighbour + zswap_neighbour, v.swap_ra, "{v:?}");
+}
+
+/// Two tasks on two CPUs, each thrashing 256 pages of its own under a 64-page limit with
+/// zswap on, its shrinker switched by `shrinker` and protecting by `protection`; the
+/// tasks take turns access by access, so that a run can stop short of reclaim.
+fn thrash(shrinker: bool, protection: Box<dyn ZswapProtection>, limit_pages: u64) -> Setup {
+    let mut m = Machine::new(limit_pages, Contents::Text);
+    m.cpus = 2;
+    m.zswap.shrinker_enabled = shrinker;
+    m.protection = protection;
+    let accesses: Vec<(u64, bool)> = [writes(0..256), reads(0..256), reads(0..256)].concat();
+    let mut setup = m.setup(256, accesses.clone());
+    let second = accesses.into_iter().map(|(p, w)| Access { vpage: VirtPage(p), write: w, think_ns: None });
+    setup.tasks.push(TaskSpec::new(
+        "u",
+        vec![RegionSpec::new(VirtPage(0), 256)],
+        Box::new(crate::ForkableIter(second)),
+    ));
+    setup
+}
+
+fn json(r: &SimReport) -> serde_json::Value {
+    serde_json::to_value(r).unwrap()
+}
+
+fn finish(mut sim: Simulation) -> SimReport {
+    while sim.step().unwrap() {
+        sim.check_invariants();
+    }
+    sim.into_report()
+}
+
+#[test]
+fn a_fork_given_other_zswap_switches_before_reclaim_reports_as_their_run_alone() {
+    let mut base = Simulation::new(thrash(false, Box::new(NoProtection), 64)).unwrap();
+    assert!(base.run_until_near_reclaim(8).unwrap(), "the run comes near its limit before it ends");
+    assert!(base.can_retune_zswap(), "nothing reclaimed yet");
+    assert!(base.streams_fork());
+    assert_eq!(base.world.mm.vmstat.pswpout + base.world.mm.vmstat.zswpout, 0);
+    assert!(base.world.mm.memcg_usage() >= 56, "stopped within the margin of the limit");
+    let unchanged = base.fork().unwrap();
+    let mut retuned = base.fork().unwrap();
+    retuned.retune_zswap(thrash(true, Box::new(Referenced), 64)).unwrap();
+    let alone = finish(Simulation::new(thrash(true, Box::new(Referenced), 64)).unwrap());
+    let first_alone = finish(Simulation::new(thrash(false, Box::new(NoProtection), 64)).unwrap());
+    assert!(zswap(&alone).shrinker_scanned > 0, "the variant's shrinker ran");
+    assert_ne!(json(&alone), json(&first_alone), "the switches change the run");
+    assert_eq!(json(&finish(retuned)), json(&alone));
+    assert_eq!(json(&finish(unchanged)), json(&first_alone));
+}
+
+#[test]
+fn retuning_zswap_after_a_store_or_with_another_config_is_refused() {
+    let mut sim = Simulation::new(thrash(false, Box::new(NoProtection), 64)).unwrap();
+    assert!(sim.run_until_near_reclaim(8).unwrap());
+    let err = sim.fork().unwrap().retune_zswap(thrash(true, Box::new(Referenced), 65)).unwrap_err();
+    assert!(matches!(err, SimError::Fork(crate::error::ForkError::ConfigDiffers)), "{err}");
+    while sim.world.mm.vmstat.zswpout == 0 {
+        assert!(sim.step().unwrap());
+    }
+    assert!(!sim.can_retune_zswap());
+    let err = sim.retune_zswap(thrash(true, Box::new(Referenced), 64)).unwrap_err();
+    assert!(matches!(err, SimError::Fork(crate::error::ForkError::ZswapRead)), "{err}");
 }

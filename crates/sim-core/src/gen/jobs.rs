@@ -26,7 +26,8 @@
 //! The power law is drawn by inverting its continuous form over the touched set, whose
 //! size changes with every growth; the zipf samplers of `zipf.rs` precompute for a fixed
 //! number of ranks, so they do not fit. A stream holds a handful of words and allocates
-//! nothing per access.
+//! nothing per access; it copies as a value, so a simulation of a queue forks
+//! (`Simulation::fork`).
 //!
 //! What this module does not do: jobs share nothing (no fork, no copy-on-write, no shared
 //! libraries or page cache), touch no files, never free memory before they exit, and
@@ -50,7 +51,7 @@ use crate::config::ByteSize;
 use crate::error::ConfigError;
 use crate::ids::{VirtPage, PAGE_SIZE};
 use crate::rng::SimRng;
-use crate::workload::{Access, RegionSpec, TaskSpec, TaskStart};
+use crate::workload::{Access, ForkableIter, RegionSpec, TaskSpec, TaskStart};
 use rand::RngCore;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -223,7 +224,7 @@ impl JobsConfig {
                 let stream = JobStream::new(self, plan, AccessRng::from_stream(&mut rng));
                 let name = format!("{}#{index}", if plan.link { "ld" } else { "cc" });
                 let regions = vec![RegionSpec::new(VirtPage(0), plan.pages)];
-                let mut task = TaskSpec::new(name, regions, Box::new(stream));
+                let mut task = TaskSpec::new(name, regions, Box::new(ForkableIter(stream)));
                 if index >= concurrency {
                     task.start = TaskStart::AfterEnds(index - concurrency + 1);
                 }
@@ -265,6 +266,7 @@ fn draw_probability(rng: &mut SimRng) -> f64 {
 }
 
 /// The accesses of one job.
+#[derive(Clone)]
 pub(super) struct JobStream {
     rng: AccessRng,
     /// The job's size in pages.

@@ -96,6 +96,11 @@ pub(crate) struct Zswap {
     pub(crate) last_kick_at: SimTime,
     /// Pages of pool charged to the memory cgroup (cgroup v2 only).
     pub(crate) charged_pages: u64,
+    /// Whether anything has read zswap's switches or its policies yet: a store was tried,
+    /// the memory-pressure shrinker was called, or a swap-in was told to the policy. Until
+    /// then a run continues alike whatever the shrinker switch and the protection policy
+    /// say ([`crate::Simulation::retune_zswap`]).
+    pub(crate) knobs_read: bool,
 }
 
 impl Zswap {
@@ -123,6 +128,7 @@ impl Zswap {
             full: false,
             max_pages,
             accept_pages: max_pages * u64::from(cfg.accept_threshold_percent) / 100,
+            knobs_read: false,
             memcg_max_pages: memcg.zswap_max.map_or(u64::MAX, |b| b.pages()),
             frame_len: Vec::new(),
             orphans: Vec::new(),
@@ -416,6 +422,7 @@ impl Mm {
     }
 
     fn zswap_try_store(&mut self, head: Pfn, first: SwapSlot, nr: u32) -> bool {
+        self.zswap.knobs_read = true;
         if !self.cfg.zswap.enabled {
             return false;
         }

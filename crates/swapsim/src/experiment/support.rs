@@ -131,6 +131,43 @@ pub(super) fn run_forked(
         .collect()
 }
 
+/// Runs scenarios that differ only in zswap's memory-pressure shrinker switch and
+/// protection policy: the first is simulated until its memory cgroup comes within `margin`
+/// pages of its limit, then forked once per scenario and given its switch and policy
+/// ([`swapsim_core::Simulation::retune_zswap`], which refuses once a store was tried, the
+/// shrinker called or a swap-in told to the policy, or when the configurations differ
+/// otherwise). Each report is the one a run of its scenario alone gives, a test holds
+/// the two equal; when the beginning cannot be shared (the run ended or reclaimed first,
+/// or a stream does not fork) each scenario runs from the start. One result per scenario,
+/// in order; a panic of the simulator is that scenario's [`SimulatorPanic`].
+pub(super) fn run_sharing_zswap(
+    labels: &[String],
+    files: Vec<ScenarioFile>,
+    margin: u64,
+    runs: &Runs<'_>,
+) -> Result<Vec<Result<SimReport>>> {
+    let prepared: Vec<Prepared> = files
+        .into_iter()
+        .zip(labels)
+        .map(|(file, label)| Scenario::from_file(file, label.as_str(), "").prepare())
+        .collect::<Result<_>>()?;
+    let first = prepared.first().context("no scenario to run")?;
+    // A beginning that panics is run again by each scenario, which then reports it.
+    let start = guarded(&labels[0], || SharedStart::before_reclaim(first, margin)).ok().flatten();
+    Ok(prepared
+        .par_iter()
+        .zip(labels)
+        .map(|(prepared, label)| {
+            let res = match &start {
+                Some(start) => guarded(label, || start.finish(prepared)),
+                None => guarded(label, || prepared.run()),
+            };
+            runs.one_done();
+            res
+        })
+        .collect())
+}
+
 /// Runs `f` for the scenario `label`. A panic inside the simulator comes back as a
 /// [`SimulatorPanic`] error naming the scenario, rather than ending the whole experiment;
 /// the default panic hook has already printed it.

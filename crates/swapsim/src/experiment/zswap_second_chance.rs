@@ -8,13 +8,14 @@ use serde::Serialize;
 use swapsim_core::config::{CpuCosts, MemcgConfig};
 use swapsim_core::contents::{Compressor, Contents};
 use swapsim_core::gen::JobsConfig;
+use swapsim_core::SimReport;
 use swapsim_devices::DeviceConfig;
 use swapsim_policies::ZswapProtectionConfig;
 
 use super::mthp_swapin::MthpShape;
 use super::support::{
     build_or_queue, build_page_cache, job_queue_text, jobs_of, mib, mib_size, one_device, outcome_text,
-    round3, run_file, seeds_outcome, Runs, SimulatorPanic,
+    round3, run_file, run_sharing_zswap, seeds_outcome, Runs, SimulatorPanic,
 };
 use super::table::{columns, Table};
 use super::trace_queue;
@@ -200,68 +201,40 @@ const WORKLOADS: [&str; 2] = ["jobs", "queue"];
 
 fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
     let shape = ZswapShape::new(scale);
-    let variants: Vec<(&'static str, usize, u64)> = WORKLOADS
+    let runs = Runs::new(progress, (WORKLOADS.len() * SETTINGS.len() * shape.seeds.len()) as u64);
+    // The settings with zswap on differ only in the shrinker's switch and protection, which
+    // nothing reads before the first reclaim: a build shares its beginning among them. The
+    // queue of traces runs each from the start (its trace streams do not fork).
+    let groups: Vec<(&'static str, u64, Vec<usize>)> = WORKLOADS
         .iter()
-        .flat_map(|&w| (0..SETTINGS.len()).map(move |s| (w, s)))
-        .flat_map(|(w, s)| shape.seeds.iter().map(move |&seed| (w, s, seed)))
-        .collect();
-    let runs = Runs::new(progress, variants.len() as u64);
-    let builds: Vec<Result<(&'static str, usize, ZswapBuild)>> = variants
-        .par_iter()
-        .map(|&(workload, s, seed)| {
-            let (name, setting) = SETTINGS[s];
-            let (machine, workload_section) = build_or_queue(workload, &shape.jobs, Some(Contents::Text));
-            let memcg_mib = if workload == "queue" { trace_queue::MEMCG_MIB } else { shape.memcg_mib };
-            let mut file = ScenarioFile {
-                seed,
-                machine,
-                memcg: MemcgConfig {
-                    limit: Some(mib_size(memcg_mib)),
-                    version: 2,
-                    page_cache: build_page_cache(),
-                    ..MemcgConfig::default()
-                },
-                zswap: setting.section(),
-                cpu: CpuCosts::this_vm(),
-                workload: workload_section,
-                ..ScenarioFile::default()
-            };
-            file.swap.devices = one_device("vda", shape.swap_mib, DeviceConfig::preset("this-vm"));
-            let label = format!("zswap-second-chance/{workload}/{name}/seed={seed}");
-            let report = match run_file(&label, file, &runs) {
-                Ok(report) => report,
-                // A model error in one build is reported with the build; the others stand.
-                Err(e) => match e.downcast_ref::<SimulatorPanic>() {
-                    Some(panic) => {
-                        let outcome = panic.to_string();
-                        return Ok((workload, s, ZswapBuild { seed, outcome, ..ZswapBuild::default() }));
-                    }
-                    None => return Err(e),
-                },
-            };
-            let jobs = jobs_of(&report)?;
-            let v = &report.vmstat;
-            Ok((
-                workload,
-                s,
-                ZswapBuild {
-                    seed,
-                    finished: true,
-                    figures: ZswapFigures {
-                        pswpin: v.pswpin,
-                        zswpin: v.zswpin,
-                        zswpout: v.zswpout,
-                        zswpwb: v.zswpwb,
-                        pswpout: v.pswpout,
-                        shrinker_scanned: report.zswap.as_ref().map_or(0, |z| z.shrinker_scanned),
-                        wall_s: round3(jobs.wall_s),
-                        jobs_oom_killed: jobs.oom_killed,
-                    },
-                    outcome: outcome_text(&report.outcome),
-                },
-            ))
+        .flat_map(|&w| shape.seeds.iter().map(move |&seed| (w, seed)))
+        .flat_map(|(w, seed)| {
+            let on: Vec<usize> =
+                (0..SETTINGS.len()).filter(|&s| !matches!(SETTINGS[s].1, Setting::Off)).collect();
+            let off = (0..SETTINGS.len()).filter(|&s| matches!(SETTINGS[s].1, Setting::Off));
+            let together = if w == "jobs" { vec![on] } else { on.into_iter().map(|s| vec![s]).collect() };
+            off.map(|s| vec![s]).chain(together).map(move |g| (w, seed, g)).collect::<Vec<_>>()
         })
         .collect();
+    let builds: Vec<Vec<Result<Measured>>> = groups
+        .par_iter()
+        .map(|(workload, seed, settings)| {
+            let (workload, seed) = (*workload, *seed);
+            let labels: Vec<String> = settings
+                .iter()
+                .map(|&s| format!("zswap-second-chance/{workload}/{}/seed={seed}", SETTINGS[s].0))
+                .collect();
+            let files: Vec<ScenarioFile> =
+                settings.iter().map(|&s| build_file(&shape, workload, s, seed)).collect();
+            let margin = mib_size(memcg_mib(&shape, workload)).pages() / 16;
+            let reports = match files.len() {
+                1 => vec![run_file(&labels[0], files.into_iter().next().expect("one file"), &runs)],
+                _ => run_sharing_zswap(&labels, files, margin, &runs)?,
+            };
+            Ok(settings.iter().zip(reports).map(|(&s, report)| build_of(workload, s, seed, report)).collect())
+        })
+        .collect::<Result<_>>()?;
+    let builds: Vec<Result<Measured>> = builds.into_iter().flatten().collect();
     let builds: Vec<(&str, usize, ZswapBuild)> = builds.into_iter().collect::<Result<_>>()?;
     let rows: Vec<ZswapRow> = WORKLOADS
         .iter()
@@ -295,6 +268,80 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
 }
 
 /// A zswap-second-chance row from its builds: means over the builds that finished.
+/// One build's figures with its workload and setting (an index of [`SETTINGS`]).
+type Measured = (&'static str, usize, ZswapBuild);
+
+/// The memory cgroup's limit of a `workload`'s runs, in MiB.
+fn memcg_mib(shape: &ZswapShape, workload: &str) -> u64 {
+    if workload == "queue" {
+        trace_queue::MEMCG_MIB
+    } else {
+        shape.memcg_mib
+    }
+}
+
+/// The scenario of one build: `workload` under setting `s` at `seed`.
+fn build_file(shape: &ZswapShape, workload: &str, s: usize, seed: u64) -> ScenarioFile {
+    let (machine, workload_section) = build_or_queue(workload, &shape.jobs, Some(Contents::Text));
+    let mut file = ScenarioFile {
+        seed,
+        machine,
+        memcg: MemcgConfig {
+            limit: Some(mib_size(memcg_mib(shape, workload))),
+            version: 2,
+            page_cache: build_page_cache(),
+            ..MemcgConfig::default()
+        },
+        zswap: SETTINGS[s].1.section(),
+        cpu: CpuCosts::this_vm(),
+        workload: workload_section,
+        ..ScenarioFile::default()
+    };
+    file.swap.devices = one_device("vda", shape.swap_mib, DeviceConfig::preset("this-vm"));
+    file
+}
+
+/// What build `seed` of `workload` under setting `s` measured, from its run's report. A
+/// model error in one build is reported with the build; the others stand.
+fn build_of(
+    workload: &'static str,
+    s: usize,
+    seed: u64,
+    report: Result<SimReport>,
+) -> Result<Measured> {
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => match e.downcast_ref::<SimulatorPanic>() {
+            Some(panic) => {
+                let outcome = panic.to_string();
+                return Ok((workload, s, ZswapBuild { seed, outcome, ..ZswapBuild::default() }));
+            }
+            None => return Err(e),
+        },
+    };
+    let jobs = jobs_of(&report)?;
+    let v = &report.vmstat;
+    Ok((
+        workload,
+        s,
+        ZswapBuild {
+            seed,
+            finished: true,
+            figures: ZswapFigures {
+                pswpin: v.pswpin,
+                zswpin: v.zswpin,
+                zswpout: v.zswpout,
+                zswpwb: v.zswpwb,
+                pswpout: v.pswpout,
+                shrinker_scanned: report.zswap.as_ref().map_or(0, |z| z.shrinker_scanned),
+                wall_s: round3(jobs.wall_s),
+                jobs_oom_killed: jobs.oom_killed,
+            },
+            outcome: outcome_text(&report.outcome),
+        },
+    ))
+}
+
 fn zswap_row(name: &'static str, builds: Vec<ZswapBuild>) -> ZswapRow {
     let finished: Vec<&ZswapBuild> = builds.iter().filter(|b| b.finished).collect();
     let n = finished.len().max(1) as f64;
@@ -526,114 +573,4 @@ fn judge(rows: &[ZswapRow]) -> Verdict {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiment::verdict::check_verdict;
-    use expect_test::expect;
-
-    /// A finished build of `seed` with these disk swap-ins and wall time.
-    fn zswap_build(seed: u64, pswpin: u64, wall_s: f64) -> ZswapBuild {
-        ZswapBuild {
-            seed,
-            finished: true,
-            figures: ZswapFigures {
-                pswpin,
-                zswpwb: pswpin * 3,
-                shrinker_scanned: pswpin * 4,
-                wall_s,
-                ..ZswapFigures::default()
-            },
-            outcome: "completed".into(),
-        }
-    }
-
-    /// The four rows, decay and second chance from these builds.
-    fn zswap_rows(decay: Vec<ZswapBuild>, chance: Vec<ZswapBuild>) -> Vec<ZswapRow> {
-        vec![
-            zswap_row("off", vec![zswap_build(1, 50_000, 300.0)]),
-            zswap_row("no-shrinker", vec![zswap_build(1, 0, 200.0)]),
-            zswap_row("decay", decay),
-            zswap_row("second-chance", chance),
-        ]
-    }
-
-    #[test]
-    fn the_published_zswap_figures_pass_both_checks() {
-        // The averaged runs, then the cover letter's run (64.12 % and 10.32 % less).
-        let verdict = super::judge(&zswap_rows(
-            vec![zswap_build(1, 227_300, 263.89), zswap_build(2, 100_000, 100.0)],
-            vec![zswap_build(1, 94_663, 244.85), zswap_build(2, 35_880, 89.68)],
-        ));
-        check_verdict(
-            &verdict,
-            expect![[r#"
-                second-chance: reproduced: pswpin as a fraction of decay's 0.40, published 0.36 to 0.42 (tolerance ±25 %)
-                second-chance: reproduced: build wall time cut against decay by 8.1 %, published 7.2 % to 10.3 % (tolerance ±25 %)
-                reproduced: true
-            "#]],
-        );
-        assert!(verdict.direction_matches);
-        assert_eq!(verdict.checks[0].published_max, Some(0.416));
-    }
-
-    #[test]
-    fn a_small_swapin_cut_is_not_reproduced_and_a_slower_build_breaks_the_direction() {
-        // 18 % fewer disk swap-ins is outside 0.27..0.52; a 6 % cut in time is inside
-        // 5.4 %..12.9 %.
-        let verdict =
-            super::judge(&zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 82_000, 9.4)]));
-        check_verdict(
-            &verdict,
-            expect![[r#"
-                second-chance: not reproduced: pswpin as a fraction of decay's 0.82, published 0.36 to 0.42 (tolerance ±25 %)
-                second-chance: reproduced: build wall time cut against decay by 6.0 %, published 7.2 % to 10.3 % (tolerance ±25 %)
-                reproduced: false
-            "#]],
-        );
-        assert!(verdict.direction_matches);
-        // A ratio of times of 1.05 is within ±25 % of 0.93, but it is a slower build: as a
-        // cut it is -5 %, far outside the published range.
-        let verdict = super::judge(&zswap_rows(
-            vec![zswap_build(1, 100_000, 10.0)],
-            vec![zswap_build(1, 40_000, 10.5)],
-        ));
-        assert!(verdict.checks[0].reproduced);
-        assert!(!verdict.checks[1].reproduced, "{}", verdict.checks[1].text);
-        assert!(!verdict.direction_matches);
-    }
-
-    #[test]
-    fn zswap_builds_are_compared_seed_by_seed_and_a_failed_build_breaks_the_direction() {
-        let mut failed =
-            ZswapBuild { seed: 2, outcome: "simulator panic: double free".into(), ..ZswapBuild::default() };
-        let rows = zswap_rows(
-            vec![zswap_build(1, 100_000, 10.0), zswap_build(2, 500_000, 50.0)],
-            vec![zswap_build(1, 40_000, 9.2), failed.clone()],
-        );
-        // Seed 2 finished under decay only, so only seed 1 is compared.
-        let verdict = super::judge(&rows);
-        assert_eq!(verdict.simulated, 0.4);
-        assert!(verdict.checks.iter().all(|c| c.reproduced));
-        assert!(!verdict.direction_matches, "a judged row lost a build");
-        assert!(
-            verdict.text.contains("second-chance: seed 2: simulator panic: double free"),
-            "{}",
-            verdict.text
-        );
-        assert_eq!(rows[3].builds_finished, 1);
-        assert_eq!(rows[3].figures.pswpin, 40_000, "the mean leaves the failed build out");
-        // An OOM kill in a judged row breaks the direction too; one in the row without
-        // the shrinker does not.
-        failed = zswap_build(2, 200_000, 45.0);
-        failed.figures.jobs_oom_killed = 1;
-        let rows = zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 40_000, 9.2), failed]);
-        assert!(!super::judge(&rows).direction_matches);
-        let mut rows = zswap_rows(vec![zswap_build(1, 100_000, 10.0)], vec![zswap_build(1, 40_000, 9.2)]);
-        let mut killed = zswap_build(1, 0, 1.0);
-        killed.figures.jobs_oom_killed = 30;
-        rows[1] = zswap_row("no-shrinker", vec![killed]);
-        let verdict = super::judge(&rows);
-        assert!(verdict.direction_matches);
-        assert!(verdict.text.contains("no-shrinker: completed (30 jobs OOM-killed)"), "{}", verdict.text);
-    }
-}
+mod tests;

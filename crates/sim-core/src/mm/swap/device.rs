@@ -125,13 +125,16 @@ pub(crate) struct SwapDevice {
 }
 
 impl Clone for SwapDevice {
-    /// A free cluster's words are all zero (a released slot's word is cleared), so the
-    /// copy starts as untouched zeroed memory and copies only the clusters in use: most of
-    /// a large device's table is never touched in the copy either.
+    /// A free cluster's words are all zero (a released slot's word is cleared), except
+    /// the header's mark in a first cluster nothing was allocated from yet: the copy
+    /// starts as untouched zeroed memory and copies only the clusters in use and those
+    /// holding unusable slots, so most of a large device's table is never touched in the
+    /// copy either.
     fn clone(&self) -> SwapDevice {
         let mut slots = vec![0u64; self.slots.len()];
         let per = self.cluster_slots as usize;
-        for (c, _) in self.clusters.iter().enumerate().filter(|(_, cl)| cl.state != ClusterState::Free) {
+        let kept = |cl: &Cluster| cl.state != ClusterState::Free || cl.used > 0;
+        for (c, _) in self.clusters.iter().enumerate().filter(|(_, cl)| kept(cl)) {
             let range = c * per..((c + 1) * per).min(self.slots.len());
             slots[range.clone()].copy_from_slice(&self.slots[range]);
         }
