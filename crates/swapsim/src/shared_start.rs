@@ -1,8 +1,8 @@
 //! Runs that share their beginning. Scenarios equal but for their swap-in knobs
 //! (page-cluster, `vma_ra_enabled`, the readahead policy, swapoff's hit accounting) run
-//! alike until the first page is swapped in; scenarios equal but for zswap's
-//! memory-pressure shrinker switch and protection policy run alike until the first store
-//! or shrinker call, which comes with the first reclaim. That beginning is simulated once
+//! alike until the first page is swapped in; scenarios equal but for zswap (whether it
+//! is on, its shrinker switch, its protection policy) run alike until the first store or
+//! shrinker call, which comes with the first reclaim. That beginning is simulated once
 //! and each scenario continues from a copy of it ([`swapsim_core::Simulation::fork`]),
 //! giving the report a run of its own would give.
 
@@ -29,7 +29,7 @@ pub(crate) struct SharedStart {
 enum Knobs {
     /// Swap-in: [`Simulation::retune_swapin`].
     Swapin,
-    /// zswap's shrinker switch and protection: [`Simulation::retune_zswap`].
+    /// zswap: [`Simulation::retune_zswap`].
     Zswap,
 }
 
@@ -46,8 +46,7 @@ impl SharedStart {
     }
 
     /// Simulates `first` until it comes within `margin` pages of reclaim
-    /// ([`Simulation::run_until_near_reclaim`]), for variants that differ only in zswap's
-    /// shrinker switch and protection policy. `None` when the run ends first, when
+    /// ([`Simulation::run_until_near_reclaim`]), for variants that differ only in zswap. `None` when the run ends first, when
     /// something has read those already (an event charged more than `margin` pages and
     /// reclaimed), or when a task reads a stream that does not fork.
     pub(crate) fn before_reclaim(first: &Prepared, margin: u64) -> Result<Option<SharedStart>> {

@@ -78,7 +78,7 @@ impl Simulation {
     /// then. Returns `Ok(false)` when the run ended first.
     ///
     /// Reclaim starts at the limit or the watermark, so a run stopped here has usually
-    /// read none of zswap's switches yet ([`Simulation::can_retune_zswap`] says); an event
+    /// read nothing of zswap yet ([`Simulation::can_retune_zswap`] says); an event
     /// that charges more than `margin` pages at once may have crossed into reclaim.
     pub fn run_until_near_reclaim(&mut self, margin: u64) -> Result<bool, SimError> {
         loop {
@@ -95,21 +95,20 @@ impl Simulation {
         }
     }
 
-    /// Whether [`Simulation::retune_zswap`] may still give the simulation another
-    /// memory-pressure shrinker switch and protection policy: nothing has read them yet
-    /// (no store was tried, the shrinker was never called, no swap-in was told to the
-    /// policy), and no timeline operation has started.
+    /// Whether [`Simulation::retune_zswap`] may still give the simulation another zswap:
+    /// nothing has read it yet (no store was tried, the shrinker was never called, no
+    /// swap-in was told to the policy), and no timeline operation has started.
     pub fn can_retune_zswap(&self) -> bool {
         !self.world.mm.zswap.knobs_read && self.world.timeline_next == 0
     }
 
-    /// Gives a simulation that has not read zswap's switches yet the memory-pressure
-    /// shrinker switch (`zswap.shrinker_enabled`), the protection policy and the pool-limit
-    /// writeback trigger of `variant`, and its timeline. Until the first store nothing
-    /// has read them, so the run continues exactly as a run of `variant` from the start
-    /// would, provided `variant` is otherwise this simulation's setup; its configuration
-    /// and the length of its timeline are checked for that (the tasks and device models
-    /// are the caller's to match).
+    /// Gives a simulation that has not read zswap yet the `[zswap]` section of `variant`
+    /// (whether zswap is on, its shrinker switch, pool limits and compressor), its
+    /// protection policy and pool-limit writeback trigger, and its timeline. Until the
+    /// first store nothing has read them, so the run continues exactly as a run of
+    /// `variant` from the start would, provided `variant` is otherwise this simulation's
+    /// setup; its configuration and the length of its timeline are checked for that (the
+    /// tasks and device models are the caller's to match).
     ///
     /// Fails unless [`Simulation::can_retune_zswap`], or when `variant`'s configuration
     /// differs in anything else.
@@ -132,13 +131,23 @@ impl World {
             .into());
         }
         let mut theirs = variant.config.get().clone();
-        theirs.zswap.shrinker_enabled = self.mm.cfg.zswap.shrinker_enabled;
+        theirs.zswap = self.mm.cfg.zswap.clone();
         if theirs != self.mm.cfg {
             return Err(ForkError::ConfigDiffers.into());
         }
-        self.mm.cfg.zswap.shrinker_enabled = variant.config.get().zswap.shrinker_enabled;
-        self.mm.zswap.policy = variant.policies.zswap;
-        self.mm.zswap.trigger = variant.policies.zswap_writeback;
+        // Nothing has touched zswap yet: the variant's, built afresh, is what its own run
+        // holds now.
+        let zswap = variant.config.get().zswap.clone();
+        let total_pages = self.mm.cfg.machine.memory.pages();
+        self.mm.zswap = crate::mm::zswap::Zswap::new(
+            &zswap,
+            &self.mm.cfg.memcg,
+            total_pages,
+            variant.policies.zswap,
+            variant.policies.zswap_writeback,
+        );
+        self.mm.swap.set_zswap_on(zswap.enabled);
+        self.mm.cfg.zswap = zswap;
         self.timeline = variant.timeline;
         Ok(())
     }

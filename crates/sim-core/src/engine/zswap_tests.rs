@@ -500,8 +500,14 @@ fn the_protection_hears_of_every_swapin_and_where_it_came_from() {
 /// zswap on, its shrinker switched by `shrinker` and protecting by `protection`; the
 /// tasks take turns access by access, so that a run can stop short of reclaim.
 fn thrash(shrinker: bool, protection: Box<dyn ZswapProtection>, limit_pages: u64) -> Setup {
+    thrash_with(true, shrinker, protection, limit_pages)
+}
+
+/// [`thrash`] with zswap on or off.
+fn thrash_with(on: bool, shrinker: bool, protection: Box<dyn ZswapProtection>, limit_pages: u64) -> Setup {
     let mut m = Machine::new(limit_pages, Contents::Text);
     m.cpus = 2;
+    m.zswap.enabled = on;
     m.zswap.shrinker_enabled = shrinker;
     m.protection = protection;
     let accesses: Vec<(u64, bool)> = [writes(0..256), reads(0..256), reads(0..256)].concat();
@@ -527,7 +533,7 @@ fn finish(mut sim: Simulation) -> SimReport {
 }
 
 #[test]
-fn a_fork_given_other_zswap_switches_before_reclaim_reports_as_their_run_alone() {
+fn a_fork_given_another_zswap_before_reclaim_reports_as_its_run_alone() {
     let mut base = Simulation::new(thrash(false, Box::new(NoProtection), 64)).unwrap();
     assert!(base.run_until_near_reclaim(8).unwrap(), "the run comes near its limit before it ends");
     assert!(base.can_retune_zswap(), "nothing reclaimed yet");
@@ -537,6 +543,14 @@ fn a_fork_given_other_zswap_switches_before_reclaim_reports_as_their_run_alone()
     let unchanged = base.fork().unwrap();
     let mut retuned = base.fork().unwrap();
     retuned.retune_zswap(thrash(true, Box::new(Referenced), 64)).unwrap();
+    let mut off = base.fork().unwrap();
+    off.retune_zswap(thrash_with(false, false, Box::new(NoProtection), 64)).unwrap();
+    let off_alone = finish(Simulation::new(thrash_with(false, false, Box::new(NoProtection), 64)).unwrap());
+    assert!(
+        off_alone.zswap.is_none() && off_alone.vmstat.pswpout > 0,
+        "without zswap the device takes every page"
+    );
+    assert_eq!(json(&finish(off)), json(&off_alone));
     let alone = finish(Simulation::new(thrash(true, Box::new(Referenced), 64)).unwrap());
     let first_alone = finish(Simulation::new(thrash(false, Box::new(NoProtection), 64)).unwrap());
     assert!(zswap(&alone).shrinker_scanned > 0, "the variant's shrinker ran");

@@ -131,9 +131,9 @@ pub(super) fn run_forked(
         .collect()
 }
 
-/// Runs scenarios that differ only in zswap's memory-pressure shrinker switch and
-/// protection policy: the first is simulated until its memory cgroup comes within `margin`
-/// pages of its limit, then forked once per scenario and given its switch and policy
+/// Runs scenarios that differ only in zswap (its `[zswap]` section and protection
+/// policy): the first is simulated until its memory cgroup comes within `margin` pages of
+/// its limit, then forked once per scenario and given its zswap
 /// ([`swapsim_core::Simulation::retune_zswap`], which refuses once a store was tried, the
 /// shrinker called or a swap-in told to the policy, or when the configurations differ
 /// otherwise). Each report is the one a run of its scenario alone gives, a test holds

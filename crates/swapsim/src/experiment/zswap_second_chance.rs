@@ -202,18 +202,17 @@ const WORKLOADS: [&str; 2] = ["jobs", "queue"];
 fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
     let shape = ZswapShape::new(scale);
     let runs = Runs::new(progress, (WORKLOADS.len() * SETTINGS.len() * shape.seeds.len()) as u64);
-    // The settings with zswap on differ only in the shrinker's switch and protection, which
-    // nothing reads before the first reclaim: a build shares its beginning among them. The
-    // queue of traces runs each from the start (its trace streams do not fork).
+    // The four settings differ only in zswap, which nothing reads before the first
+    // reclaim: a build shares its beginning among them. The queue of traces runs each
+    // from the start (its trace streams do not fork).
     let groups: Vec<(&'static str, u64, Vec<usize>)> = WORKLOADS
         .iter()
         .flat_map(|&w| shape.seeds.iter().map(move |&seed| (w, seed)))
         .flat_map(|(w, seed)| {
-            let on: Vec<usize> =
-                (0..SETTINGS.len()).filter(|&s| !matches!(SETTINGS[s].1, Setting::Off)).collect();
-            let off = (0..SETTINGS.len()).filter(|&s| matches!(SETTINGS[s].1, Setting::Off));
-            let together = if w == "jobs" { vec![on] } else { on.into_iter().map(|s| vec![s]).collect() };
-            off.map(|s| vec![s]).chain(together).map(move |g| (w, seed, g)).collect::<Vec<_>>()
+            let all = 0..SETTINGS.len();
+            let groups: Vec<Vec<usize>> =
+                if w == "jobs" { vec![all.collect()] } else { all.map(|s| vec![s]).collect() };
+            groups.into_iter().map(move |g| (w, seed, g))
         })
         .collect();
     let builds: Vec<Vec<Result<Measured>>> = groups
@@ -303,12 +302,7 @@ fn build_file(shape: &ZswapShape, workload: &str, s: usize, seed: u64) -> Scenar
 
 /// What build `seed` of `workload` under setting `s` measured, from its run's report. A
 /// model error in one build is reported with the build; the others stand.
-fn build_of(
-    workload: &'static str,
-    s: usize,
-    seed: u64,
-    report: Result<SimReport>,
-) -> Result<Measured> {
+fn build_of(workload: &'static str, s: usize, seed: u64, report: Result<SimReport>) -> Result<Measured> {
     let report = match report {
         Ok(report) => report,
         Err(e) => match e.downcast_ref::<SimulatorPanic>() {

@@ -90,6 +90,19 @@ impl Swap {
         DeviceId(id)
     }
 
+    /// Turns zswap on or off before anything was swapped out: each device's zswap index
+    /// is sized as `swapon` sizes it (none while zswap is off).
+    pub(crate) fn set_zswap_on(&mut self, on: bool) {
+        debug_assert!(
+            self.devices.iter().all(|d| d.zswap.iter().all(|&e| e == NO_ZSWAP)),
+            "zswap holds entries"
+        );
+        self.zswap_on = on;
+        for dev in &mut self.devices {
+            dev.zswap = if on { vec![NO_ZSWAP; dev.max() as usize] } else { Vec::new() };
+        }
+    }
+
     fn sort_avail(&mut self) {
         let devices = &self.devices;
         self.avail.sort_by_key(|&d| std::cmp::Reverse(devices[d as usize].priority));
