@@ -46,9 +46,10 @@ impl SharedStart {
     }
 
     /// Simulates `first` until it comes within `margin` pages of reclaim
-    /// ([`Simulation::run_until_near_reclaim`]), for variants that differ only in zswap. `None` when the run ends first, when
-    /// something has read those already (an event charged more than `margin` pages and
-    /// reclaimed), or when a task reads a stream that does not fork.
+    /// ([`Simulation::run_until_near_reclaim`]), for variants that differ only in zswap.
+    /// `None` when the run ends first, when something has read zswap already (an event
+    /// charged more than `margin` pages and reclaimed), or when a task reads a stream that
+    /// does not fork.
     pub(crate) fn before_reclaim(first: &Prepared, margin: u64) -> Result<Option<SharedStart>> {
         let mut sim = Simulation::new(first.setup()?.0).map_err(|err| anyhow!("{err}"))?;
         let near = sim.run_until_near_reclaim(margin).map_err(|err| anyhow!("{err}"))?;

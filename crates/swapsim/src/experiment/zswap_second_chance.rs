@@ -225,6 +225,8 @@ fn run(scale: f64, progress: &dyn Progress) -> Result<Findings> {
                 .collect();
             let files: Vec<ScenarioFile> =
                 settings.iter().map(|&s| build_file(&shape, workload, s, seed)).collect();
+            // An event charges a page or a folio at a time: a sixteenth of the limit leaves
+            // room for any of them before reclaim.
             let margin = mib_size(memcg_mib(&shape, workload)).pages() / 16;
             let reports = match files.len() {
                 1 => vec![run_file(&labels[0], files.into_iter().next().expect("one file"), &runs)],
