@@ -319,7 +319,7 @@ mod tests {
         let labels = vec!["a".to_string(), "b".to_string()];
         let runs = Runs::new(&(), 2);
         let err = run_forked(&labels, files, SWAPOFF_OP, &runs).unwrap_err();
-        assert!(format!("{err:#}").contains("differs in more than its swap-in knobs"), "{err:#}");
+        assert!(format!("{err:#}").contains("differs in more than the knobs retuned"), "{err:#}");
     }
 
     /// Rows with these swapoff times for page-cluster 1..8, per policy.
