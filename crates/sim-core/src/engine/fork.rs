@@ -99,7 +99,7 @@ impl Simulation {
     /// nothing has read it yet (no store was tried, the shrinker was never called, no
     /// swap-in was told to the policy), and no timeline operation has started.
     pub fn can_retune_zswap(&self) -> bool {
-        !self.world.mm.zswap.knobs_read && self.world.timeline_next == 0
+        self.world.can_retune_zswap()
     }
 
     /// Gives a simulation that has not read zswap yet the `[zswap]` section of `variant`
@@ -118,18 +118,25 @@ impl Simulation {
 }
 
 impl World {
+    /// [`Simulation::can_retune_zswap`].
+    fn can_retune_zswap(&self) -> bool {
+        !self.mm.zswap.knobs_read && self.timeline_next == 0
+    }
+
+    /// A retune's variant must have as many timeline operations as this run.
+    fn check_timeline_length(&self, variant: &Setup) -> Result<(), SimError> {
+        if variant.timeline.len() == self.timeline.len() {
+            return Ok(());
+        }
+        Err(ForkError::TimelineLength { variant: variant.timeline.len(), this: self.timeline.len() }.into())
+    }
+
     /// [`Simulation::retune_zswap`].
     fn retune_zswap(&mut self, variant: Setup) -> Result<(), SimError> {
-        if self.mm.zswap.knobs_read || self.timeline_next > 0 {
+        if !self.can_retune_zswap() {
             return Err(ForkError::ZswapRead.into());
         }
-        if variant.timeline.len() != self.timeline.len() {
-            return Err(ForkError::TimelineLength {
-                variant: variant.timeline.len(),
-                this: self.timeline.len(),
-            }
-            .into());
-        }
+        self.check_timeline_length(&variant)?;
         let mut theirs = variant.config.get().clone();
         theirs.zswap = self.mm.cfg.zswap.clone();
         if theirs != self.mm.cfg {
@@ -160,13 +167,7 @@ impl World {
         if self.swapin_knobs_set {
             return Err(ForkError::KnobsSet.into());
         }
-        if variant.timeline.len() != self.timeline.len() {
-            return Err(ForkError::TimelineLength {
-                variant: variant.timeline.len(),
-                this: self.timeline.len(),
-            }
-            .into());
-        }
+        self.check_timeline_length(&variant)?;
         let mut theirs = variant.config.get().clone();
         theirs.swap.page_cluster = self.mm.cfg.swap.page_cluster;
         theirs.swap.swapoff_readahead_hits = self.mm.cfg.swap.swapoff_readahead_hits;

@@ -90,10 +90,20 @@ impl<'a> Runs<'a> {
 
 /// Validates a scenario built as a typed value and runs it ([`guarded`]).
 pub(super) fn run_file(label: &str, file: ScenarioFile, runs: &Runs<'_>) -> Result<SimReport> {
-    let prepared = Scenario::from_file(file, label, "").prepare()?;
+    let prepared = prepare(label, file)?;
     let res = guarded(label, || prepared.run());
     runs.one_done();
     res
+}
+
+/// The scenario `file`, named `label`, checked and ready to run.
+fn prepare(label: &str, file: ScenarioFile) -> Result<Prepared> {
+    Scenario::from_file(file, label, "").prepare()
+}
+
+/// [`prepare`] for each of `files`, named by `labels` in order.
+fn prepare_all(labels: &[String], files: Vec<ScenarioFile>) -> Result<Vec<Prepared>> {
+    files.into_iter().zip(labels).map(|(file, label)| prepare(label, file)).collect()
 }
 
 /// Runs scenarios that differ only in their swap-in knobs (page-cluster, swapoff's hit
@@ -109,11 +119,7 @@ pub(super) fn run_forked(
     op: usize,
     runs: &Runs<'_>,
 ) -> Result<Vec<SimReport>> {
-    let prepared: Vec<Prepared> = files
-        .into_iter()
-        .zip(labels)
-        .map(|(file, label)| Scenario::from_file(file, label.as_str(), "").prepare())
-        .collect::<Result<_>>()?;
+    let prepared = prepare_all(labels, files)?;
     let first = prepared.first().context("no scenario to run")?;
     let start = guarded(&labels[0], || {
         SharedStart::run(first, op)?.with_context(|| {
@@ -146,11 +152,7 @@ pub(super) fn run_sharing_zswap(
     margin: u64,
     runs: &Runs<'_>,
 ) -> Result<Vec<Result<SimReport>>> {
-    let prepared: Vec<Prepared> = files
-        .into_iter()
-        .zip(labels)
-        .map(|(file, label)| Scenario::from_file(file, label.as_str(), "").prepare())
-        .collect::<Result<_>>()?;
+    let prepared = prepare_all(labels, files)?;
     let first = prepared.first().context("no scenario to run")?;
     // A beginning that panics is run again by each scenario, which then reports it.
     let start = guarded(&labels[0], || SharedStart::before_reclaim(first, margin)).ok().flatten();
