@@ -46,12 +46,13 @@
 //! for the zipf sampler, streams are reproducible per platform.
 
 use super::draw::{draw53, draw_below, draw_unit, probability_threshold, AccessRng};
+use super::shared::JobSource;
 use super::{REGION_BYTES_MAX, TASK_ACCESSES_MAX};
 use crate::config::ByteSize;
 use crate::error::ConfigError;
 use crate::ids::{VirtPage, PAGE_SIZE};
 use crate::rng::SimRng;
-use crate::workload::{Access, ForkableIter, RegionSpec, TaskSpec, TaskStart};
+use crate::workload::{Access, RegionSpec, TaskSpec, TaskStart};
 use rand::RngCore;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -224,7 +225,7 @@ impl JobsConfig {
                 let stream = JobStream::new(self, plan, AccessRng::from_stream(&mut rng));
                 let name = format!("{}#{index}", if plan.link { "ld" } else { "cc" });
                 let regions = vec![RegionSpec::new(VirtPage(0), plan.pages)];
-                let mut task = TaskSpec::new(name, regions, Box::new(ForkableIter(stream)));
+                let mut task = TaskSpec::new(name, regions, Box::new(JobSource::new(stream)));
                 if index >= concurrency {
                     task.start = TaskStart::AfterEnds(index - concurrency + 1);
                 }

@@ -24,6 +24,7 @@
 
 mod draw;
 mod jobs;
+mod shared;
 mod stream;
 #[cfg(test)]
 mod tests;
