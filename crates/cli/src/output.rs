@@ -96,8 +96,8 @@ pub(crate) fn write_csv_row(out: &mut impl Write, doc: &impl Serialize) -> Resul
     }
     let mut cells = Vec::new();
     flatten("", &value, &mut cells);
-    let header: Vec<String> = cells.iter().map(|(k, _)| crate::sweep_output::csv_field(k)).collect();
-    let row: Vec<String> = cells.iter().map(|(_, v)| crate::sweep_output::csv_field(v)).collect();
+    let header: Vec<String> = cells.iter().map(|(k, _)| csv_field(k)).collect();
+    let row: Vec<String> = cells.iter().map(|(_, v)| csv_field(v)).collect();
     let text = format!("{}\n{}\n", header.join(","), row.join(","));
     out.write_all(text.as_bytes())?;
     Ok(())
@@ -662,4 +662,13 @@ fn write_fault_latency(t: &mut String, report: &SimReport) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Quotes a CSV field when it holds a separator, a quote or a line break (RFC 4180).
+pub(crate) fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
 }

@@ -15,7 +15,7 @@ use clap::ValueEnum;
 use std::path::Path;
 use swapsim::{Series, SimReport};
 
-use crate::sweep_output::csv_field;
+use crate::output::csv_field;
 
 /// The format of `--series-out`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use swapsim::sweep::Compared;
 
-use crate::output;
+use crate::output::{self, csv_field};
 use crate::sweep_doc::{value_text, Column, SweepView, COLUMNS};
 
 /// A table cell of one metric: the value, or with several seeds the mean and the
@@ -217,15 +217,6 @@ pub(crate) fn write_csv(out: &mut impl Write, view: &SweepView) -> Result<()> {
     Ok(())
 }
 
-/// Quotes a CSV field when it holds a separator, a quote or a line break (RFC 4180).
-pub(crate) fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
 /// Writes `sweep.json`, `sweep.csv` and `sweep.svg` into `dir`, creating it.
 pub(crate) fn write_dir(dir: &Path, doc: &impl Serialize, view: &SweepView, metric_name: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
@@ -257,11 +248,5 @@ mod tests {
         assert_eq!(column_blocks(&widths, 2, 2, 0), [(2..12).collect::<Vec<_>>()], "0: one line");
         // A column wider than the limit still gets a block, alone.
         assert_eq!(column_blocks(&[3, 50, 2, 2], 1, 1, 20), [vec![1], vec![2, 3]]);
-    }
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("cluster"), "cluster");
-        assert_eq!(csv_field("{\"a\":1,\"b\":2}"), "\"{\"\"a\"\":1,\"\"b\"\":2}\"");
     }
 }

@@ -199,7 +199,7 @@ pub(crate) fn requests_csv(repeats: &[Vec<TracedRequest>]) -> String {
                 r.sectors,
                 r.reads_ahead,
                 r.writes_ahead,
-                crate::sweep_output::csv_field(&r.task),
+                crate::output::csv_field(&r.task),
             ));
         }
     }

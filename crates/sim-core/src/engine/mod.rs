@@ -64,6 +64,7 @@ mod stream;
 mod task;
 #[cfg(test)]
 mod tests;
+mod user;
 mod wait;
 mod wakeup;
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! I/O.
 //!
 //! A CPU's run ([`World::run_cpu`]) picks a task and hands it to the runner of its kind:
-//! a user task replays its accesses inline ([`World::run_user`]), a kernel task takes
-//! steps of its job ([`World::run_kernel`]). Each runs until it yields, and says why with
+//! a user task replays its accesses inline ([`World::run_user`], `user.rs`), a kernel task
+//! takes steps of its job ([`World::run_kernel`]). Each runs until it yields, and says why with
 //! a [`Yield`], which `run_cpu` handles in one place: preempted by the queue's next event,
 //! asleep on I/O, ended, or killed.
 //!
@@ -15,139 +15,15 @@
 //! their own.
 
 use super::job::{Finish, JobStep};
-use super::stream::{Lookahead, NextUses, Stream};
-use super::task::{Task, TaskKind, TaskState};
-use super::wait::{Step, Wait};
+use super::stream::Stream;
+use super::task::{TaskKind, TaskState};
+use super::wait::Wait;
 use super::World;
-use crate::error::{SimError, TraceError};
+use crate::error::SimError;
 use crate::event::Event;
 use crate::ids::{CpuId, TaskId};
-use crate::mm::pagetable::{AccessView, PageId, PteState};
-use crate::mm::swap::Swap;
-use crate::mm::Mm;
 use crate::time::{SimDuration, SimTime};
-use crate::workload::{Access, TaskStart};
-
-/// How many accesses ahead of the one it simulates a user task prefetches the PTE of.
-const LOOKAHEAD: usize = 8;
-
-/// The read-ahead step of access `at` of a task's buffer: prefetches the PTE of the access
-/// [`LOOKAHEAD`] places on (recording its page in `pages`) and, halfway through that
-/// distance, when the PTE has arrived, the slot entry of a swapped-out page, which its
-/// fault reads first. The general path and the resident-hit loop both take it.
-#[inline(always)]
-fn read_ahead(
-    accesses: &[Access],
-    pages: &mut [Option<PageId>],
-    at: usize,
-    view: &mut AccessView<'_>,
-    swap: &Swap,
-) {
-    if let Some(later) = accesses.get(at + LOOKAHEAD) {
-        let page = view.peek_page(later.vpage);
-        if let Some(page) = page {
-            view.prefetch_pte(page);
-        }
-        pages[at + LOOKAHEAD] = page;
-    }
-    if let Some(&Some(page)) = pages.get(at + LOOKAHEAD / 2) {
-        if let PteState::Swap(slot) = view.pte(page).state() {
-            swap.prefetch_slot(slot);
-        }
-    }
-}
-
-/// Counts `k` completed accesses of `task` in `accesses`, the run's total, telling
-/// `progress` the total at each multiple of [`super::PROGRESS_ACCESSES`], and in the task's
-/// own; at the task's timeline checkpoint, schedules timeline operation `timeline_next`
-/// and returns true. `k` must not pass a multiple or the checkpoint (see
-/// [`counts_before_stop`]): only the last access counted can reach one.
-#[inline(always)]
-fn count_access(
-    accesses: &mut u64,
-    task: &mut Task,
-    mm: &mut Mm,
-    timeline_next: usize,
-    progress: &mut dyn FnMut(u64),
-    k: u64,
-) -> bool {
-    debug_assert!(k >= 1 && k <= counts_before_stop(*accesses, task));
-    *accesses += k;
-    if *accesses & (super::PROGRESS_ACCESSES - 1) == 0 {
-        progress(*accesses);
-    }
-    task.accesses += k;
-    if task.accesses != task.checkpoint_at {
-        return false;
-    }
-    task.checkpoint_at = u64::MAX;
-    let at = task.clock.max(mm.queue.now());
-    mm.schedule(at, Event::Timeline(timeline_next as u32));
-    true
-}
-
-/// How many accesses of `task` can be counted together: up to the next multiple of
-/// [`super::PROGRESS_ACCESSES`] of the run's total `accesses`, or the task's timeline
-/// checkpoint, whichever comes first. At least 1.
-#[inline(always)]
-fn counts_before_stop(accesses: u64, task: &Task) -> u64 {
-    let to_progress = super::PROGRESS_ACCESSES - (accesses & (super::PROGRESS_ACCESSES - 1));
-    // A checkpoint at or behind the task's count is never reached.
-    let to_checkpoint = match task.checkpoint_at.checked_sub(task.accesses) {
-        Some(d) if d > 0 => d,
-        _ => u64::MAX,
-    };
-    to_progress.min(to_checkpoint)
-}
-
-/// Simulates up to `budget` resident hits of a task from its read-ahead buffer, stopping
-/// before the first access that is not one: the buffer needs a refill first, `clock` has
-/// passed `next_event`, the access's page was not found when it was read ahead, or its
-/// PTE is not present. Each hit does what the general path does (the same
-/// [`read_ahead`], the think time, the PTE's bits). Returns how many it simulated.
-#[inline(always)]
-fn replay_hits(
-    ahead: &mut Lookahead,
-    view: &mut AccessView<'_>,
-    swap: &Swap,
-    clock: &mut SimTime,
-    next_event: SimTime,
-    access_ns: u64,
-    budget: u64,
-) -> u64 {
-    let Lookahead { accesses, pages, at: at_out, .. } = ahead;
-    let len = accesses.len();
-    let pages = &mut pages[..len];
-    let first = *at_out;
-    // Past `end`, the buffer needs a refill or the budget is spent.
-    let end = len
-        .saturating_sub(LOOKAHEAD)
-        .min(first.saturating_add(usize::try_from(budget).unwrap_or(usize::MAX)));
-    let mut at = first;
-    while at < end && *clock <= next_event {
-        let Some(page) = pages[at] else { break };
-        let access = accesses[at];
-        // The hit's bits go in first: they change no PTE's state, which is all the
-        // prefetches below look at.
-        let pte = view.pte_mut(page);
-        if !pte.is_present() {
-            break;
-        }
-        pte.touch(access.write);
-        read_ahead(accesses, pages, at, view, swap);
-        at += 1;
-        *clock += SimDuration(access.think_ns.unwrap_or(access_ns));
-    }
-    *at_out = at;
-    (at - first) as u64
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Set by a test to send every access through the general path, so that it can
-    /// compare the runs of [`Simulation::run_resident_hits`] with the general path's.
-    pub(super) static GENERAL_PATH_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
+use crate::workload::TaskStart;
 
 /// Why a task stopped running on its CPU.
 #[derive(Clone, Copy, Debug)]
@@ -161,51 +37,24 @@ pub(crate) enum Yield {
     Slept,
     /// A user task's stream is over.
     Ended,
-    /// A kernel task's job is over, with this result.
-    Finished(Finish),
     /// Its charge found no memory after reclaim gave up: the OOM killer chooses a
     /// victim, its own process or another, and it retries its access if it lives.
     OutOfMemory,
 }
 
-impl World {
-    /// The next access of user task `t`, as its stream gives it. The source is read in
-    /// batches ([`Lookahead`]), one call for many accesses; and the PTE of the
-    /// access [`LOOKAHEAD`] places further on is prefetched now, so that the host's cache
-    /// miss on it overlaps the simulation of the accesses before it instead of stalling
-    /// the access itself. What the task does is unchanged: a source's stream does not
-    /// depend on when it is asked (`AccessSource`), and its end or error comes after the
-    /// accesses before it.
-    #[inline]
-    fn next_access(
-        &mut self,
-        t: TaskId,
-        stream: &mut Stream,
-    ) -> Result<Option<(Access, Option<PageId>)>, TraceError> {
-        let task = &mut self.tasks[t];
-        let ahead = &mut stream.ahead;
-        if ahead.at + LOOKAHEAD >= ahead.accesses.len() {
-            let next_uses = if self.track_next_use { NextUses::Read } else { NextUses::Skip };
-            ahead.refill(&mut *stream.source, next_uses);
-        }
-        let at = ahead.at;
-        let Some(&access) = ahead.accesses.get(at) else {
-            // The stream's end, or its error: handed out once.
-            return match ahead.end.replace(Ok(())) {
-                Some(Err(err)) => Err(err),
-                _ => Ok(None),
-            };
-        };
-        if self.track_next_use {
-            task.next_use = ahead.next_uses[at];
-        }
-        let mut view = self.mm.pt.access_view(task.space);
-        read_ahead(&ahead.accesses, &mut ahead.pages, at, &mut view, &self.mm.swap);
-        ahead.at = at + 1;
-        self.lru.warm_tails(&self.mm);
-        Ok(Some((access, ahead.pages[at])))
-    }
+/// How a turn of a task ended. A user task's turn is a [`Yield`], which carries no data
+/// so that [`World::run_user`] returns it in registers: a value written to memory by the
+/// callee and read back at once, wider than the stores that wrote it, stalls the host
+/// at every turn.
+#[derive(Clone, Copy, Debug)]
+enum TurnEnd {
+    /// The task yielded.
+    Yield(Yield),
+    /// A kernel task's job is over, with this result.
+    Finished(Finish),
+}
 
+impl World {
     /// Runs CPU `c` from `now`: picks tasks and runs each until it yields, until the CPU
     /// has nothing to run or its task was preempted by the queue's next event.
     pub(super) fn run_cpu(
@@ -229,24 +78,26 @@ impl World {
             };
             self.tasks[t].clock = self.tasks[t].clock.max(now);
             let why = match self.tasks[t].kind {
-                TaskKind::User => self.run_user(t, &mut streams[t.index()], progress).map_err(|e| *e)?,
+                TaskKind::User => {
+                    TurnEnd::Yield(self.run_user(t, &mut streams[t.index()], progress).map_err(|e| *e)?)
+                }
                 _ => self.run_kernel(t),
             };
             match why {
-                Yield::Preempted => {
+                TurnEnd::Yield(Yield::Preempted) => {
                     let clock = self.tasks[t].clock;
                     self.schedule(clock, Event::CpuRun(c));
                     self.cpus[c].scheduled = true;
                     return Ok(());
                 }
-                Yield::SliceEnd => {
+                TurnEnd::Yield(Yield::SliceEnd) => {
                     self.leave_cpu(t, c);
                     self.enqueue(c, t);
                 }
-                Yield::Slept => self.sleep(t, c),
-                Yield::Ended => self.end_task(t, c),
-                Yield::Finished(finish) => self.end_job(t, c, finish),
-                Yield::OutOfMemory => self.out_of_memory(t, c),
+                TurnEnd::Yield(Yield::Slept) => self.sleep(t, c),
+                TurnEnd::Yield(Yield::Ended) => self.end_task(t, c),
+                TurnEnd::Finished(finish) => self.end_job(t, c, finish),
+                TurnEnd::Yield(Yield::OutOfMemory) => self.out_of_memory(t, c),
             }
         }
     }
@@ -325,7 +176,7 @@ impl World {
     /// [`Yield::Preempted`]; or the end of its slice while another task waits for its CPU
     /// ([`Yield::SliceEnd`]). Past a sampling boundary otherwise, it samples and goes on.
     #[inline]
-    fn must_yield(&mut self, t: TaskId) -> Option<Yield> {
+    pub(super) fn must_yield(&mut self, t: TaskId) -> Option<Yield> {
         let clock = self.tasks[t].clock;
         let preempted = clock > self.mm.queue.next_time();
         if preempted || (clock > self.clock_stop && !self.sampled_below_limit(clock)) {
@@ -334,91 +185,14 @@ impl World {
         (clock > self.cpus[self.tasks[t].cpu].slice_end).then_some(Yield::SliceEnd)
     }
 
-    /// Runs user task `t`, reading `stream`, until it yields.
-    #[inline(never)]
-    fn run_user(
-        &mut self,
-        t: TaskId,
-        stream: &mut Stream,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<Yield, Box<SimError>> {
-        // The error is boxed: the turn's result comes back in registers, not through memory.
-        let access_ns = self.mm.cfg.cpu.access_ns;
-        loop {
-            if let Some(why) = self.must_yield(t) {
-                return Ok(why);
-            }
-            if self.tasks[t].retry.is_none() && self.run_resident_hits(t, &mut stream.ahead, progress) > 0 {
-                // The clock moved: look at the queue again before the next access.
-                continue;
-            }
-            let (access, peeked) = match self.tasks[t].retry.take() {
-                Some(a) => (a, None),
-                None => match self.next_access(t, stream) {
-                    Ok(Some((a, peeked))) => {
-                        self.tasks[t].clock += SimDuration(a.think_ns.unwrap_or(access_ns));
-                        if self.tasks[t].clock > self.time_limit {
-                            // The access would come after the limit: it is not made.
-                            self.tasks[t].retry = Some(a);
-                            return Ok(Yield::Preempted);
-                        }
-                        (a, peeked)
-                    }
-                    Ok(None) => return Ok(Yield::Ended),
-                    Err(source) => Err(SimError::Trace { task: self.tasks[t].name.clone(), source })?,
-                },
-            };
-            self.mm.act_at(self.tasks[t].clock);
-            let step =
-                if self.resident_hit(&access, peeked) { Step::Done } else { self.counted_access(t, access)? };
-            self.tasks[t].clock = self.mm.now();
-            self.flush_dispatched();
-            // Completions absorbed during this access are delivered once the task's
-            // own state is final, so that a read it waits on can wake it.
-            match step {
-                Step::Done => {
-                    self.count_access(t, progress);
-                    self.after_io();
-                }
-                Step::Blocked(wait) => {
-                    match wait {
-                        // The access completes when the read does.
-                        Wait::Frame { .. } => self.count_access(t, progress),
-                        // The access is retried once writeback makes room.
-                        Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
-                    }
-                    self.tasks[t].wait = Some(wait);
-                    return Ok(Yield::Slept);
-                }
-                Step::Oom => {
-                    self.tasks[t].retry = Some(access);
-                    return Ok(Yield::OutOfMemory);
-                }
-            }
-        }
-    }
-
-    /// [`World::access`], counting the faults, major faults and swap-ins it made in the
-    /// task's own figures.
-    fn counted_access(&mut self, t: TaskId, access: Access) -> Result<Step, SimError> {
-        let before = (self.mm.vmstat.pgfault, self.mm.vmstat.pgmajfault, self.mm.vmstat.pswpin);
-        let step = self.access(t, access)?;
-        let v = &self.mm.vmstat;
-        let faults = &mut self.tasks[t].faults;
-        faults.faults += v.pgfault - before.0;
-        faults.major += v.pgmajfault - before.1;
-        faults.swapins += v.pswpin - before.2;
-        Ok(step)
-    }
-
     /// Runs kernel task `t`'s job, step by step, until it yields. The steps work on the
     /// job taken out of the task, which goes back when the task yields.
     #[inline(never)]
-    fn run_kernel(&mut self, t: TaskId) -> Yield {
+    fn run_kernel(&mut self, t: TaskId) -> TurnEnd {
         let mut job = self.take_job(t);
         let why = loop {
             if let Some(why) = self.must_yield(t) {
-                break why;
+                break TurnEnd::Yield(why);
             }
             self.mm.act_at(self.tasks[t].clock);
             let step = self.job_step(t, &mut job);
@@ -428,9 +202,9 @@ impl World {
                 JobStep::Continue => self.after_io(),
                 JobStep::Wait(wait) => {
                     self.tasks[t].wait = Some(wait);
-                    break Yield::Slept;
+                    break TurnEnd::Yield(Yield::Slept);
                 }
-                JobStep::Finished(finish) => break Yield::Finished(finish),
+                JobStep::Finished(finish) => break TurnEnd::Finished(finish),
             }
         };
         if let TaskKind::Kernel(slot) = &mut self.tasks[t].kind {
@@ -490,67 +264,6 @@ impl World {
             }
         }
         self.check_workload_done(at);
-    }
-
-    /// Simulates the accesses of user task `t` that come next and are resident hits, as
-    /// the general path of [`World::run_user`] would (the same reading ahead and
-    /// prefetches, think time, PTE bits and counts), in a loop that keeps the task and the
-    /// memory model borrowed instead of indexing them again for every step; returns how
-    /// many it simulated. It stops, leaving the access unread, at the first access that
-    /// is not a hit, when the read-ahead buffer needs a refill and when the task's clock
-    /// has passed the queue's next event, the general path taking it from there; and after
-    /// an access that reached a timeline checkpoint, whose scheduled operation may be the
-    /// queue's next event. It runs only when nothing is waiting to be delivered and the
-    /// LRU does not follow accesses: a hit then changes nothing but its PTE, the clocks
-    /// and the counts, so until a checkpoint the queue's next event stays where it was.
-    fn run_resident_hits(&mut self, t: TaskId, ahead: &mut Lookahead, progress: &mut dyn FnMut(u64)) -> u64 {
-        if self.track_access || self.mm.has_dispatched() || self.io_pending() {
-            return 0;
-        }
-        #[cfg(test)]
-        if GENERAL_PATH_ONLY.with(std::cell::Cell::get) {
-            return 0;
-        }
-        let World { tasks, mm, lru, accesses, timeline_next, cpus, clock_stop, .. } = self;
-        let task = &mut tasks[t];
-        // The first access's tests, before anything is set up for a run: most calls on
-        // a fault-heavy stream end here.
-        match ahead.pages.get(ahead.at) {
-            Some(&Some(page))
-                if ahead.at + LOOKAHEAD < ahead.accesses.len() && mm.pt.pte(page).is_present() => {}
-            _ => return 0,
-        }
-        // Hits stop at the queue's next event, at the slice's end while another task
-        // waits for the CPU, and at the time limit or the next sampling boundary.
-        let next_event = mm.queue.next_time().min(cpus[task.cpu].slice_end).min(*clock_stop);
-        let access_ns = mm.cfg.cpu.access_ns;
-        let mut n = 0;
-        loop {
-            // Hits run up to the next count that does more than add.
-            let budget = counts_before_stop(*accesses, task);
-            let mut view = mm.pt.access_view(task.space);
-            let k = replay_hits(ahead, &mut view, &mm.swap, &mut task.clock, next_event, access_ns, budget);
-            if k == 0 {
-                return n;
-            }
-            // The LRU's steps for the accesses read, after them rather than between
-            // (hits isolate nothing, so the steps are the same).
-            for _ in 0..(k as usize).min(lru.warm_steps_left()) {
-                lru.warm_tails(mm);
-            }
-            mm.act_at(task.clock);
-            n += k;
-            if count_access(accesses, task, mm, *timeline_next, progress, k) || k < budget {
-                return n;
-            }
-        }
-    }
-
-    /// Counts a completed access of task `t` ([`count_access`]).
-    #[inline]
-    pub(super) fn count_access(&mut self, t: TaskId, progress: &mut dyn FnMut(u64)) {
-        let World { accesses, tasks, mm, timeline_next, .. } = self;
-        count_access(accesses, &mut tasks[t], mm, *timeline_next, progress, 1);
     }
 
     /// Task `t` leaves CPU `c` to sleep on what its `wait` says; completions absorbed

@@ -42,7 +42,7 @@ impl Stream {
 /// then, once the source gave it, the stream's end or the error that ended it.
 ///
 /// The engine takes them [`Lookahead::BATCH`] at a time, in one call to the source
-/// ([`AccessSource::next_accesses`]), and keeps at least `sched::LOOKAHEAD` of them
+/// ([`AccessSource::next_accesses`]), and keeps at least `user::LOOKAHEAD` of them
 /// ahead of the one it simulates so that their page-table entries can be loaded early.
 #[derive(Debug, Default)]
 pub(crate) struct Lookahead {

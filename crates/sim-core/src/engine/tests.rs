@@ -385,10 +385,10 @@ fn the_resident_hit_loop_changes_nothing() {
         }
     };
     let run_recording = |general_only: bool| {
-        super::sched::GENERAL_PATH_ONLY.with(|c| c.set(general_only));
+        super::user::GENERAL_PATH_ONLY.with(|c| c.set(general_only));
         let mut calls = Vec::new();
         let report = run_with_progress(setup(), &mut |n| calls.push(n)).unwrap();
-        super::sched::GENERAL_PATH_ONLY.with(|c| c.set(false));
+        super::user::GENERAL_PATH_ONLY.with(|c| c.set(false));
         (report, calls)
     };
     let (general, general_calls) = run_recording(true);

@@ -14,13 +14,12 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::jobs::JobStream;
 use crate::error::TraceError;
 use crate::ids::VirtPage;
 use crate::workload::{Access, AccessSource};
 
 /// Accesses drawn into the store at a time.
-const CHUNK: usize = 1 << 14;
+pub(super) const CHUNK: usize = 1 << 14;
 /// The write bit of a packed access; the page is in the bits below.
 const WRITE: u32 = 1 << 31;
 
@@ -35,23 +34,26 @@ fn unpack(word: u32) -> Access {
     Access { vpage: VirtPage(u64::from(word & !WRITE)), write: word & WRITE != 0, think_ns: None }
 }
 
-/// A job's stream as the engine reads it: its generator until it is first forked.
-pub(super) struct JobSource {
-    gen: JobStream,
+/// A job's stream as the engine reads it: its generator `G` until it is first forked.
+pub(super) struct JobSource<G> {
+    gen: G,
     /// Accesses `gen` has given.
     given: u64,
     /// The store this stream's forks read, and how many accesses `gen` had given when it
     /// was made: forks taken at the same point share it.
-    forks: Mutex<Option<(u64, Arc<Store>)>>,
+    forks: Mutex<Option<(u64, Arc<Store<G>>)>>,
 }
 
-impl JobSource {
-    pub(super) fn new(gen: JobStream) -> JobSource {
+impl<G> JobSource<G> {
+    pub(super) fn new(gen: G) -> JobSource<G> {
         JobSource { gen, given: 0, forks: Mutex::new(None) }
     }
 }
 
-impl AccessSource for JobSource {
+impl<G> AccessSource for JobSource<G>
+where
+    G: Iterator<Item = Access> + Clone + Send + 'static,
+{
     fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
         let next = self.gen.next();
         self.given += u64::from(next.is_some());
@@ -81,25 +83,25 @@ impl AccessSource for JobSource {
 
 /// The accesses a stream's forks share, drawn a chunk at a time by whichever fork first
 /// needs the chunk.
-struct Store {
-    drawn: Mutex<Drawn>,
+struct Store<G> {
+    drawn: Mutex<Drawn<G>>,
 }
 
-struct Drawn {
+struct Drawn<G> {
     /// The generator, past the last chunk drawn.
-    gen: JobStream,
+    gen: G,
     chunks: Vec<Arc<[u32]>>,
     /// The generator has ended: no chunk comes after the last.
     ended: bool,
 }
 
-impl Drawn {
-    fn new(gen: JobStream) -> Drawn {
+impl<G> Drawn<G> {
+    fn new(gen: G) -> Drawn<G> {
         Drawn { gen, chunks: Vec::new(), ended: false }
     }
 }
 
-impl Store {
+impl<G: Iterator<Item = Access>> Store<G> {
     /// Chunk `k`, drawn now if no fork has needed it yet; `None` past the stream's end.
     fn chunk(&self, k: usize) -> Option<Arc<[u32]>> {
         let mut drawn = self.drawn.lock().unwrap_or_else(PoisonError::into_inner);
@@ -115,9 +117,8 @@ impl Store {
 }
 
 /// A fork of a job's stream, reading the shared store.
-#[derive(Clone)]
-struct SharedReader {
-    store: Arc<Store>,
+struct SharedReader<G> {
+    store: Arc<Store<G>>,
     /// The chunk being read, and the position in it.
     chunk: Arc<[u32]>,
     at: usize,
@@ -125,7 +126,21 @@ struct SharedReader {
     next_chunk: usize,
 }
 
-impl AccessSource for SharedReader {
+impl<G> Clone for SharedReader<G> {
+    fn clone(&self) -> Self {
+        SharedReader {
+            store: Arc::clone(&self.store),
+            chunk: Arc::clone(&self.chunk),
+            at: self.at,
+            next_chunk: self.next_chunk,
+        }
+    }
+}
+
+impl<G> AccessSource for SharedReader<G>
+where
+    G: Iterator<Item = Access> + Send + 'static,
+{
     fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
         let mut one = Vec::with_capacity(1);
         self.next_accesses(&mut one, 1)?;
@@ -151,64 +166,5 @@ impl AccessSource for SharedReader {
 
     fn fork(&self) -> Option<Box<dyn AccessSource>> {
         Some(Box::new(self.clone()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::gen::JobsConfig;
-
-    /// Every access of `source` from here on, read in batches of `batch`.
-    fn drain(source: &mut dyn AccessSource, batch: usize) -> Vec<Access> {
-        let mut out = Vec::new();
-        loop {
-            let before = out.len();
-            source.next_accesses(&mut out, batch).unwrap();
-            if out.len() - before < batch {
-                return out;
-            }
-        }
-    }
-
-    /// Forks taken anywhere in a job's stream, of the stream and of each other, read on
-    /// as the unforked stream does, in whatever order and batch sizes they are read.
-    #[test]
-    fn forks_read_what_the_stream_reads() {
-        let cfg = JobsConfig {
-            jobs: 3,
-            size_median: crate::config::ByteSize(32 << 20),
-            size_sigma: 0.2,
-            lifetime_sigma: 0.0,
-            link_fraction: 0.0,
-            ..JobsConfig::default()
-        };
-        for (index, task) in cfg.tasks(7).into_iter().enumerate() {
-            let whole = drain(&mut *cfg.tasks(7).swap_remove(index).accesses, 1000);
-            assert!(whole.len() > 3 * CHUNK, "the stream spans several chunks");
-            let mut source = task.accesses;
-            let mut head = Vec::new();
-            source.next_accesses(&mut head, CHUNK + 5).unwrap();
-            let mut a = source.fork().unwrap();
-            let mut b = source.fork().unwrap();
-            // `a` runs ahead and draws; `b` and a fork of `b` taken later read the store.
-            let mut rest_a = Vec::new();
-            a.next_accesses(&mut rest_a, 2 * CHUNK + 3).unwrap();
-            let mut rest_b = Vec::new();
-            b.next_accesses(&mut rest_b, 17).unwrap();
-            let mut c = b.fork().unwrap();
-            rest_b.extend(drain(&mut *b, 333));
-            let mut rest_c = rest_b[..17].to_vec();
-            rest_c.extend(drain(&mut *c, CHUNK));
-            rest_a.extend(drain(&mut *a, 1));
-            // The original goes on reading its generator, and forks again further on.
-            let mut rest = drain(&mut *source, 4096);
-            assert_eq!(source.fork().map(|mut d| d.next_access().unwrap()), Some(None));
-            for forked in [&rest_a, &rest_b, &rest_c, &rest] {
-                assert_eq!(head.len() + forked.len(), whole.len());
-                assert!(head.iter().chain(forked.iter()).eq(whole.iter()), "job {index}");
-            }
-            rest.clear();
-        }
     }
 }

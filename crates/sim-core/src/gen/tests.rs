@@ -3,7 +3,7 @@
 use super::draw::AccessRng;
 use super::zipf::{AliasTable, Scatter, ZipfInversion, ZIPF_TABLE_PAGES_MAX};
 use super::*;
-use crate::workload::Access;
+use crate::workload::{Access, AccessSource};
 use std::sync::Arc;
 
 /// All accesses of task `index` under `seed`.
@@ -407,4 +407,57 @@ fn toml_shape_defaults_and_unknown_keys() {
     let round_trip: GeneratorConfig =
         serde_json::from_str(&serde_json::to_string(&expected).expect("serialises")).expect("parses back");
     assert_eq!(round_trip, expected);
+}
+
+/// Every access of `source` from here on, read in batches of `batch`.
+fn drain(source: &mut dyn AccessSource, batch: usize) -> Vec<Access> {
+    let mut out = Vec::new();
+    loop {
+        let before = out.len();
+        source.next_accesses(&mut out, batch).unwrap();
+        if out.len() - before < batch {
+            return out;
+        }
+    }
+}
+
+/// Forks taken anywhere in a job's stream, of the stream and of each other, read on
+/// as the unforked stream does, in whatever order and batch sizes they are read.
+#[test]
+fn forks_read_what_the_stream_reads() {
+    let cfg = JobsConfig {
+        jobs: 3,
+        size_median: crate::config::ByteSize(32 << 20),
+        size_sigma: 0.2,
+        lifetime_sigma: 0.0,
+        link_fraction: 0.0,
+        ..JobsConfig::default()
+    };
+    for (index, task) in cfg.tasks(7).into_iter().enumerate() {
+        let whole = drain(&mut *cfg.tasks(7).swap_remove(index).accesses, 1000);
+        assert!(whole.len() > 3 * super::shared::CHUNK, "the stream spans several chunks");
+        let mut source = task.accesses;
+        let mut head = Vec::new();
+        source.next_accesses(&mut head, super::shared::CHUNK + 5).unwrap();
+        let mut a = source.fork().unwrap();
+        let mut b = source.fork().unwrap();
+        // `a` runs ahead and draws; `b` and a fork of `b` taken later read the store.
+        let mut rest_a = Vec::new();
+        a.next_accesses(&mut rest_a, 2 * super::shared::CHUNK + 3).unwrap();
+        let mut rest_b = Vec::new();
+        b.next_accesses(&mut rest_b, 17).unwrap();
+        let mut c = b.fork().unwrap();
+        rest_b.extend(drain(&mut *b, 333));
+        let mut rest_c = rest_b[..17].to_vec();
+        rest_c.extend(drain(&mut *c, super::shared::CHUNK));
+        rest_a.extend(drain(&mut *a, 1));
+        // The original goes on reading its generator, and forks again further on.
+        let mut rest = drain(&mut *source, 4096);
+        assert_eq!(source.fork().map(|mut d| d.next_access().unwrap()), Some(None));
+        for forked in [&rest_a, &rest_b, &rest_c, &rest] {
+            assert_eq!(head.len() + forked.len(), whole.len());
+            assert!(head.iter().chain(forked.iter()).eq(whole.iter()), "job {index}");
+        }
+        rest.clear();
+    }
 }

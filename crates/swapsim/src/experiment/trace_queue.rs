@@ -12,10 +12,9 @@
 //! twice 24 MiB, as `zswap-second-chance` doubles `mthp-swapin`'s limit, leaves the queue
 //! almost no pressure (a few hundred pages swapped in a whole run).
 
-use swapsim_core::config::MachineConfig;
+use swapsim_core::config::{ByteSize, MachineConfig};
 use swapsim_core::contents::Contents;
 
-use super::support::mib_size;
 use crate::scenario::queue::QueueSection;
 use crate::scenario::WorkloadSection;
 
@@ -60,7 +59,7 @@ pub(super) fn workload(contents: Option<Contents>) -> WorkloadSection {
 /// (750 µs scaled for its two CPUs online), 24 GiB.
 pub(super) fn machine() -> MachineConfig {
     MachineConfig {
-        memory: mib_size(24 * 1024),
+        memory: ByteSize(24 << 30),
         cpus: 1,
         base_slice_ns: Some(1_500_000),
         ..MachineConfig::default()
