@@ -14,6 +14,7 @@ use crate::event::Event;
 use crate::ids::TaskId;
 use crate::mm::pagetable::{AccessView, PageId, PteState};
 use crate::mm::swap::Swap;
+use crate::mm::zswap::Zswap;
 use crate::mm::Mm;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::Access;
@@ -24,14 +25,19 @@ const LOOKAHEAD: usize = 8;
 /// The read-ahead step of access `at` of a task's buffer: prefetches the PTE of the access
 /// [`LOOKAHEAD`] places on (recording its page in `pages`) and, halfway through that
 /// distance, when the PTE has arrived, the slot entry of a swapped-out page, which its
-/// fault reads first. The general path and the resident-hit loop both take it.
+/// fault reads first (with zswap on, the slot's zswap word too); and, [`ZSWAP_AHEAD`]
+/// accesses ahead, when that word has arrived, the zswap entry it names, which a zswap
+/// load reads first. The general path and the resident-hit loop both take it.
+///
+/// `ZSWAP` is whether zswap is on, decided once per run of hits rather than per access.
 #[inline(always)]
-fn read_ahead(
+fn read_ahead<const ZSWAP: bool>(
     accesses: &[Access],
     pages: &mut [Option<PageId>],
     at: usize,
     view: &mut AccessView<'_>,
     swap: &Swap,
+    zswap: &Zswap,
 ) {
     if let Some(later) = accesses.get(at + LOOKAHEAD) {
         let page = view.peek_page(later.vpage);
@@ -43,9 +49,25 @@ fn read_ahead(
     if let Some(&Some(page)) = pages.get(at + LOOKAHEAD / 2) {
         if let PteState::Swap(slot) = view.pte(page).state() {
             swap.prefetch_slot(slot);
+            if ZSWAP {
+                swap.prefetch_zswap_word(slot);
+            }
+        }
+    }
+    if ZSWAP {
+        if let Some(&Some(page)) = pages.get(at + ZSWAP_AHEAD) {
+            if let PteState::Swap(slot) = view.pte(page).state() {
+                if let Some(e) = swap.zswap_entry(slot) {
+                    zswap.prefetch_entry(e);
+                }
+            }
         }
     }
 }
+
+/// How many accesses ahead of the one it simulates a user task prefetches the zswap entry
+/// of a page stored in zswap: after its slot's zswap word, [`LOOKAHEAD`] / 2 ahead.
+const ZSWAP_AHEAD: usize = 2;
 
 /// Counts `k` completed accesses of `task` in `accesses`, the run's total, telling
 /// `progress` the total at each multiple of [`super::PROGRESS_ACCESSES`], and in the task's
@@ -96,10 +118,11 @@ fn counts_before_stop(accesses: u64, task: &Task) -> u64 {
 /// PTE is not present. Each hit does what the general path does (the same
 /// [`read_ahead`], the think time, the PTE's bits). Returns how many it simulated.
 #[inline(always)]
-fn replay_hits(
+fn replay_hits<const ZSWAP: bool>(
     ahead: &mut Lookahead,
     view: &mut AccessView<'_>,
     swap: &Swap,
+    zswap: &Zswap,
     clock: &mut SimTime,
     next_event: SimTime,
     access_ns: u64,
@@ -124,7 +147,7 @@ fn replay_hits(
             break;
         }
         pte.touch(access.write);
-        read_ahead(accesses, pages, at, view, swap);
+        read_ahead::<ZSWAP>(accesses, pages, at, view, swap, zswap);
         at += 1;
         *clock += SimDuration(access.think_ns.unwrap_or(access_ns));
     }
@@ -171,7 +194,25 @@ impl World {
             task.next_use = ahead.next_uses[at];
         }
         let mut view = self.mm.pt.access_view(task.space);
-        read_ahead(&ahead.accesses, &mut ahead.pages, at, &mut view, &self.mm.swap);
+        if self.mm.swap.zswap_on {
+            read_ahead::<true>(
+                &ahead.accesses,
+                &mut ahead.pages,
+                at,
+                &mut view,
+                &self.mm.swap,
+                &self.mm.zswap,
+            );
+        } else {
+            read_ahead::<false>(
+                &ahead.accesses,
+                &mut ahead.pages,
+                at,
+                &mut view,
+                &self.mm.swap,
+                &self.mm.zswap,
+            );
+        }
         ahead.at = at + 1;
         self.lru.warm_tails(&self.mm);
         Ok(Some((access, ahead.pages[at])))
@@ -317,7 +358,29 @@ impl World {
             // Hits run up to the next count that does more than add.
             let budget = counts_before_stop(*accesses, task);
             let mut view = mm.pt.access_view(task.space);
-            let k = replay_hits(ahead, &mut view, &mm.swap, &mut task.clock, next_event, access_ns, budget);
+            let k = if mm.swap.zswap_on {
+                replay_hits::<true>(
+                    ahead,
+                    &mut view,
+                    &mm.swap,
+                    &mm.zswap,
+                    &mut task.clock,
+                    next_event,
+                    access_ns,
+                    budget,
+                )
+            } else {
+                replay_hits::<false>(
+                    ahead,
+                    &mut view,
+                    &mm.swap,
+                    &mm.zswap,
+                    &mut task.clock,
+                    next_event,
+                    access_ns,
+                    budget,
+                )
+            };
             if k == 0 {
                 return n;
             }

@@ -252,6 +252,14 @@ impl Swap {
         self.devices[slot.device.0 as usize].prefetch_slot(slot.offset);
     }
 
+    /// Prefetches the slot's zswap word, which names its zswap entry.
+    #[inline]
+    pub(crate) fn prefetch_zswap_word(&self, slot: SwapSlot) {
+        if let Some(word) = self.devices[slot.device.0 as usize].zswap.get(slot.offset as usize) {
+            crate::prefetch::prefetch(word);
+        }
+    }
+
     /// Recounts every device from scratch and checks the cluster and list bookkeeping.
     pub(crate) fn check_invariants(&self) {
         for (d, dev) in self.devices.iter().enumerate() {
