@@ -3,7 +3,7 @@
 //! one, without readahead or the swap cache, and frees the slots once the folio is mapped.
 
 use super::charge::{Alloc, OnShortage};
-use super::wait::{Step, Wait};
+use super::wait::Step;
 use super::World;
 use crate::block::Bio;
 use crate::device::IoDir;
@@ -26,7 +26,7 @@ impl World {
             Some((l, first_slot)) => (l.head, l.first_page, first_slot, l.order),
             None => match self.alloc_frame(t, OnShortage::Wait) {
                 Alloc::Got(p) => (p, page, slot, 0),
-                Alloc::Wait => return Step::Blocked(Wait::Writeback),
+                Alloc::Wait => return Step::WaitWriteback,
                 Alloc::Oom => return Step::Oom,
             },
         };

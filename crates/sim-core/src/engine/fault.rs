@@ -99,7 +99,7 @@ impl World {
                             Ok(()) if i < due => self.mm.pt.count_kmem_page(space),
                             Ok(()) => {}
                             Err(Alloc::Oom) => return Ok(Step::Oom),
-                            Err(_) => return Ok(Step::Blocked(Wait::Writeback)),
+                            Err(_) => return Ok(Step::WaitWriteback),
                         }
                     }
                 }
@@ -176,7 +176,7 @@ impl World {
             Some(l) => (l.head, l.first_page, 1u32 << l.order),
             None => match self.alloc_frame(t, OnShortage::Wait) {
                 Alloc::Got(p) => (p, page, 1),
-                Alloc::Wait => return Step::Blocked(Wait::Writeback),
+                Alloc::Wait => return Step::WaitWriteback,
                 Alloc::Oom => return Step::Oom,
             },
         };
@@ -222,7 +222,7 @@ impl World {
             let fault = PendingFault { page, slot, write, start, kind: FaultKind::Minor, by };
             if self.mm.frames.test(pfn, flag::LOCKED) {
                 self.mm.frames.set(pfn, flag::WAITED);
-                return Step::Blocked(Wait::Frame { pfn, fault });
+                return self.wait_for_read(f.t, pfn, fault);
             }
             self.finish_swap_fault(pfn, fault);
             return Step::Done;
@@ -235,7 +235,7 @@ impl World {
         }
         let target = match self.alloc_frame(t, OnShortage::Wait) {
             Alloc::Got(p) => p,
-            Alloc::Wait => return Step::Blocked(Wait::Writeback),
+            Alloc::Wait => return Step::WaitWriteback,
             Alloc::Oom => return Step::Oom,
         };
         if self.mm.swap.cached_frame(slot).is_some() {
@@ -322,7 +322,15 @@ impl World {
             self.finish_swap_fault(target, fault);
             return Step::Done;
         }
-        Step::Blocked(Wait::Frame { pfn: target, fault })
+        self.wait_for_read(f.t, target, fault)
+    }
+
+    /// Task `t` waits for the read of `pfn`, which finishes `fault` when it completes.
+    #[inline]
+    fn wait_for_read(&mut self, t: TaskId, pfn: Pfn, fault: PendingFault) -> Step {
+        debug_assert!(self.tasks[t].wait.is_none(), "a running task waits already");
+        self.tasks[t].wait = Some(Wait::Frame { pfn, fault });
+        Step::WaitRead
     }
 
     /// A swap fault that charged `target` for its page finds the page in the swap cache

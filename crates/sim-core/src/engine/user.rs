@@ -291,14 +291,15 @@ impl World {
                 self.after_io();
                 Ok(None)
             }
-            Step::Blocked(wait) => {
-                match wait {
-                    // The access completes when the read does.
-                    Wait::Frame { .. } => self.count_access(t, progress),
-                    // The access is retried once writeback makes room.
-                    Wait::Writeback | Wait::AnyIo => self.tasks[t].retry = Some(access),
-                }
-                self.tasks[t].wait = Some(wait);
+            // The access completes when the read does.
+            Step::WaitRead => {
+                self.count_access(t, progress);
+                Ok(Some(Yield::Slept))
+            }
+            // The access is retried once writeback makes room.
+            Step::WaitWriteback => {
+                self.tasks[t].retry = Some(access);
+                self.tasks[t].wait = Some(Wait::Writeback);
                 Ok(Some(Yield::Slept))
             }
             Step::Oom => {

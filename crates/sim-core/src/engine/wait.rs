@@ -7,10 +7,18 @@ use crate::ids::{Pfn, SwapSlot};
 use crate::mm::pagetable::PageId;
 use crate::time::SimTime;
 
-/// What happened to one access, or to one step of a kernel job.
+/// What happened to one access, or to one step of a kernel job. It carries no data, so
+/// that it comes back from the fault path in registers: a fault that waits for a read has
+/// put the read in its task's `wait` already. (Returned through memory, a wait written
+/// field by field and read back at once as a whole made the host wait for every store
+/// before it, cache misses included, at every fault.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
     Done,
-    Blocked(Wait),
+    /// The access is retried once writeback makes room ([`Wait::Writeback`]).
+    WaitWriteback,
+    /// The task waits for the read its `wait` names ([`Wait::Frame`]).
+    WaitRead,
     Oom,
 }
 

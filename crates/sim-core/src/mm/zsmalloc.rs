@@ -525,8 +525,8 @@ mod tests {
             pool.free(h);
         }
         pool.check().unwrap();
-        let zs_a = pool.objects[a[1].0 as usize];
-        let zs_b = pool.objects[b[0].0 as usize];
+        let zs_a = pool.objects[a[1].id as usize];
+        let zs_b = pool.objects[b[0].id as usize];
         // The next object goes to A, the fuller one, not B, the more recently touched.
         let h = pool.malloc(2100);
         assert_eq!(pool.objects[h.id as usize], zs_a);

@@ -100,18 +100,18 @@ impl World {
             });
             return match step {
                 // Retry this PTE once memory frees up.
-                Step::Blocked(Wait::Writeback) => JobStep::Wait(Wait::Writeback),
+                Step::WaitWriteback => JobStep::Wait(Wait::Writeback),
                 Step::Oom => self.abort_swapoff(s, JobFailure::OutOfMemory),
                 // The PTE is restored, or will be when the read completes.
-                Step::Done | Step::Blocked(_) => {
+                Step::Done | Step::WaitRead => {
                     s.vpage = vp + 1;
                     if let Some(budget) = &mut s.budget {
                         *budget -= 1;
                     }
                     s.released += 1;
-                    match step {
-                        Step::Blocked(wait) => JobStep::Wait(wait),
-                        _ => JobStep::Continue,
+                    match self.tasks[t].wait.take() {
+                        Some(wait) => JobStep::Wait(wait),
+                        None => JobStep::Continue,
                     }
                 }
             };
