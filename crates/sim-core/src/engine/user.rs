@@ -36,9 +36,9 @@ fn read_ahead<const ZSWAP: bool>(
     pages: &mut [Option<PageId>],
     at: usize,
     view: &mut AccessView<'_>,
-    swap: &Swap,
-    zswap: &Zswap,
+    slots: Slots<'_>,
 ) {
+    let Slots { swap, zswap } = slots;
     if let Some(later) = accesses.get(at + LOOKAHEAD) {
         let page = view.peek_page(later.vpage);
         if let Some(page) = page {
@@ -63,6 +63,13 @@ fn read_ahead<const ZSWAP: bool>(
             }
         }
     }
+}
+
+/// Where a swapped-out page's slot and zswap entry are, for [`read_ahead`] to prefetch.
+#[derive(Clone, Copy)]
+struct Slots<'a> {
+    swap: &'a Swap,
+    zswap: &'a Zswap,
 }
 
 /// How many accesses ahead of the one it simulates a user task prefetches the zswap entry
@@ -121,8 +128,7 @@ fn counts_before_stop(accesses: u64, task: &Task) -> u64 {
 fn replay_hits<const ZSWAP: bool>(
     ahead: &mut Lookahead,
     view: &mut AccessView<'_>,
-    swap: &Swap,
-    zswap: &Zswap,
+    slots: Slots<'_>,
     clock: &mut SimTime,
     next_event: SimTime,
     access_ns: u64,
@@ -147,7 +153,7 @@ fn replay_hits<const ZSWAP: bool>(
             break;
         }
         pte.touch(access.write);
-        read_ahead::<ZSWAP>(accesses, pages, at, view, swap, zswap);
+        read_ahead::<ZSWAP>(accesses, pages, at, view, slots);
         at += 1;
         *clock += SimDuration(access.think_ns.unwrap_or(access_ns));
     }
@@ -194,24 +200,11 @@ impl World {
             task.next_use = ahead.next_uses[at];
         }
         let mut view = self.mm.pt.access_view(task.space);
-        if self.mm.swap.zswap_on {
-            read_ahead::<true>(
-                &ahead.accesses,
-                &mut ahead.pages,
-                at,
-                &mut view,
-                &self.mm.swap,
-                &self.mm.zswap,
-            );
+        let slots = Slots { swap: &self.mm.swap, zswap: &self.mm.zswap };
+        if slots.swap.zswap_on {
+            read_ahead::<true>(&ahead.accesses, &mut ahead.pages, at, &mut view, slots);
         } else {
-            read_ahead::<false>(
-                &ahead.accesses,
-                &mut ahead.pages,
-                at,
-                &mut view,
-                &self.mm.swap,
-                &self.mm.zswap,
-            );
+            read_ahead::<false>(&ahead.accesses, &mut ahead.pages, at, &mut view, slots);
         }
         ahead.at = at + 1;
         self.lru.warm_tails(&self.mm);
@@ -359,28 +352,11 @@ impl World {
             // Hits run up to the next count that does more than add.
             let budget = counts_before_stop(*accesses, task);
             let mut view = mm.pt.access_view(task.space);
-            let k = if mm.swap.zswap_on {
-                replay_hits::<true>(
-                    ahead,
-                    &mut view,
-                    &mm.swap,
-                    &mm.zswap,
-                    &mut task.clock,
-                    next_event,
-                    access_ns,
-                    budget,
-                )
+            let slots = Slots { swap: &mm.swap, zswap: &mm.zswap };
+            let k = if slots.swap.zswap_on {
+                replay_hits::<true>(ahead, &mut view, slots, &mut task.clock, next_event, access_ns, budget)
             } else {
-                replay_hits::<false>(
-                    ahead,
-                    &mut view,
-                    &mm.swap,
-                    &mm.zswap,
-                    &mut task.clock,
-                    next_event,
-                    access_ns,
-                    budget,
-                )
+                replay_hits::<false>(ahead, &mut view, slots, &mut task.clock, next_event, access_ns, budget)
             };
             if k == 0 {
                 return n;
