@@ -672,3 +672,14 @@ pub(crate) fn csv_field(text: &str) -> String {
         text.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("cluster"), "cluster");
+        assert_eq!(csv_field("{\"a\":1,\"b\":2}"), "\"{\"\"a\"\":1,\"\"b\"\":2}\"");
+    }
+}

@@ -264,10 +264,6 @@ impl World {
     /// when the task runs on, else why it yields. Completions absorbed during the access
     /// are delivered once the task's own state is final, so that a read it waits on can
     /// wake it.
-    ///
-    /// Apart from the hits so that the access's result, a large enum, goes from the fault
-    /// path to the `match` below without being merged with a hit's and copied on the way:
-    /// a copy that reads back what narrower stores just wrote stalls the host.
     #[inline]
     fn faulting_access(
         &mut self,

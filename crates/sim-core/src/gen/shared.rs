@@ -24,9 +24,13 @@ pub(super) const CHUNK: usize = 1 << 14;
 const WRITE: u32 = 1 << 31;
 
 /// `access` in four bytes. A job's pages are below 2^28 (its region is at most 1 TiB) and
-/// its accesses carry no think time.
+/// its accesses carry no think time; a generator that broke this would be copied wrong,
+/// so it is checked where each access is drawn, once for all the forks.
 fn pack(access: Access) -> u32 {
-    debug_assert!(access.vpage.0 < u64::from(WRITE) && access.think_ns.is_none());
+    assert!(
+        access.vpage.0 < u64::from(WRITE) && access.think_ns.is_none(),
+        "a shared job stream holds pages below 2^31 without think time, not {access:?}"
+    );
     access.vpage.0 as u32 | if access.write { WRITE } else { 0 }
 }
 
@@ -137,25 +141,35 @@ impl<G> Clone for SharedReader<G> {
     }
 }
 
+impl<G: Iterator<Item = Access>> SharedReader<G> {
+    /// Whether an access is left to read, moving on to the next chunk when this one is
+    /// read to its end.
+    fn has_next(&mut self) -> bool {
+        if self.at == self.chunk.len() {
+            let Some(chunk) = self.store.chunk(self.next_chunk) else { return false };
+            self.chunk = chunk;
+            self.next_chunk += 1;
+            self.at = 0;
+        }
+        true
+    }
+}
+
 impl<G> AccessSource for SharedReader<G>
 where
     G: Iterator<Item = Access> + Send + 'static,
 {
     fn next_access(&mut self) -> Result<Option<Access>, TraceError> {
-        let mut one = Vec::with_capacity(1);
-        self.next_accesses(&mut one, 1)?;
-        Ok(one.pop())
+        if !self.has_next() {
+            return Ok(None);
+        }
+        self.at += 1;
+        Ok(Some(unpack(self.chunk[self.at - 1])))
     }
 
     fn next_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<(), TraceError> {
         let mut left = max;
-        while left > 0 {
-            if self.at == self.chunk.len() {
-                let Some(chunk) = self.store.chunk(self.next_chunk) else { break };
-                self.chunk = chunk;
-                self.next_chunk += 1;
-                self.at = 0;
-            }
+        while left > 0 && self.has_next() {
             let take = left.min(self.chunk.len() - self.at);
             out.extend(self.chunk[self.at..self.at + take].iter().map(|&w| unpack(w)));
             self.at += take;

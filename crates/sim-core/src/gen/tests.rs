@@ -451,13 +451,18 @@ fn forks_read_what_the_stream_reads() {
         let mut rest_c = rest_b[..17].to_vec();
         rest_c.extend(drain(&mut *c, super::shared::CHUNK));
         rest_a.extend(drain(&mut *a, 1));
-        // The original goes on reading its generator, and forks again further on.
-        let mut rest = drain(&mut *source, 4096);
-        assert_eq!(source.fork().map(|mut d| d.next_access().unwrap()), Some(None));
-        for forked in [&rest_a, &rest_b, &rest_c, &rest] {
+        // The original goes on reading its generator, and forks again further on: that
+        // fork, read one access at a time, starts where the original stood.
+        let mut rest = Vec::new();
+        source.next_accesses(&mut rest, 3 * super::shared::CHUNK / 2).unwrap();
+        let mut d = source.fork().unwrap();
+        let mut rest_d = rest.clone();
+        rest_d.extend(std::iter::from_fn(|| d.next_access().unwrap()));
+        rest.extend(drain(&mut *source, 4096));
+        assert_eq!(source.fork().map(|mut e| e.next_access().unwrap()), Some(None));
+        for forked in [&rest_a, &rest_b, &rest_c, &rest, &rest_d] {
             assert_eq!(head.len() + forked.len(), whole.len());
             assert!(head.iter().chain(forked.iter()).eq(whole.iter()), "job {index}");
         }
-        rest.clear();
     }
 }

@@ -109,9 +109,15 @@ impl World {
                         *budget -= 1;
                     }
                     s.released += 1;
-                    match self.tasks[t].wait.take() {
-                        Some(wait) => JobStep::Wait(wait),
-                        None => JobStep::Continue,
+                    if step == Step::Done {
+                        JobStep::Continue
+                    } else {
+                        // The fault put the read it waits for in the task; the job's step
+                        // hands it on.
+                        let wait = self.tasks[t].wait.take();
+                        JobStep::Wait(
+                            wait.expect("a swap fault that waits for its read names it in its task"),
+                        )
                     }
                 }
             };
